@@ -1,0 +1,142 @@
+//! `anonymizer anonymize`: the engine on local files. Reads the spec and the CSV, resolves hierarchy paths
+//! relative to the spec, runs the search, and writes the output CSV and the report. Output files are written
+//! to a temporary name and renamed, so a failed run leaves no partial file.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::progress::TerminalProgress;
+use super::AnonymizeArgs;
+use crate::codec::{
+    parse_arx_hierarchy, parse_json_hierarchy, read_table, write_rendering, CsvOptions,
+};
+use crate::core::data::Hierarchy;
+use crate::core::engine::anonymize;
+use crate::domain::prepare::csv_options;
+use crate::domain::spec::HierarchySpec;
+use crate::domain::{prepare, JobSpec, Report};
+
+/// Runs the command; errors are one-line messages.
+pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
+    let spec_bytes = std::fs::read(&args.spec)
+        .map_err(|e| format!("cannot read spec {}: {}", args.spec.display(), e.kind()))?;
+    let spec = JobSpec::from_json(&spec_bytes)
+        .map_err(|e| format!("spec {}: {e}", args.spec.display()))?;
+    let options = csv_options(&spec).map_err(|e| format!("spec: {e}"))?;
+    let file = File::open(&args.input)
+        .map_err(|e| format!("cannot read input {}: {}", args.input.display(), e.kind()))?;
+    let table = read_table(BufReader::with_capacity(1 << 16, file), &options)
+        .map_err(|e| format!("input {}: {e}", args.input.display()))?;
+    let base = args
+        .spec
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let resolve = |source: &HierarchySpec| load_hierarchy(&base, source);
+    let prepared = prepare(&table, &spec, &resolve).map_err(|e| format!("spec: {e}"))?;
+    let input = prepared.input(&table);
+    let progress = TerminalProgress::new(args.quiet);
+    let started = Instant::now();
+    let outcome = anonymize(&input, &prepared.plan, &progress);
+    progress.finish();
+    let outcome = outcome.map_err(|e| e.to_string())?;
+    let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let rendering = prepared.rendering(&table, &outcome);
+    write_atomically(&args.output, |w| {
+        write_rendering(w, &rendering, &options).map_err(|e| e.to_string())
+    })?;
+    let report = Report::new(
+        &outcome,
+        &prepared.quasi_identifier_names(&table),
+        prepared
+            .plan
+            .privacy_models
+            .iter()
+            .map(|m| m.describe())
+            .collect(),
+        prepared.remove_suppressed,
+        elapsed_ms,
+    );
+    match &args.report {
+        Some(path) => write_atomically(path, |w| {
+            serde_json::to_writer_pretty(&mut *w, &report).map_err(|e| e.to_string())?;
+            w.write_all(b"\n").map_err(|e| e.to_string())
+        })?,
+        None => eprintln!(
+            "transformation {:?}, {} records suppressed, {} = {}, {} classes, {} nodes checked in {:.1} ms",
+            outcome.transformation,
+            report.suppressed_records,
+            report.metric,
+            report.loss,
+            report.equivalence_classes.count,
+            report.search.nodes_checked,
+            elapsed_ms
+        ),
+    }
+    Ok(())
+}
+
+fn load_hierarchy(base: &Path, source: &HierarchySpec) -> Result<Hierarchy, String> {
+    match source {
+        HierarchySpec::Path { path, delimiter } => {
+            let full = base.join(path);
+            let bytes = std::fs::read(&full).map_err(|e| {
+                format!(
+                    "cannot read hierarchy file {}: {}",
+                    full.display(),
+                    e.kind()
+                )
+            })?;
+            let parsed = if full.extension().is_some_and(|e| e == "json") {
+                parse_json_hierarchy(&bytes)
+            } else {
+                let d = match delimiter {
+                    Some(d) => {
+                        CsvOptions::with_delimiter(d)
+                            .map_err(|e| e.to_string())?
+                            .delimiter
+                    }
+                    None => b';',
+                };
+                parse_arx_hierarchy(&bytes, d)
+            };
+            parsed.map_err(|e| format!("hierarchy file {}: {e}", full.display()))
+        }
+        HierarchySpec::Id { .. } => Err(
+            "hierarchy ids refer to stored hierarchies of the service; the CLI takes a path".into(),
+        ),
+        _ => Err("unsupported hierarchy source".into()),
+    }
+}
+
+/// Writes through a temporary file in the same directory, renamed on success.
+fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> Result<(), String>,
+) -> Result<(), String> {
+    let mut temporary = PathBuf::from(path);
+    let name = path
+        .file_name()
+        .map(|n| format!(".{}.partial", n.to_string_lossy()))
+        .unwrap_or_else(|| ".output.partial".into());
+    temporary.set_file_name(name);
+    let file = File::create(&temporary)
+        .map_err(|e| format!("cannot create {}: {}", path.display(), e.kind()))?;
+    let mut writer = BufWriter::with_capacity(1 << 16, file);
+    let result = write(&mut writer).and_then(|_| {
+        writer
+            .flush()
+            .map_err(|e| format!("cannot write {}: {}", path.display(), e.kind()))
+    });
+    drop(writer);
+    match result {
+        Ok(()) => std::fs::rename(&temporary, path)
+            .map_err(|e| format!("cannot write {}: {}", path.display(), e.kind())),
+        Err(e) => {
+            let _ = std::fs::remove_file(&temporary);
+            Err(e)
+        }
+    }
+}

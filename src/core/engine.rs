@@ -1,0 +1,204 @@
+//! One anonymization run: validate the plan, search the lattice, and describe the chosen transformation.
+
+use super::control::Control;
+use super::error::CoreError;
+use super::input::EngineInput;
+use super::lattice::Lattice;
+use super::loss::{MetricKind, MetricValues};
+use super::privacy::PrivacyModel;
+use super::search::{self, Algorithm, Evaluator};
+
+/// A resolved job: what to guarantee and how to search.
+#[derive(Debug)]
+pub struct Plan {
+    /// Privacy models every published class must satisfy (at least one).
+    pub privacy_models: Vec<Box<dyn PrivacyModel>>,
+    /// Fraction of records that may be suppressed, in `[0, 1]`.
+    pub suppression_limit: f64,
+    /// The metric to minimise.
+    pub metric: MetricKind,
+    /// The search algorithm.
+    pub algorithm: Algorithm,
+}
+
+/// Sizes of the published equivalence classes (suppressed records excluded).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct ClassStatistics {
+    /// Number of classes.
+    pub count: u64,
+    /// Smallest class.
+    pub min: u64,
+    /// Largest class.
+    pub max: u64,
+    /// Mean class size.
+    pub mean: f64,
+}
+
+/// How the search went.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SearchStatistics {
+    /// The algorithm that ran.
+    pub algorithm: &'static str,
+    /// Distinct nodes grouped and checked.
+    pub nodes_checked: u64,
+    /// Nodes in the lattice.
+    pub lattice_size: u128,
+    /// Candidates handed to the selection step.
+    pub candidates: u64,
+    /// Whether predictive tagging was used.
+    pub pruning: bool,
+    /// Whether the algorithm guarantees the optimum.
+    pub exact: bool,
+}
+
+/// The result of a run.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Chosen level per quasi-identifier.
+    pub transformation: Vec<u8>,
+    /// Whether each record is suppressed.
+    pub suppressed: Vec<bool>,
+    /// Number of suppressed records.
+    pub suppressed_records: u64,
+    /// Most records the limit allowed to suppress.
+    pub max_suppressed_records: u64,
+    /// Every metric at the chosen node.
+    pub metrics: MetricValues,
+    /// The metric that was minimised.
+    pub metric: MetricKind,
+    /// Published classes.
+    pub classes: ClassStatistics,
+    /// Search statistics.
+    pub search: SearchStatistics,
+}
+
+/// `floor(limit × rows)`, robust to binary fractions (0.29 × 100 is 29, not 28).
+pub fn max_suppressed_records(limit: f64, rows: u64) -> u64 {
+    let exact = limit * rows as f64;
+    let nearest = exact.round();
+    if (exact - nearest).abs() <= 1e-9 * (rows.max(1) as f64) {
+        nearest as u64
+    } else {
+        exact.floor() as u64
+    }
+}
+
+/// Validates the plan against the input.
+fn validate(input: &EngineInput<'_>, plan: &Plan) -> Result<(), CoreError> {
+    if plan.privacy_models.is_empty() {
+        return Err(CoreError::InvalidParameter {
+            name: "privacy_models",
+            problem: "at least one privacy model is required".into(),
+        });
+    }
+    if !(0.0..=1.0).contains(&plan.suppression_limit) {
+        return Err(CoreError::InvalidParameter {
+            name: "suppression_limit",
+            problem: "must be a number between 0 and 1".into(),
+        });
+    }
+    for model in &plan.privacy_models {
+        if model.min_class_size() > input.rows as u64 {
+            return Err(CoreError::TooFewRecords {
+                model: model.describe(),
+                needed: model.min_class_size(),
+                rows: input.rows as u64,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Runs the plan on the input.
+pub fn anonymize(
+    input: &EngineInput<'_>,
+    plan: &Plan,
+    control: &dyn Control,
+) -> Result<Outcome, CoreError> {
+    validate(input, plan)?;
+    let rows = input.rows as u64;
+    let max_suppressed = max_suppressed_records(plan.suppression_limit, rows);
+    let mut ev = Evaluator::new(
+        input,
+        &plan.privacy_models,
+        max_suppressed,
+        plan.metric,
+        control,
+    );
+    let result = search::run(&mut ev, plan.algorithm)?;
+    let lattice = ev.lattice().clone();
+    let Some((best, _)) = result.best else {
+        return Err(no_solution(&mut ev, plan, max_suppressed));
+    };
+    let transformation = lattice.levels(best);
+    let nodes_checked = ev.checks();
+    let (class_of, set, kept, summary) = ev.final_grouping(&transformation);
+    let suppressed: Vec<bool> = class_of.iter().map(|&c| !kept[c as usize]).collect();
+    let kept_rows = rows - summary.suppressed_records;
+    let metrics = ev.loss_model().all(&transformation, &summary);
+    debug_assert!(set.len() as u64 == summary.classes);
+    Ok(Outcome {
+        suppressed,
+        suppressed_records: summary.suppressed_records,
+        max_suppressed_records: max_suppressed,
+        metrics,
+        metric: plan.metric,
+        classes: ClassStatistics {
+            count: summary.kept_classes,
+            min: summary.min_kept_class,
+            max: summary.max_kept_class,
+            mean: if summary.kept_classes == 0 {
+                0.0
+            } else {
+                kept_rows as f64 / summary.kept_classes as f64
+            },
+        },
+        search: SearchStatistics {
+            algorithm: result.algorithm,
+            nodes_checked,
+            lattice_size: lattice.size(),
+            candidates: result.candidates,
+            pruning: result.pruning,
+            exact: plan.algorithm.is_exact(),
+        },
+        transformation,
+    })
+}
+
+/// Explains why nothing satisfies the models, from the top of the lattice.
+fn no_solution(ev: &mut Evaluator<'_>, plan: &Plan, max_suppressed: u64) -> CoreError {
+    let top = ev.lattice().max_levels().to_vec();
+    let (_, set, _, summary) = ev.final_grouping(&top);
+    CoreError::NoSolution {
+        models: plan
+            .privacy_models
+            .iter()
+            .map(|m| m.describe())
+            .collect::<Vec<_>>()
+            .join(" and "),
+        max_suppressed,
+        top_failing: summary.suppressed_records,
+        top_classes: summary.classes,
+        top_smallest_class: set.counts().iter().copied().min().unwrap_or(0) as u64,
+    }
+}
+
+/// Height of a node; re-exported for reports.
+pub fn height(levels: &[u8]) -> usize {
+    Lattice::height(levels)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suppression_budget_is_floor_of_fraction() {
+        assert_eq!(max_suppressed_records(0.04, 30162), 1206);
+        assert_eq!(max_suppressed_records(0.02, 30162), 603);
+        assert_eq!(max_suppressed_records(0.29, 100), 29);
+        assert_eq!(max_suppressed_records(0.0, 100), 0);
+        assert_eq!(max_suppressed_records(1.0, 7), 7);
+        assert_eq!(max_suppressed_records(0.5, 7), 3);
+    }
+}

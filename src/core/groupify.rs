@@ -1,0 +1,385 @@
+//! Equivalence classes of a generalized table ("frequency sets", LeFevre et al. 2005; Issa 2009 §2.5 C–D).
+//!
+//! A [`FrequencySet`] keeps, per class, its size, one representative record's original codes (so it can be
+//! generalized further: rollup) and, when privacy models ask for them, a histogram of each sensitive
+//! attribute. Grouping packs the generalized codes of a class into one `u64` key in mixed radix; when the
+//! radix product would overflow, the partial keys are first renumbered densely, so any number of columns
+//! works. Classes are numbered in order of first appearance, which makes every result independent of hashing.
+
+use rustc_hash::FxHashMap;
+
+use super::input::EngineInput;
+
+/// Sorted `(sensitive code, count)` pairs of one class.
+pub type Histogram = Vec<(u32, u32)>;
+
+/// The equivalence classes of the table generalized to one lattice node.
+#[derive(Debug, Clone)]
+pub struct FrequencySet {
+    levels: Vec<u8>,
+    reps: Vec<Vec<u32>>,
+    counts: Vec<u32>,
+    histograms: Vec<Vec<Histogram>>,
+}
+
+impl FrequencySet {
+    /// The node this set belongs to.
+    pub fn levels(&self) -> &[u8] {
+        &self.levels
+    }
+
+    /// Number of classes.
+    pub fn len(&self) -> usize {
+        self.counts.len()
+    }
+
+    /// True for a set without classes (an empty table).
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
+    }
+
+    /// Class sizes.
+    pub fn counts(&self) -> &[u32] {
+        &self.counts
+    }
+
+    /// Representative original codes of quasi-identifier `qi`, one per class.
+    pub fn representatives(&self, qi: usize) -> &[u32] {
+        &self.reps[qi]
+    }
+
+    /// Histogram of sensitive slot `slot` for class `class` (empty when histograms were not requested).
+    pub fn histogram(&self, slot: usize, class: usize) -> &[(u32, u32)] {
+        self.histograms
+            .get(slot)
+            .and_then(|h| h.get(class))
+            .map_or(&[], |h| h.as_slice())
+    }
+
+    /// Whether per-class histograms are kept.
+    pub fn has_histograms(&self) -> bool {
+        !self.histograms.is_empty()
+    }
+
+    /// Approximate heap size in bytes (for cache budgets).
+    pub fn weight(&self) -> usize {
+        self.counts.len() * (4 + 4 * self.reps.len()) + 64
+    }
+}
+
+/// Reusable scratch space for grouping; keep one per thread.
+#[derive(Debug, Default)]
+pub struct Grouper {
+    keys: Vec<u64>,
+    class_of: Vec<u32>,
+    dense: Vec<u32>,
+    map: FxHashMap<u64, u32>,
+}
+
+/// Where grouping reads classes from.
+enum Source<'s> {
+    Rows(&'s EngineInput<'s>),
+    Set(&'s FrequencySet),
+}
+
+impl Source<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Source::Rows(input) => input.rows,
+            Source::Set(set) => set.len(),
+        }
+    }
+    fn column(&self, qi: usize) -> &[u32] {
+        match self {
+            Source::Rows(input) => input.quasi_identifiers[qi].codes,
+            Source::Set(set) => &set.reps[qi],
+        }
+    }
+}
+
+impl Grouper {
+    /// A grouper with empty scratch space.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Groups the original records at node `levels`. Histograms are built when `with_histograms`.
+    pub fn group_rows(
+        &mut self,
+        input: &EngineInput<'_>,
+        levels: &[u8],
+        with_histograms: bool,
+    ) -> FrequencySet {
+        let classes = self.assign(input, &Source::Rows(input), levels);
+        let mut counts = vec![0u32; classes];
+        let mut first = vec![u32::MAX; classes];
+        for (row, &c) in self.class_of.iter().enumerate() {
+            counts[c as usize] += 1;
+            if first[c as usize] == u32::MAX {
+                first[c as usize] = row as u32;
+            }
+        }
+        let reps = input
+            .quasi_identifiers
+            .iter()
+            .map(|q| first.iter().map(|&r| q.codes[r as usize]).collect())
+            .collect();
+        let histograms = if with_histograms {
+            input
+                .sensitive
+                .iter()
+                .map(|s| {
+                    let mut h: Vec<Histogram> = vec![Vec::new(); classes];
+                    for (row, &c) in self.class_of.iter().enumerate() {
+                        h[c as usize].push((s.codes[row], 1));
+                    }
+                    h.iter_mut().for_each(compact);
+                    h
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        FrequencySet {
+            levels: levels.to_vec(),
+            reps,
+            counts,
+            histograms,
+        }
+    }
+
+    /// Generalizes `source` further to `levels` (every level must be ≥ the source's) and merges classes.
+    pub fn rollup(
+        &mut self,
+        input: &EngineInput<'_>,
+        source: &FrequencySet,
+        levels: &[u8],
+    ) -> FrequencySet {
+        debug_assert!(source.levels.iter().zip(levels).all(|(a, b)| a <= b));
+        let classes = self.assign(input, &Source::Set(source), levels);
+        let mut counts = vec![0u32; classes];
+        let mut first = vec![u32::MAX; classes];
+        for (i, &c) in self.class_of.iter().enumerate() {
+            counts[c as usize] += source.counts[i];
+            if first[c as usize] == u32::MAX {
+                first[c as usize] = i as u32;
+            }
+        }
+        let reps = source
+            .reps
+            .iter()
+            .map(|col| first.iter().map(|&i| col[i as usize]).collect())
+            .collect();
+        let histograms = source
+            .histograms
+            .iter()
+            .map(|per_class| {
+                let mut h: Vec<Histogram> = vec![Vec::new(); classes];
+                for (i, &c) in self.class_of.iter().enumerate() {
+                    h[c as usize].extend_from_slice(&per_class[i]);
+                }
+                h.iter_mut().for_each(compact);
+                h
+            })
+            .collect();
+        FrequencySet {
+            levels: levels.to_vec(),
+            reps,
+            counts,
+            histograms,
+        }
+    }
+
+    /// For each source class, the index of its target class at `levels` (valid until the next call).
+    pub fn class_of(&self) -> &[u32] {
+        &self.class_of
+    }
+
+    /// Fills `self.class_of` and returns the number of classes.
+    fn assign(&mut self, input: &EngineInput<'_>, source: &Source<'_>, levels: &[u8]) -> usize {
+        let n = source.len();
+        self.keys.clear();
+        self.keys.resize(n, 0);
+        let mut radix: u64 = 1;
+        for (j, q) in input.quasi_identifiers.iter().enumerate() {
+            let level = levels[j] as usize;
+            let width = q.hierarchy.label_count(level) as u64;
+            if width <= 1 {
+                continue;
+            }
+            if radix.checked_mul(width).is_none() {
+                radix = self.densify() as u64;
+            }
+            let generalize = q.hierarchy.codes(level);
+            for (key, &code) in self.keys.iter_mut().zip(source.column(j)) {
+                *key = *key * width + generalize[code as usize] as u64;
+            }
+            radix *= width;
+        }
+        self.number_keys(radix)
+    }
+
+    /// Renumbers keys densely in first-appearance order; returns the number of distinct keys.
+    fn densify(&mut self) -> usize {
+        let classes = self.number_keys(u64::MAX);
+        for (key, &c) in self.keys.iter_mut().zip(&self.class_of) {
+            *key = c as u64;
+        }
+        classes
+    }
+
+    /// Assigns class ids to keys in first-appearance order; `radix` bounds the key values.
+    fn number_keys(&mut self, radix: u64) -> usize {
+        let n = self.keys.len();
+        self.class_of.clear();
+        self.class_of.reserve(n);
+        let mut next: u32 = 0;
+        if radix <= (1 << 20).max(2 * n as u64) {
+            self.dense.clear();
+            self.dense.resize(radix as usize, u32::MAX);
+            for &key in &self.keys {
+                let slot = &mut self.dense[key as usize];
+                if *slot == u32::MAX {
+                    *slot = next;
+                    next += 1;
+                }
+                self.class_of.push(*slot);
+            }
+        } else {
+            self.map.clear();
+            for &key in &self.keys {
+                let id = *self.map.entry(key).or_insert(next);
+                if id == next {
+                    next += 1;
+                }
+                self.class_of.push(id);
+            }
+        }
+        next as usize
+    }
+}
+
+fn compact(h: &mut Histogram) {
+    h.sort_unstable_by_key(|&(code, _)| code);
+    let mut out = 0;
+    for i in 0..h.len() {
+        if out > 0 && h[out - 1].0 == h[i].0 {
+            h[out - 1].1 += h[i].1;
+        } else {
+            h[out] = h[i];
+            out += 1;
+        }
+    }
+    h.truncate(out);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::data::{GeneralizationMap, Hierarchy, Table};
+    use crate::core::input::{QuasiIdentifier, SensitiveAttribute};
+
+    fn hierarchy(text: &str, table: &Table, col: usize) -> GeneralizationMap {
+        let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split(';').collect()).collect();
+        GeneralizationMap::bind(Hierarchy::from_rows(&rows).unwrap(), table.column(col)).unwrap()
+    }
+
+    #[test]
+    fn issa_table_19_groups_into_table_20_sizes() {
+        // Table 19 codes (race, marital, age), as strings.
+        let rows = [
+            "1-2-2", "1-3-0", "1-2-1", "1-2-2", "1-2-2", "0-0-2", "1-2-0", "0-0-2", "1-2-1",
+        ];
+        let rows: Vec<Vec<&str>> = rows.iter().map(|r| r.split('-').collect()).collect();
+        let table = Table::from_rows(&["race", "marital", "age"], &rows);
+        let maps = [
+            hierarchy("0;*\n1;*", &table, 0),
+            hierarchy("0;*\n2;*\n3;*", &table, 1),
+            hierarchy("0;*\n1;*\n2;*", &table, 2),
+        ];
+        let input = EngineInput {
+            rows: 9,
+            quasi_identifiers: (0..3)
+                .map(|j| QuasiIdentifier {
+                    name: "q",
+                    codes: &table.column(j).codes,
+                    hierarchy: &maps[j],
+                })
+                .collect(),
+            sensitive: vec![],
+        };
+        let mut g = Grouper::new();
+        let set = g.group_rows(&input, &[0, 0, 0], false);
+        let mut sizes = set.counts().to_vec();
+        sizes.sort_unstable();
+        assert_eq!(sizes, vec![1, 1, 2, 2, 3]);
+        // rollup to [0,1,0] merges the two marital codes of race 1 with age 0: 1-3-0 and 1-2-0
+        let up = g.rollup(&input, &set, &[0, 1, 0]);
+        let direct = g.group_rows(&input, &[0, 1, 0], false);
+        assert_eq!(up.counts(), direct.counts());
+        let mut sizes = up.counts().to_vec();
+        sizes.sort_unstable();
+        assert_eq!(sizes, vec![2, 2, 2, 3]);
+    }
+
+    #[test]
+    fn histograms_merge_on_rollup_and_dense_renumbering_is_exact() {
+        let rows: Vec<Vec<String>> = (0..40)
+            .map(|i| {
+                vec![
+                    format!("{}", i % 7),
+                    format!("{}", i % 5),
+                    format!("s{}", i % 3),
+                ]
+            })
+            .collect();
+        let rows_ref: Vec<Vec<&str>> = rows
+            .iter()
+            .map(|r| r.iter().map(String::as_str).collect())
+            .collect();
+        let table = Table::from_rows(&["a", "b", "s"], &rows_ref);
+        let flat = |n: usize| {
+            (0..n)
+                .map(|v| format!("{v};{};*", v % 2))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let maps = [
+            hierarchy(&flat(7), &table, 0),
+            hierarchy(&flat(5), &table, 1),
+        ];
+        let input = EngineInput {
+            rows: 40,
+            quasi_identifiers: (0..2)
+                .map(|j| QuasiIdentifier {
+                    name: "q",
+                    codes: &table.column(j).codes,
+                    hierarchy: &maps[j],
+                })
+                .collect(),
+            sensitive: vec![SensitiveAttribute {
+                name: "s",
+                codes: &table.column(2).codes,
+                distinct: 3,
+            }],
+        };
+        let mut g = Grouper::new();
+        let bottom = g.group_rows(&input, &[0, 0], true);
+        assert_eq!(bottom.len(), 35);
+        let up = g.rollup(&input, &bottom, &[1, 1]);
+        assert_eq!(up.len(), 4);
+        let total: u32 = up.counts().iter().sum();
+        assert_eq!(total, 40);
+        for c in 0..up.len() {
+            let h: u32 = up.histogram(0, c).iter().map(|&(_, n)| n).sum();
+            assert_eq!(h, up.counts()[c]);
+        }
+        // forcing densification gives the same classes
+        g.keys.clear();
+        let direct = g.group_rows(&input, &[1, 1], true);
+        assert_eq!(direct.counts(), up.counts());
+        for c in 0..up.len() {
+            assert_eq!(direct.histogram(0, c), up.histogram(0, c));
+        }
+    }
+}

@@ -1,0 +1,333 @@
+//! Information-loss metrics of a full-domain generalization, with the lower bounds exact searches use to
+//! skip candidates.
+//!
+//! Every value is computed from integer aggregates of the classes (or from per-column tables that depend
+//! only on the data and the node), summed in a fixed column order, so the same node always gets the same
+//! floating-point value, whichever path the search took to it.
+//!
+//! Definitions (n records, q quasi-identifiers, levels v, maximum levels H):
+//! - `precision`: Sweeney's Prec, `mean_j v_j / H_j` (a column with `H_j = 0` contributes 0).
+//! - `height`: `Σ_j v_j`.
+//! - `dm_star`: `Σ |EC|²` over all classes, suppressed ones included (Issa 2009 §3.2).
+//! - `discernibility`: `Σ_{kept} |EC|² + n · suppressed records` (Bayardo & Agrawal 2005, as in ARX).
+//! - `nu_entropy`: non-uniform entropy as ARX computes it: `Σ_j Σ_records log2(#records whose value
+//!   generalizes to the same label / #records with the same original value)`; suppressed records count as if
+//!   generalized, so the value depends only on the data and the node.
+//! - `aecs`: average equivalence class size of the published table, `n / (kept classes + [any suppressed])`:
+//!   all suppressed records look alike (`*`) and form one class.
+//! - `granularity`: Iyengar's loss metric, the mean over all n·q cells of `(leaves under the label − 1) /
+//!   (leaves of the hierarchy − 1)`; a suppressed cell counts 1 (a one-leaf hierarchy counts 0).
+
+mod summary;
+
+pub use summary::NodeSummary;
+
+use super::input::EngineInput;
+
+/// The metrics a search can minimise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MetricKind {
+    /// Sweeney's precision.
+    Precision,
+    /// Sum of squared class sizes, suppressed classes included.
+    DmStar,
+    /// ARX's discernibility (suppressed records cost n each).
+    Discernibility,
+    /// Non-uniform entropy.
+    NuEntropy,
+    /// Average equivalence class size.
+    Aecs,
+    /// Sum of levels.
+    Height,
+    /// Iyengar's loss metric.
+    Granularity,
+}
+
+impl MetricKind {
+    /// Every metric, in report order.
+    pub const ALL: [MetricKind; 7] = [
+        MetricKind::Precision,
+        MetricKind::DmStar,
+        MetricKind::Discernibility,
+        MetricKind::NuEntropy,
+        MetricKind::Aecs,
+        MetricKind::Height,
+        MetricKind::Granularity,
+    ];
+
+    /// The wire name.
+    pub fn name(self) -> &'static str {
+        match self {
+            MetricKind::Precision => "precision",
+            MetricKind::DmStar => "dm_star",
+            MetricKind::Discernibility => "discernibility",
+            MetricKind::NuEntropy => "nu_entropy",
+            MetricKind::Aecs => "aecs",
+            MetricKind::Height => "height",
+            MetricKind::Granularity => "granularity",
+        }
+    }
+
+    /// Whether the value depends on the node only (no grouping needed).
+    pub fn is_data_independent(self) -> bool {
+        matches!(
+            self,
+            MetricKind::Precision | MetricKind::Height | MetricKind::NuEntropy
+        )
+    }
+
+    /// Whether `W ≥ V` implies `loss(W) ≥ loss(V)` for solutions, given whether solutions may suppress.
+    /// When true, the optimum is among the minimal solutions.
+    pub fn is_monotone(self, suppression_possible: bool) -> bool {
+        match self {
+            MetricKind::Precision
+            | MetricKind::Height
+            | MetricKind::NuEntropy
+            | MetricKind::DmStar => true,
+            MetricKind::Discernibility | MetricKind::Aecs | MetricKind::Granularity => {
+                !suppression_possible
+            }
+        }
+    }
+}
+
+/// Every metric of one node, as reported.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct MetricValues {
+    /// See [`MetricKind::Precision`].
+    pub precision: f64,
+    /// See [`MetricKind::DmStar`].
+    pub dm_star: f64,
+    /// See [`MetricKind::Discernibility`].
+    pub discernibility: f64,
+    /// See [`MetricKind::NuEntropy`].
+    pub nu_entropy: f64,
+    /// See [`MetricKind::Aecs`].
+    pub aecs: f64,
+    /// See [`MetricKind::Height`].
+    pub height: f64,
+    /// See [`MetricKind::Granularity`].
+    pub granularity: f64,
+}
+
+impl MetricValues {
+    /// The value of one metric.
+    pub fn get(&self, kind: MetricKind) -> f64 {
+        match kind {
+            MetricKind::Precision => self.precision,
+            MetricKind::DmStar => self.dm_star,
+            MetricKind::Discernibility => self.discernibility,
+            MetricKind::NuEntropy => self.nu_entropy,
+            MetricKind::Aecs => self.aecs,
+            MetricKind::Height => self.height,
+            MetricKind::Granularity => self.granularity,
+        }
+    }
+}
+
+/// Per-run tables for computing metrics quickly.
+#[derive(Debug, Clone)]
+pub struct LossModel {
+    rows: u64,
+    min_class_size: u64,
+    max_levels: Vec<u8>,
+    /// `entropy[j][level]`: column j's contribution to non-uniform entropy.
+    entropy: Vec<Vec<f64>>,
+    /// `spans[j][level]`: `Σ_records (leaves under the label − 1)` for column j.
+    spans: Vec<Vec<u64>>,
+    /// `leaves − 1` of column j's hierarchy.
+    span_denominator: Vec<u64>,
+    /// `distinct[j][level]`: distinct labels of column j's values at a level.
+    distinct: Vec<Vec<u64>>,
+}
+
+impl LossModel {
+    /// Precomputes the per-column tables. `min_class_size` is the largest minimum class size of the models.
+    pub fn new(input: &EngineInput<'_>, min_class_size: u64) -> Self {
+        let mut entropy = Vec::new();
+        let mut spans = Vec::new();
+        let mut span_denominator = Vec::new();
+        let mut distinct = Vec::new();
+        for q in &input.quasi_identifiers {
+            let map = q.hierarchy;
+            let mut counts = vec![0u64; map.codes(0).len()];
+            for &c in q.codes {
+                counts[c as usize] += 1;
+            }
+            let hierarchy = map.hierarchy();
+            let (mut e_levels, mut s_levels, mut d_levels) = (Vec::new(), Vec::new(), Vec::new());
+            for level in 0..=map.max_level() {
+                let labels = map.codes(level);
+                let mut per_label = vec![0u64; map.label_count(level)];
+                for (code, &n) in counts.iter().enumerate() {
+                    per_label[labels[code] as usize] += n;
+                }
+                let mut e = 0.0;
+                let mut s = 0u64;
+                for (code, &n) in counts.iter().enumerate() {
+                    if n == 0 {
+                        continue;
+                    }
+                    let label = labels[code];
+                    let generalized = per_label[label as usize];
+                    e += n as f64 * (generalized as f64 / n as f64).log2();
+                    s += n * (hierarchy.leaves_under(level, label) - 1);
+                }
+                e_levels.push(e);
+                s_levels.push(s);
+                d_levels.push(per_label.iter().filter(|&&n| n > 0).count() as u64);
+            }
+            entropy.push(e_levels);
+            spans.push(s_levels);
+            span_denominator.push(hierarchy.leaf_count() as u64 - 1);
+            distinct.push(d_levels);
+        }
+        Self {
+            rows: input.rows as u64,
+            min_class_size,
+            max_levels: input.max_levels(),
+            entropy,
+            spans,
+            span_denominator,
+            distinct,
+        }
+    }
+
+    /// Number of records.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// The largest minimum class size of the privacy models.
+    pub fn min_class_size(&self) -> u64 {
+        self.min_class_size
+    }
+
+    fn precision(&self, levels: &[u8]) -> f64 {
+        if levels.is_empty() {
+            return 0.0;
+        }
+        let sum: f64 = levels
+            .iter()
+            .zip(&self.max_levels)
+            .map(|(&v, &h)| if h == 0 { 0.0 } else { v as f64 / h as f64 })
+            .sum();
+        sum / levels.len() as f64
+    }
+
+    fn nu_entropy(&self, levels: &[u8]) -> f64 {
+        levels
+            .iter()
+            .zip(&self.entropy)
+            .map(|(&v, e)| e[v as usize])
+            .sum()
+    }
+
+    /// Granularity with `suppressed_spans[j]` (the suppressed records' share of `spans`) and `suppressed`
+    /// records counted as 1 per cell.
+    fn granularity(&self, levels: &[u8], suppressed_spans: Option<&[u64]>, suppressed: u64) -> f64 {
+        let q = levels.len() as f64;
+        if self.rows == 0 || levels.is_empty() {
+            return 0.0;
+        }
+        let mut total = 0.0;
+        for (j, &v) in levels.iter().enumerate() {
+            let den = self.span_denominator[j];
+            if den == 0 {
+                continue;
+            }
+            let kept = self.spans[j][v as usize] - suppressed_spans.map_or(0, |s| s[j]);
+            total += kept as f64 / den as f64;
+        }
+        (total + suppressed as f64 * q) / (self.rows as f64 * q)
+    }
+
+    /// The loss of `kind` at a node whose classes are summarised by `summary`.
+    pub fn loss(&self, kind: MetricKind, levels: &[u8], summary: &NodeSummary) -> f64 {
+        match kind {
+            MetricKind::Precision => self.precision(levels),
+            MetricKind::Height => levels.iter().map(|&v| v as f64).sum(),
+            MetricKind::NuEntropy => self.nu_entropy(levels),
+            MetricKind::DmStar => summary.sum_squares_all as f64,
+            MetricKind::Discernibility => {
+                summary.sum_squares_kept as f64
+                    + self.rows as f64 * summary.suppressed_records as f64
+            }
+            MetricKind::Aecs => {
+                let published = summary.kept_classes + u64::from(summary.suppressed_records > 0);
+                if published == 0 {
+                    0.0
+                } else {
+                    self.rows as f64 / published as f64
+                }
+            }
+            MetricKind::Granularity => self.granularity(
+                levels,
+                Some(&summary.suppressed_spans),
+                summary.suppressed_records,
+            ),
+        }
+    }
+
+    /// Every metric at once.
+    pub fn all(&self, levels: &[u8], summary: &NodeSummary) -> MetricValues {
+        let get = |k| self.loss(k, levels, summary);
+        MetricValues {
+            precision: get(MetricKind::Precision),
+            dm_star: get(MetricKind::DmStar),
+            discernibility: get(MetricKind::Discernibility),
+            nu_entropy: get(MetricKind::NuEntropy),
+            aecs: get(MetricKind::Aecs),
+            height: get(MetricKind::Height),
+            granularity: get(MetricKind::Granularity),
+        }
+    }
+
+    /// A lower bound on `kind` at the node itself computed without grouping (exact for data-independent
+    /// metrics).
+    pub fn static_bound(&self, kind: MetricKind, levels: &[u8]) -> f64 {
+        match kind {
+            MetricKind::Precision => self.precision(levels),
+            MetricKind::Height => levels.iter().map(|&v| v as f64).sum(),
+            MetricKind::NuEntropy => self.nu_entropy(levels),
+            MetricKind::DmStar => self.rows as f64,
+            MetricKind::Discernibility => (self.rows * self.min_class_size.max(1)) as f64,
+            MetricKind::Aecs => {
+                let mut classes: u64 = 1;
+                for (j, &v) in levels.iter().enumerate() {
+                    classes = classes.saturating_mul(self.distinct[j][v as usize]);
+                }
+                let classes = classes.min(self.rows);
+                if self.rows == 0 {
+                    0.0
+                } else {
+                    self.rows as f64 / (classes + 1) as f64
+                }
+            }
+            MetricKind::Granularity => self.granularity(levels, None, 0),
+        }
+    }
+
+    /// A lower bound on `kind` valid for every node `W ≥` this node, from this node's classes.
+    pub fn bound_above(&self, kind: MetricKind, levels: &[u8], summary: &NodeSummary) -> f64 {
+        match kind {
+            MetricKind::Precision
+            | MetricKind::Height
+            | MetricKind::NuEntropy
+            | MetricKind::DmStar => self.loss(kind, levels, summary),
+            // each record costs at least max(k, its class size here): a kept class at W is a union of
+            // classes here with at least k records; a suppressed record costs n ≥ both.
+            MetricKind::Discernibility => summary.discernibility_bound as f64,
+            // classes at W number at most the distinct classes here, plus the class of suppressed records
+            MetricKind::Aecs => {
+                if self.rows == 0 {
+                    0.0
+                } else {
+                    self.rows as f64 / (summary.classes + 1) as f64
+                }
+            }
+            MetricKind::Granularity => self.granularity(levels, None, 0),
+        }
+    }
+}

@@ -1,0 +1,14 @@
+//! The anonymization engine. Pure: it sees encoded tables, a resolved [`engine::Plan`] and a
+//! [`control::Control`]; it reads no clock, environment, file or network.
+
+pub mod control;
+pub mod data;
+pub mod engine;
+pub mod error;
+pub mod groupify;
+pub mod input;
+pub mod lattice;
+pub mod loss;
+pub mod privacy;
+pub mod render;
+pub mod search;

@@ -1,0 +1,60 @@
+//! Privacy models: predicates on one equivalence class, plus the monotonicity facts the lattice searches
+//! need to decide whether pruning is sound.
+//!
+//! A node of the lattice is a solution when the records of all classes that fail some model number at most
+//! the suppression limit (those classes are suppressed). Searches prune with predictive tagging only if
+//! every model is monotone for the suppression setting in use; otherwise they visit every node.
+
+mod k_anonymity;
+
+pub use k_anonymity::KAnonymity;
+
+use super::groupify::FrequencySet;
+
+/// One equivalence class as privacy models see it.
+#[derive(Debug, Clone, Copy)]
+pub struct ClassView<'a> {
+    set: &'a FrequencySet,
+    class: usize,
+}
+
+impl<'a> ClassView<'a> {
+    /// The class `class` of `set`.
+    pub fn new(set: &'a FrequencySet, class: usize) -> Self {
+        Self { set, class }
+    }
+
+    /// Number of records in the class.
+    pub fn size(&self) -> u64 {
+        self.set.counts()[self.class] as u64
+    }
+
+    /// Sorted `(code, count)` pairs of a sensitive attribute (its slot in the engine input).
+    pub fn histogram(&self, slot: usize) -> &'a [(u32, u32)] {
+        self.set.histogram(slot, self.class)
+    }
+}
+
+/// A privacy model checked class by class.
+pub trait PrivacyModel: Send + Sync + std::fmt::Debug {
+    /// A short description for reports and failure messages, e.g. `5-anonymity`.
+    fn describe(&self) -> String;
+
+    /// The smallest class that can pass (k for k-anonymity); used for bounds and early validation.
+    fn min_class_size(&self) -> u64;
+
+    /// The sensitive slot whose histograms the model reads, if any.
+    fn sensitive_slot(&self) -> Option<usize> {
+        None
+    }
+
+    /// Whether generalizing a solution always yields a solution when failing classes may be suppressed
+    /// (the number of records in failing classes never grows when classes merge).
+    fn is_monotone_with_suppression(&self) -> bool;
+
+    /// Whether merging passing classes always yields a passing class (no suppression).
+    fn is_monotone_without_suppression(&self) -> bool;
+
+    /// Whether the class satisfies the model.
+    fn is_class_private(&self, class: &ClassView<'_>) -> bool;
+}

@@ -1,0 +1,282 @@
+//! Checks lattice nodes: groups the table at a node (rolling up from the closest cached frequency set below
+//! it, Issa 2009 §2.5 D), classifies classes against the privacy models, and derives loss and bounds.
+//! Results are memoised per node, so every algorithm's `nodes_checked` counts distinct groupings.
+
+use rustc_hash::FxHashMap;
+
+use crate::core::control::{Control, Phase, Progress};
+use crate::core::error::CoreError;
+use crate::core::groupify::{FrequencySet, Grouper};
+use crate::core::input::EngineInput;
+use crate::core::lattice::{Lattice, NodeId};
+use crate::core::loss::{LossModel, MetricKind, NodeSummary};
+use crate::core::privacy::{ClassView, PrivacyModel};
+
+/// What a check found out about a node.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NodeCheck {
+    /// Records in failing classes are within the suppression limit.
+    pub is_solution: bool,
+    /// Loss of the metric being minimised.
+    pub loss: f64,
+    /// Lower bound of that metric for every generalization of the node.
+    pub bound_above: f64,
+    /// Records in failing classes.
+    pub failing_records: u64,
+    /// Classes before suppression.
+    pub classes: u64,
+}
+
+/// Byte budget of cached frequency sets.
+const CACHE_BUDGET: usize = 96 << 20;
+/// Most frequency sets kept (lookup scans them all).
+const CACHE_ENTRIES: usize = 48;
+
+/// Node checker shared by all search algorithms of one run.
+pub struct Evaluator<'a> {
+    input: &'a EngineInput<'a>,
+    lattice: Lattice,
+    models: &'a [Box<dyn PrivacyModel>],
+    max_suppressed: u64,
+    loss: LossModel,
+    metric: MetricKind,
+    with_histograms: bool,
+    control: &'a dyn Control,
+    grouper: Grouper,
+    bottom: Option<FrequencySet>,
+    cache: Vec<(FrequencySet, u64)>,
+    cache_weight: usize,
+    clock: u64,
+    known: FxHashMap<NodeId, NodeCheck>,
+    kept: Vec<bool>,
+    levels: Vec<u8>,
+}
+
+impl<'a> Evaluator<'a> {
+    /// A checker for one run.
+    pub fn new(
+        input: &'a EngineInput<'a>,
+        models: &'a [Box<dyn PrivacyModel>],
+        max_suppressed: u64,
+        metric: MetricKind,
+        control: &'a dyn Control,
+    ) -> Self {
+        let min_class_size = models.iter().map(|m| m.min_class_size()).max().unwrap_or(1);
+        let lattice = Lattice::new(input.max_levels());
+        let dims = lattice.dimensions();
+        Self {
+            input,
+            lattice,
+            models,
+            max_suppressed,
+            loss: LossModel::new(input, min_class_size),
+            metric,
+            with_histograms: models.iter().any(|m| m.sensitive_slot().is_some()),
+            control,
+            grouper: Grouper::new(),
+            bottom: None,
+            cache: Vec::new(),
+            cache_weight: 0,
+            clock: 0,
+            known: FxHashMap::default(),
+            kept: Vec::new(),
+            levels: vec![0; dims],
+        }
+    }
+
+    /// The lattice being searched.
+    pub fn lattice(&self) -> &Lattice {
+        &self.lattice
+    }
+
+    /// The metric being minimised.
+    pub fn metric(&self) -> MetricKind {
+        self.metric
+    }
+
+    /// Precomputed metric tables.
+    pub fn loss_model(&self) -> &LossModel {
+        &self.loss
+    }
+
+    /// Whether predictive tagging is sound for these models and this suppression limit.
+    pub fn is_monotone(&self) -> bool {
+        self.models.iter().all(|m| {
+            if self.max_suppressed > 0 {
+                m.is_monotone_with_suppression()
+            } else {
+                m.is_monotone_without_suppression()
+            }
+        })
+    }
+
+    /// Whether solutions may contain suppressed records.
+    pub fn suppression_possible(&self) -> bool {
+        self.max_suppressed > 0
+    }
+
+    /// Number of distinct nodes checked so far.
+    pub fn checks(&self) -> u64 {
+        self.known.len() as u64
+    }
+
+    /// Every node checked so far.
+    pub fn known(&self) -> &FxHashMap<NodeId, NodeCheck> {
+        &self.known
+    }
+
+    /// The result of an earlier check of `id`, if any.
+    pub fn cached(&self, id: NodeId) -> Option<NodeCheck> {
+        self.known.get(&id).copied()
+    }
+
+    /// Checks node `id` (memoised).
+    pub fn check(&mut self, id: NodeId) -> Result<NodeCheck, CoreError> {
+        if let Some(c) = self.known.get(&id) {
+            return Ok(*c);
+        }
+        if self.control.is_cancelled() {
+            return Err(CoreError::Cancelled);
+        }
+        let mut levels = std::mem::take(&mut self.levels);
+        self.lattice.levels_into(id, &mut levels);
+        let set = self.frequency_set(&levels);
+        let summary = self.classify(&set);
+        let check = NodeCheck {
+            is_solution: summary.suppressed_records <= self.max_suppressed,
+            loss: self.loss.loss(self.metric, &levels, &summary),
+            bound_above: self.loss.bound_above(self.metric, &levels, &summary),
+            failing_records: summary.suppressed_records,
+            classes: summary.classes,
+        };
+        self.remember(set);
+        self.levels = levels;
+        self.known.insert(id, check);
+        let n = self.known.len() as u64;
+        if n.is_power_of_two() || n % 256 == 0 {
+            self.control.report(Progress {
+                phase: Phase::Searching,
+                done: n,
+                total: self.lattice.size().min(u64::MAX as u128) as u64,
+            });
+        }
+        Ok(check)
+    }
+
+    /// Forwards progress to the caller's control.
+    pub fn report(&self, progress: Progress) {
+        self.control.report(progress);
+    }
+
+    /// Checks a node given by its levels.
+    pub fn check_levels(&mut self, levels: &[u8]) -> Result<NodeCheck, CoreError> {
+        let id = self.lattice.id(levels);
+        self.check(id)
+    }
+
+    /// Distinct generalized values of each quasi-identifier at node `id` (Datafly's choice).
+    pub fn distinct_values(&mut self, id: NodeId) -> Vec<usize> {
+        let levels = self.lattice.levels(id);
+        let set = self.frequency_set(&levels);
+        let distinct = self
+            .input
+            .quasi_identifiers
+            .iter()
+            .enumerate()
+            .map(|(j, q)| {
+                let codes = q.hierarchy.codes(levels[j] as usize);
+                let mut seen = vec![false; q.hierarchy.label_count(levels[j] as usize)];
+                let mut n = 0;
+                for &r in set.representatives(j) {
+                    let s = &mut seen[codes[r as usize] as usize];
+                    if !*s {
+                        *s = true;
+                        n += 1;
+                    }
+                }
+                n
+            })
+            .collect();
+        self.remember(set);
+        distinct
+    }
+
+    /// Marks which classes of `set` pass every model and summarises them.
+    fn classify(&mut self, set: &FrequencySet) -> NodeSummary {
+        self.kept.clear();
+        for class in 0..set.len() {
+            let view = ClassView::new(set, class);
+            self.kept
+                .push(self.models.iter().all(|m| m.is_class_private(&view)));
+        }
+        NodeSummary::new(self.input, set, &self.kept, self.loss.min_class_size())
+    }
+
+    /// Groups at `levels`, from the smallest cached set below it or from the bottom.
+    fn frequency_set(&mut self, levels: &[u8]) -> FrequencySet {
+        if self.bottom.is_none() {
+            let zeros = vec![0u8; levels.len()];
+            self.bottom = Some(
+                self.grouper
+                    .group_rows(self.input, &zeros, self.with_histograms),
+            );
+        }
+        let mut best: Option<usize> = None;
+        for (i, (set, _)) in self.cache.iter().enumerate() {
+            if Lattice::le(set.levels(), levels)
+                && best.is_none_or(|b| set.len() < self.cache[b].0.len())
+            {
+                best = Some(i);
+            }
+        }
+        self.clock += 1;
+        let source = match best {
+            Some(i) => {
+                self.cache[i].1 = self.clock;
+                &self.cache[i].0
+            }
+            None => self.bottom.as_ref().expect("bottom set was just built"),
+        };
+        if source.levels() == levels {
+            return source.clone();
+        }
+        self.grouper.rollup(self.input, source, levels)
+    }
+
+    fn remember(&mut self, set: FrequencySet) {
+        let weight = set.weight();
+        if weight > CACHE_BUDGET / 4 || self.cache.iter().any(|(s, _)| s.levels() == set.levels()) {
+            return;
+        }
+        while !self.cache.is_empty()
+            && (self.cache.len() >= CACHE_ENTRIES || self.cache_weight + weight > CACHE_BUDGET)
+        {
+            let oldest = self
+                .cache
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(i, _)| i)
+                .unwrap_or(0);
+            let (old, _) = self.cache.swap_remove(oldest);
+            self.cache_weight -= old.weight();
+        }
+        self.clock += 1;
+        self.cache_weight += weight;
+        self.cache.push((set, self.clock));
+    }
+
+    /// Groups the original records at `levels` without the cache: the per-record class ids, the sizes, and
+    /// which classes pass. Used for the final output.
+    pub fn final_grouping(
+        &mut self,
+        levels: &[u8],
+    ) -> (Vec<u32>, FrequencySet, Vec<bool>, NodeSummary) {
+        let set = self
+            .grouper
+            .group_rows(self.input, levels, self.with_histograms);
+        let class_of = self.grouper.class_of().to_vec();
+        let summary = self.classify(&set);
+        (class_of, set, self.kept.clone(), summary)
+    }
+}

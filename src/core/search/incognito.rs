@@ -1,0 +1,160 @@
+//! Incognito (LeFevre, DeWitt, Ramakrishnan: "Incognito: Efficient Full-Domain K-Anonymity", SIGMOD 2005).
+//!
+//! Iterates over quasi-identifier subsets of growing size. For subsets of size i it walks the candidate
+//! nodes bottom-up (by height); a node with an anonymous direct specialization is anonymous without a check
+//! (generalization property), any other node is checked. The anonymous nodes of size i seed the candidates
+//! of size i + 1: pairs that agree on all but their last attribute are joined, and a joined node survives
+//! only if each of its size-i projections is anonymous (subset property). The subset property holds with
+//! suppression too: the classes of a projection are unions of the classes of the full node.
+//!
+//! A node over the subset S is checked as the full-lattice node whose other attributes are at their top
+//! level (a single label, so the projection). The last iteration yields every solution of the full lattice.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::{candidates_from_tags, Evaluator, Tags};
+use crate::core::error::CoreError;
+use crate::core::lattice::NodeId;
+
+/// A node over an attribute subset: the sorted attributes and their levels.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct SubsetNode {
+    attributes: Vec<u8>,
+    levels: Vec<u8>,
+}
+
+/// Runs Incognito and returns the candidates for selection.
+pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
+    let lattice = ev.lattice().clone();
+    let max = lattice.max_levels().to_vec();
+    let dims = max.len();
+    let mut tags = Tags::new(&lattice);
+    if dims == 0 {
+        let check = ev.check(0)?;
+        tags.tag(0, check.is_solution);
+        return candidates_from_tags(ev, &mut tags);
+    }
+    let mut candidates: Vec<SubsetNode> = (0..dims)
+        .flat_map(|j| {
+            (0..=max[j]).map(move |l| SubsetNode {
+                attributes: vec![j as u8],
+                levels: vec![l],
+            })
+        })
+        .collect();
+    let mut anonymous: Vec<SubsetNode> = Vec::new();
+    for size in 1..=dims {
+        let set: FxHashSet<&SubsetNode> = candidates.iter().collect();
+        let mut order: Vec<&SubsetNode> = candidates.iter().collect();
+        order.sort_by_key(|n| {
+            (
+                n.levels.iter().map(|&l| l as usize).sum::<usize>(),
+                n.attributes.clone(),
+                n.levels.clone(),
+            )
+        });
+        let mut marked: FxHashMap<&SubsetNode, bool> = FxHashMap::default();
+        for node in order {
+            let inherited = (0..node.levels.len()).any(|p| {
+                if node.levels[p] == 0 {
+                    return false;
+                }
+                let mut below = node.clone();
+                below.levels[p] -= 1;
+                set.get(&below)
+                    .and_then(|b| marked.get(b))
+                    .copied()
+                    .unwrap_or(false)
+            });
+            let is_anonymous = inherited || {
+                let id = embed(&lattice, &max, node);
+                let solution = ev.check(id)?.is_solution;
+                if size == dims {
+                    tags.tag(id, solution);
+                }
+                solution
+            };
+            if size == dims && inherited {
+                tags.tag_solution(embed(&lattice, &max, node));
+            }
+            marked.insert(node, is_anonymous);
+        }
+        anonymous = candidates
+            .iter()
+            .filter(|n| marked.get(n).copied().unwrap_or(false))
+            .cloned()
+            .collect();
+        if size < dims {
+            candidates = generate(&anonymous);
+        }
+    }
+    drop(anonymous);
+    // Every full node that was not a candidate has a non-anonymous projection: a non-solution.
+    for id in 0..lattice.size() as u64 {
+        if tags.get(id) == super::Tag::Unknown {
+            tags.tag_non_solution(id);
+        }
+    }
+    candidates_from_tags(ev, &mut tags)
+}
+
+/// The full-lattice id of a subset node (attributes outside the subset at their top level).
+fn embed(lattice: &crate::core::lattice::Lattice, max: &[u8], node: &SubsetNode) -> NodeId {
+    let mut levels = max.to_vec();
+    for (&a, &l) in node.attributes.iter().zip(&node.levels) {
+        levels[a as usize] = l;
+    }
+    lattice.id(&levels)
+}
+
+/// Joins anonymous size-i nodes into size-(i+1) candidates and prunes by the subset property.
+fn generate(anonymous: &[SubsetNode]) -> Vec<SubsetNode> {
+    let present: FxHashSet<&SubsetNode> = anonymous.iter().collect();
+    let mut groups: FxHashMap<(Vec<u8>, Vec<u8>), Vec<&SubsetNode>> = FxHashMap::default();
+    for n in anonymous {
+        let i = n.attributes.len() - 1;
+        groups
+            .entry((n.attributes[..i].to_vec(), n.levels[..i].to_vec()))
+            .or_default()
+            .push(n);
+    }
+    let mut keys: Vec<_> = groups.keys().cloned().collect();
+    keys.sort();
+    let mut out = Vec::new();
+    for key in keys {
+        let group = &groups[&key];
+        for p in group {
+            for q in group {
+                let (pa, qa) = (
+                    *p.attributes.last().unwrap_or(&0),
+                    *q.attributes.last().unwrap_or(&0),
+                );
+                if pa >= qa {
+                    continue;
+                }
+                let mut joined = (*p).clone();
+                joined.attributes.push(qa);
+                joined.levels.push(*q.levels.last().unwrap_or(&0));
+                let all_subsets_anonymous = (0..joined.attributes.len()).all(|drop| {
+                    let sub = SubsetNode {
+                        attributes: without(&joined.attributes, drop),
+                        levels: without(&joined.levels, drop),
+                    };
+                    present.contains(&sub)
+                });
+                if all_subsets_anonymous {
+                    out.push(joined);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn without(v: &[u8], index: usize) -> Vec<u8> {
+    v.iter()
+        .enumerate()
+        .filter(|&(i, _)| i != index)
+        .map(|(_, &x)| x)
+        .collect()
+}

@@ -1,0 +1,157 @@
+//! Global recoding: searches over the generalization lattice for the transformation that satisfies the
+//! privacy models within the suppression limit at the least loss.
+//!
+//! Every exact algorithm yields a set of candidate nodes that provably contains an optimum (the minimal
+//! solutions when the metric is monotone, every solution otherwise) and [`select`] picks the optimum with
+//! metric bounds. When the privacy models are not monotone for the suppression setting, predictive tagging
+//! is unsound and exact algorithms check every node instead.
+
+mod datafly;
+mod evaluator;
+mod exhaustive;
+mod flash;
+mod incognito;
+mod ola;
+mod samarati;
+mod select;
+mod tags;
+
+pub use evaluator::{Evaluator, NodeCheck};
+pub use tags::{Tag, Tags, MAX_TAGGED_NODES};
+
+use crate::core::error::CoreError;
+use crate::core::lattice::NodeId;
+
+/// A search algorithm with its parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Algorithm {
+    /// Issa's / El Emam et al.'s Optimal Lattice Anonymization, with the corrected base case.
+    Ola,
+    /// Kohlmayer et al. (2012), ARX's algorithm.
+    Flash,
+    /// LeFevre et al. (2005): all solutions via the subset property.
+    Incognito,
+    /// Samarati (2001): lowest solution height by binary search, then the best node on that height.
+    Samarati,
+    /// Sweeney's Datafly: generalize the attribute with most distinct values; ties broken by `seed`.
+    Datafly {
+        /// Seed of the tie-break.
+        seed: u64,
+    },
+    /// Every node; the test oracle. Refuses lattices larger than `max_nodes`.
+    Exhaustive {
+        /// Largest lattice accepted.
+        max_nodes: u64,
+    },
+    /// The fastest exact algorithm.
+    Optimal,
+}
+
+impl Algorithm {
+    /// The wire name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Ola => "ola",
+            Algorithm::Flash => "flash",
+            Algorithm::Incognito => "incognito",
+            Algorithm::Samarati => "samarati",
+            Algorithm::Datafly { .. } => "datafly",
+            Algorithm::Exhaustive { .. } => "exhaustive",
+            Algorithm::Optimal => "optimal",
+        }
+    }
+
+    /// Whether the algorithm guarantees the minimum of the metric.
+    pub fn is_exact(self) -> bool {
+        !matches!(self, Algorithm::Samarati | Algorithm::Datafly { .. })
+    }
+}
+
+/// What a search found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchResult {
+    /// The chosen node and its loss, or `None` when no node is a solution.
+    pub best: Option<(NodeId, f64)>,
+    /// The algorithm that actually ran (`optimal` resolves to a concrete one).
+    pub algorithm: &'static str,
+    /// Candidate nodes considered by the selection step.
+    pub candidates: u64,
+    /// Whether predictive tagging was used.
+    pub pruning: bool,
+}
+
+/// Runs `algorithm` and selects the best candidate.
+pub fn run(ev: &mut Evaluator<'_>, algorithm: Algorithm) -> Result<SearchResult, CoreError> {
+    let size = ev.lattice().size();
+    let algorithm = match algorithm {
+        Algorithm::Optimal => Algorithm::Flash,
+        other => other,
+    };
+    let needs_tags = !matches!(algorithm, Algorithm::Datafly { .. });
+    if needs_tags && size > MAX_TAGGED_NODES {
+        return Err(CoreError::LatticeTooLarge {
+            size,
+            algorithm: algorithm.name(),
+            limit: MAX_TAGGED_NODES,
+        });
+    }
+    let pruning = ev.is_monotone();
+    let candidates = match algorithm {
+        Algorithm::Exhaustive { max_nodes } => {
+            if size > max_nodes as u128 {
+                return Err(CoreError::LatticeTooLarge {
+                    size,
+                    algorithm: "exhaustive",
+                    limit: max_nodes as u128,
+                });
+            }
+            exhaustive::search(ev)?
+        }
+        _ if algorithm.is_exact() && !pruning => exhaustive::search(ev)?,
+        Algorithm::Ola => ola::search(ev)?,
+        Algorithm::Flash => flash::search(ev)?,
+        Algorithm::Incognito => incognito::search(ev)?,
+        Algorithm::Samarati => samarati::search(ev)?,
+        Algorithm::Datafly { seed } => datafly::search(ev, seed)?,
+        Algorithm::Optimal => unreachable!("resolved above"),
+    };
+    let best = select::select(ev, &candidates)?;
+    Ok(SearchResult {
+        best,
+        algorithm: algorithm.name(),
+        candidates: candidates.len() as u64,
+        pruning,
+    })
+}
+
+/// The candidates an exact search must hand to [`select`] once every node is tagged: the minimal
+/// solutions when the metric is monotone, all solutions otherwise. Unknown nodes are checked first.
+fn candidates_from_tags(ev: &mut Evaluator<'_>, tags: &mut Tags) -> Result<Vec<NodeId>, CoreError> {
+    let lattice = ev.lattice().clone();
+    let size = lattice.size() as u64;
+    for id in 0..size {
+        if tags.get(id) == Tag::Unknown {
+            let c = ev.check(id)?;
+            tags.tag(id, c.is_solution);
+        }
+    }
+    let minimal_only = ev.metric().is_monotone(ev.suppression_possible());
+    let dims = lattice.dimensions();
+    let mut levels = vec![0u8; dims];
+    let mut out = Vec::new();
+    for id in 0..size {
+        if tags.get(id) != Tag::Solution {
+            continue;
+        }
+        if minimal_only {
+            lattice.levels_into(id, &mut levels);
+            let minimal = (0..dims)
+                .all(|j| levels[j] == 0 || tags.get(id - lattice.stride(j)) == Tag::NonSolution);
+            if !minimal {
+                continue;
+            }
+        }
+        out.push(id);
+    }
+    Ok(out)
+}

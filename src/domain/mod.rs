@@ -1,0 +1,10 @@
+//! Types shared by the CLI and the service: the job specification (validated at the edge into an engine
+//! plan) and the report of a finished run.
+
+pub mod prepare;
+pub mod report;
+pub mod spec;
+
+pub use prepare::{prepare, HierarchyResolver, Prepared};
+pub use report::Report;
+pub use spec::{JobSpec, SpecError};

@@ -1,0 +1,248 @@
+//! Validates a [`JobSpec`] against a loaded table and resolves it into what the engine runs: bound
+//! hierarchies, the engine plan, and the output layout. Every problem is a [`SpecError`] with the JSON
+//! pointer of the offending field; messages name columns, never cell values.
+
+use crate::codec::{parse_arx_hierarchy, CsvOptions};
+use crate::core::data::{GeneralizationMap, Hierarchy, Table};
+use crate::core::engine::{Outcome, Plan};
+use crate::core::input::{EngineInput, QuasiIdentifier, SensitiveAttribute};
+use crate::core::privacy::{KAnonymity, PrivacyModel};
+use crate::core::render::{OutputColumn, Rendering};
+
+use super::spec::{
+    pointer_segment, HierarchySpec, JobSpec, PrivacyModelSpec, Role, SpecError, SuppressedRecords,
+};
+
+/// Loads hierarchies given by reference (a path for the CLI, an id for the service). Returns a message
+/// on failure; the caller adds the pointer.
+pub type HierarchyResolver<'r> = dyn Fn(&HierarchySpec) -> Result<Hierarchy, String> + 'r;
+
+/// A spec resolved against a table.
+#[derive(Debug)]
+pub struct Prepared {
+    quasi_identifiers: Vec<(usize, GeneralizationMap)>,
+    sensitive: Vec<usize>,
+    output: Vec<usize>,
+    /// The engine plan.
+    pub plan: Plan,
+    /// Whether suppressed records are left out of the output.
+    pub remove_suppressed: bool,
+}
+
+impl Prepared {
+    /// The engine's view of `table` (the table `prepare` validated).
+    pub fn input<'a>(&'a self, table: &'a Table) -> EngineInput<'a> {
+        EngineInput {
+            rows: table.row_count(),
+            quasi_identifiers: self
+                .quasi_identifiers
+                .iter()
+                .map(|(c, map)| QuasiIdentifier {
+                    name: &table.column(*c).name,
+                    codes: &table.column(*c).codes,
+                    hierarchy: map,
+                })
+                .collect(),
+            sensitive: self
+                .sensitive
+                .iter()
+                .map(|&c| SensitiveAttribute {
+                    name: &table.column(c).name,
+                    codes: &table.column(c).codes,
+                    distinct: table.column(c).dictionary.len(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Quasi-identifier column names in lattice order.
+    pub fn quasi_identifier_names<'a>(&self, table: &'a Table) -> Vec<&'a str> {
+        self.quasi_identifiers
+            .iter()
+            .map(|(c, _)| table.column(*c).name.as_str())
+            .collect()
+    }
+
+    /// The output table of `outcome`.
+    pub fn rendering<'a>(&'a self, table: &'a Table, outcome: &'a Outcome) -> Rendering<'a> {
+        let columns = self
+            .output
+            .iter()
+            .map(
+                |&c| match self.quasi_identifiers.iter().position(|(q, _)| *q == c) {
+                    Some(j) => OutputColumn::Generalized {
+                        column: table.column(c),
+                        hierarchy: &self.quasi_identifiers[j].1,
+                        level: outcome.transformation[j] as usize,
+                    },
+                    None => OutputColumn::Verbatim(table.column(c)),
+                },
+            )
+            .collect();
+        Rendering::new(columns, &outcome.suppressed, self.remove_suppressed)
+    }
+}
+
+/// The CSV options a spec asks for.
+pub fn csv_options(spec: &JobSpec) -> Result<CsvOptions, SpecError> {
+    match &spec.csv.delimiter {
+        None => Ok(CsvOptions::default()),
+        Some(d) => CsvOptions::with_delimiter(d)
+            .map_err(|e| SpecError::new("/csv/delimiter", "invalid_delimiter", e.to_string())),
+    }
+}
+
+fn delimiter_byte(d: &Option<String>, pointer: &str) -> Result<u8, SpecError> {
+    match d {
+        None => Ok(b';'),
+        Some(d) => CsvOptions::with_delimiter(d)
+            .map(|o| o.delimiter)
+            .map_err(|e| SpecError::new(pointer, "invalid_delimiter", e.to_string())),
+    }
+}
+
+/// Validates `spec` against `table` and resolves it.
+pub fn prepare(
+    table: &Table,
+    spec: &JobSpec,
+    resolve: &HierarchyResolver<'_>,
+) -> Result<Prepared, SpecError> {
+    for name in spec.attributes.keys() {
+        if table.column_index(name).is_none() {
+            return Err(SpecError::new(
+                format!("/attributes/{}", pointer_segment(name)),
+                "unknown_column",
+                format!("the dataset has no column '{name}'"),
+            ));
+        }
+    }
+    let mut quasi_identifiers = Vec::new();
+    let mut sensitive = Vec::new();
+    let mut output = Vec::new();
+    for (index, column) in table.columns().iter().enumerate() {
+        let Some(attribute) = spec.attributes.get(&column.name) else {
+            return Err(SpecError::new(
+                "/attributes",
+                "undeclared_column",
+                format!(
+                    "column '{}' has no role; declare it as quasi_identifier, sensitive, insensitive or identifying",
+                    column.name
+                ),
+            ));
+        };
+        let pointer = format!("/attributes/{}", pointer_segment(&column.name));
+        match attribute.role {
+            Role::QuasiIdentifier => {
+                let Some(source) = &attribute.hierarchy else {
+                    return Err(SpecError::new(
+                        format!("{pointer}/hierarchy"),
+                        "missing_hierarchy",
+                        format!("quasi-identifier '{}' needs a hierarchy", column.name),
+                    ));
+                };
+                let hierarchy_pointer = format!("{pointer}/hierarchy");
+                let hierarchy = load(source, &hierarchy_pointer, resolve)?;
+                if hierarchy.height() > u8::MAX as usize {
+                    return Err(SpecError::new(
+                        hierarchy_pointer,
+                        "invalid_hierarchy",
+                        "a hierarchy may have at most 255 levels",
+                    ));
+                }
+                let map = GeneralizationMap::bind(hierarchy, column).map_err(|e| {
+                    SpecError::new(hierarchy_pointer, "uncovered_values", e.to_string())
+                })?;
+                quasi_identifiers.push((index, map));
+                output.push(index);
+            }
+            Role::Sensitive => {
+                sensitive.push(index);
+                output.push(index);
+            }
+            Role::Insensitive => output.push(index),
+            Role::Identifying => {}
+        }
+    }
+    if quasi_identifiers.is_empty() {
+        return Err(SpecError::new(
+            "/attributes",
+            "no_quasi_identifier",
+            "declare at least one column as quasi_identifier",
+        ));
+    }
+    let plan = Plan {
+        privacy_models: privacy_models(spec, table.row_count() as u64)?,
+        suppression_limit: suppression_limit(spec.suppression_limit)?,
+        metric: spec.metric,
+        algorithm: spec.algorithm.to_algorithm(),
+    };
+    Ok(Prepared {
+        quasi_identifiers,
+        sensitive,
+        output,
+        plan,
+        remove_suppressed: spec.suppressed_records == SuppressedRecords::Remove,
+    })
+}
+
+fn load(
+    source: &HierarchySpec,
+    pointer: &str,
+    resolve: &HierarchyResolver<'_>,
+) -> Result<Hierarchy, SpecError> {
+    let invalid = |m: String| SpecError::new(pointer, "invalid_hierarchy", m);
+    match source {
+        HierarchySpec::Levels { levels } => {
+            Hierarchy::from_rows(levels).map_err(|e| invalid(e.to_string()))
+        }
+        HierarchySpec::Arx { arx, delimiter } => {
+            let d = delimiter_byte(delimiter, &format!("{pointer}/delimiter"))?;
+            parse_arx_hierarchy(arx.as_bytes(), d).map_err(|e| invalid(e.to_string()))
+        }
+        HierarchySpec::Path { .. } | HierarchySpec::Id { .. } => resolve(source).map_err(invalid),
+    }
+}
+
+fn privacy_models(spec: &JobSpec, rows: u64) -> Result<Vec<Box<dyn PrivacyModel>>, SpecError> {
+    if spec.privacy_models.is_empty() {
+        return Err(SpecError::new(
+            "/privacy_models",
+            "missing_privacy_model",
+            "at least one privacy model is required",
+        ));
+    }
+    spec.privacy_models
+        .iter()
+        .enumerate()
+        .map(|(i, m)| -> Result<Box<dyn PrivacyModel>, SpecError> {
+            match *m {
+                PrivacyModelSpec::KAnonymity { k } => {
+                    let pointer = format!("/privacy_models/{i}/k");
+                    if k < 1 {
+                        return Err(SpecError::new(pointer, "invalid_k", "k must be at least 1"));
+                    }
+                    if k > rows {
+                        return Err(SpecError::new(
+                            pointer,
+                            "k_exceeds_rows",
+                            format!("k = {k} is larger than the table ({rows} records)"),
+                        ));
+                    }
+                    Ok(Box::new(KAnonymity { k }))
+                }
+            }
+        })
+        .collect()
+}
+
+fn suppression_limit(limit: f64) -> Result<f64, SpecError> {
+    if limit.is_finite() && (0.0..=1.0).contains(&limit) {
+        Ok(limit)
+    } else {
+        Err(SpecError::new(
+            "/suppression_limit",
+            "invalid_suppression_limit",
+            "the suppression limit is a fraction of records between 0 and 1",
+        ))
+    }
+}

@@ -1,0 +1,97 @@
+//! The report of a finished run, as the CLI writes it and the service serves it.
+
+use serde::Serialize;
+
+use crate::core::engine::{ClassStatistics, Outcome};
+use crate::core::loss::MetricValues;
+
+/// What a run did, without any cell value.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Records in the input.
+    pub records: u64,
+    /// Records in the output (suppressed ones excluded when removed).
+    pub published_records: u64,
+    /// Chosen level per quasi-identifier, in lattice order.
+    pub transformation: serde_json::Map<String, serde_json::Value>,
+    /// Records suppressed.
+    pub suppressed_records: u64,
+    /// Most records the limit allowed to suppress.
+    pub max_suppressed_records: u64,
+    /// Whether suppressed records were removed (else masked with `*`).
+    pub suppressed_records_removed: bool,
+    /// The privacy models, described.
+    pub privacy_models: Vec<String>,
+    /// The metric the search minimised.
+    pub metric: &'static str,
+    /// Its value.
+    pub loss: f64,
+    /// Every metric at the chosen transformation.
+    pub metrics: MetricValues,
+    /// Published equivalence classes.
+    pub equivalence_classes: ClassStatistics,
+    /// How the search went.
+    pub search: SearchReport,
+}
+
+/// Search statistics.
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchReport {
+    /// Algorithm that ran.
+    pub algorithm: &'static str,
+    /// Whether the result is guaranteed optimal for the metric.
+    pub exact: bool,
+    /// Distinct transformations grouped and checked.
+    pub nodes_checked: u64,
+    /// Transformations in the lattice.
+    pub lattice_size: u64,
+    /// Candidate solutions compared by the metric.
+    pub candidates: u64,
+    /// Whether predictive tagging pruned the lattice.
+    pub pruning: bool,
+    /// Engine time in milliseconds.
+    pub elapsed_ms: f64,
+}
+
+impl Report {
+    /// Builds the report of `outcome`; `names` are the quasi-identifiers in lattice order.
+    pub fn new(
+        outcome: &Outcome,
+        names: &[&str],
+        models: Vec<String>,
+        removed: bool,
+        elapsed_ms: f64,
+    ) -> Self {
+        let records = outcome.suppressed.len() as u64;
+        Self {
+            records,
+            published_records: if removed {
+                records - outcome.suppressed_records
+            } else {
+                records
+            },
+            transformation: names
+                .iter()
+                .zip(&outcome.transformation)
+                .map(|(n, &l)| ((*n).to_string(), serde_json::Value::from(l)))
+                .collect(),
+            suppressed_records: outcome.suppressed_records,
+            max_suppressed_records: outcome.max_suppressed_records,
+            suppressed_records_removed: removed,
+            privacy_models: models,
+            metric: outcome.metric.name(),
+            loss: outcome.metrics.get(outcome.metric),
+            metrics: outcome.metrics,
+            equivalence_classes: outcome.classes,
+            search: SearchReport {
+                algorithm: outcome.search.algorithm,
+                exact: outcome.search.exact,
+                nodes_checked: outcome.search.nodes_checked,
+                lattice_size: outcome.search.lattice_size.min(u64::MAX as u128) as u64,
+                candidates: outcome.search.candidates,
+                pruning: outcome.search.pruning,
+                elapsed_ms,
+            },
+        }
+    }
+}

@@ -1,0 +1,276 @@
+//! The job specification, as JSON: which columns play which role, the privacy models, the suppression
+//! limit, the algorithm and the metric. Parameters are typed (a tagged enum per model and algorithm) and
+//! unknown fields are rejected, so a typo is an error rather than a silent default.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use crate::core::loss::MetricKind;
+use crate::core::search::Algorithm;
+
+/// Default node limit of the exhaustive search.
+pub const DEFAULT_EXHAUSTIVE_LIMIT: u64 = 1_000_000;
+
+/// A whole job specification (the HTTP API adds the dataset id).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobSpec {
+    /// How the dataset's CSV is read.
+    #[serde(default)]
+    pub csv: CsvSpec,
+    /// Role (and hierarchy) of every column.
+    pub attributes: BTreeMap<String, AttributeSpec>,
+    /// Privacy models the output must satisfy.
+    pub privacy_models: Vec<PrivacyModelSpec>,
+    /// Fraction of records that may be suppressed, 0 to 1.
+    #[serde(default)]
+    pub suppression_limit: f64,
+    /// Whether suppressed records are masked with `*` or removed from the output.
+    #[serde(default)]
+    pub suppressed_records: SuppressedRecords,
+    /// The search algorithm.
+    #[serde(default)]
+    pub algorithm: AlgorithmSpec,
+    /// The metric to minimise.
+    #[serde(default = "default_metric")]
+    pub metric: MetricKind,
+}
+
+fn default_metric() -> MetricKind {
+    MetricKind::Granularity
+}
+
+/// CSV settings.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CsvSpec {
+    /// One-character delimiter (`\t` for tab); `,` when absent.
+    pub delimiter: Option<String>,
+}
+
+/// The role of a column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Generalized along its hierarchy; needs one.
+    QuasiIdentifier,
+    /// Kept as is; privacy models may protect it.
+    Sensitive,
+    /// Kept as is.
+    Insensitive,
+    /// Removed from the output.
+    Identifying,
+}
+
+/// One column's declaration.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AttributeSpec {
+    /// The column's role.
+    pub role: Role,
+    /// Its generalization hierarchy (quasi-identifiers; sensitive attributes for some models).
+    pub hierarchy: Option<HierarchySpec>,
+}
+
+/// Where a hierarchy comes from.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged, deny_unknown_fields)]
+pub enum HierarchySpec {
+    /// A file (ARX CSV, or JSON when it ends in `.json`), relative to the spec file (CLI only).
+    Path {
+        /// File path.
+        path: String,
+        /// Delimiter of an ARX CSV file; `;` when absent.
+        delimiter: Option<String>,
+    },
+    /// A stored hierarchy (service only).
+    Id {
+        /// Hierarchy id.
+        id: String,
+    },
+    /// Inline rows, original value first.
+    Levels {
+        /// One row per original value.
+        levels: Vec<Vec<String>>,
+    },
+    /// Inline ARX CSV text.
+    Arx {
+        /// The file's text.
+        arx: String,
+        /// Delimiter; `;` when absent.
+        delimiter: Option<String>,
+    },
+}
+
+/// A privacy model with typed parameters.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum PrivacyModelSpec {
+    /// k-anonymity.
+    KAnonymity {
+        /// Minimum class size, ≥ 1.
+        k: u64,
+    },
+}
+
+/// What happens to suppressed records in the output.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SuppressedRecords {
+    /// Written with `*` in every quasi-identifier (ARX's behaviour).
+    #[default]
+    Mask,
+    /// Left out of the output.
+    Remove,
+}
+
+/// The search algorithm with its parameters.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AlgorithmSpec {
+    /// The fastest exact algorithm.
+    #[default]
+    Optimal,
+    /// Optimal Lattice Anonymization.
+    Ola,
+    /// Flash.
+    Flash,
+    /// Incognito.
+    Incognito,
+    /// Samarati's binary search (heuristic).
+    Samarati,
+    /// Datafly (heuristic).
+    Datafly {
+        /// Tie-break seed; 0 when absent.
+        #[serde(default)]
+        seed: u64,
+    },
+    /// Every node (small lattices only).
+    Exhaustive {
+        /// Largest lattice accepted.
+        #[serde(default)]
+        max_nodes: Option<u64>,
+    },
+}
+
+impl AlgorithmSpec {
+    /// The engine's algorithm.
+    pub fn to_algorithm(self) -> Algorithm {
+        match self {
+            AlgorithmSpec::Optimal => Algorithm::Optimal,
+            AlgorithmSpec::Ola => Algorithm::Ola,
+            AlgorithmSpec::Flash => Algorithm::Flash,
+            AlgorithmSpec::Incognito => Algorithm::Incognito,
+            AlgorithmSpec::Samarati => Algorithm::Samarati,
+            AlgorithmSpec::Datafly { seed } => Algorithm::Datafly { seed },
+            AlgorithmSpec::Exhaustive { max_nodes } => Algorithm::Exhaustive {
+                max_nodes: max_nodes.unwrap_or(DEFAULT_EXHAUSTIVE_LIMIT),
+            },
+        }
+    }
+}
+
+/// A spec problem, located by a JSON pointer, with a stable code.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{pointer}: {message}")]
+pub struct SpecError {
+    /// JSON pointer of the offending field (`""` for the whole document).
+    pub pointer: String,
+    /// Stable snake_case code.
+    pub code: &'static str,
+    /// Human-readable explanation, without cell values.
+    pub message: String,
+}
+
+impl SpecError {
+    /// A new error.
+    pub fn new(pointer: impl Into<String>, code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            pointer: pointer.into(),
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// Escapes one JSON-pointer segment (RFC 6901).
+pub fn pointer_segment(s: &str) -> String {
+    s.replace('~', "~0").replace('/', "~1")
+}
+
+impl JobSpec {
+    /// Parses a spec, reporting the location of the first problem.
+    pub fn from_json(bytes: &[u8]) -> Result<Self, SpecError> {
+        let de = &mut serde_json::Deserializer::from_slice(bytes);
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let pointer: String = e
+                .path()
+                .iter()
+                .filter_map(|seg| match seg {
+                    serde_path_to_error::Segment::Seq { index } => Some(format!("/{index}")),
+                    serde_path_to_error::Segment::Map { key } => {
+                        Some(format!("/{}", pointer_segment(key)))
+                    }
+                    serde_path_to_error::Segment::Enum { variant } => {
+                        Some(format!("/{}", pointer_segment(variant)))
+                    }
+                    serde_path_to_error::Segment::Unknown => None,
+                })
+                .collect();
+            let inner = e.into_inner();
+            let code = if inner.is_syntax() || inner.is_eof() {
+                "malformed_json"
+            } else {
+                "invalid_spec"
+            };
+            SpecError::new(pointer, code, inner.to_string())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_issue_example() {
+        let spec = JobSpec::from_json(
+            br#"{"csv": {"delimiter": ";"},
+                 "attributes": {"age": {"role": "quasi_identifier", "hierarchy": {"path": "age.csv"}},
+                                "salary-class": {"role": "sensitive"}},
+                 "privacy_models": [{"type": "k_anonymity", "k": 5}],
+                 "suppression_limit": 0.04,
+                 "algorithm": {"type": "flash"},
+                 "metric": "nu_entropy"}"#,
+        )
+        .unwrap();
+        assert_eq!(spec.metric, MetricKind::NuEntropy);
+        assert!(matches!(spec.algorithm, AlgorithmSpec::Flash));
+        assert!(matches!(
+            spec.attributes["age"].hierarchy,
+            Some(HierarchySpec::Path { .. })
+        ));
+    }
+
+    #[test]
+    fn errors_carry_a_pointer() {
+        let e = JobSpec::from_json(
+            br#"{"attributes": {}, "privacy_models": [{"type": "k_anonymity", "k": "5"}]}"#,
+        )
+        .unwrap_err();
+        // internally tagged enums are buffered, so the pointer stops at the model
+        assert_eq!(e.pointer, "/privacy_models/0");
+        let e = JobSpec::from_json(br#"{"attributes": {}, "privacy_models": [], "metrc": "x"}"#)
+            .unwrap_err();
+        assert_eq!(e.code, "invalid_spec");
+        assert!(e.message.contains("metrc"));
+        let e = JobSpec::from_json(br#"{"attributes": "#).unwrap_err();
+        assert_eq!(e.code, "malformed_json");
+        let e = JobSpec::from_json(
+            br#"{"attributes": {}, "privacy_models": [], "algorithm": {"type": "simulated_annealing"}}"#,
+        )
+        .unwrap_err();
+        assert_eq!(e.pointer, "/algorithm");
+    }
+}

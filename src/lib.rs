@@ -1,0 +1,14 @@
+//! Anonymization of personal microdata by generalization and suppression.
+//!
+//! Layers, each with one job, and data flowing one way (bytes → `codec` → encoded table → `core` →
+//! outcome → `codec` → bytes):
+//! - [`core`]: the pure engine. No async, no I/O, no clock; callers pass a `Control` for cancellation and
+//!   progress.
+//! - [`codec`]: CSV and hierarchy files to and from encoded tables.
+//! - [`domain`]: the job specification shared by the CLI and the service, validated at the edge.
+//! - [`cli`]: the command line, running the same engine on local files.
+
+pub mod cli;
+pub mod codec;
+pub mod core;
+pub mod domain;
