@@ -1,7 +1,7 @@
 //! Equivalence classes of a generalized table ("frequency sets", LeFevre et al. 2005; Issa 2009 §2.5 C–D).
 //!
-//! A [`FrequencySet`] keeps, per class, its size, one representative record's original codes (so it can be
-//! generalized further: rollup) and, when privacy models ask for them, a histogram of each sensitive
+//! A [`FrequencySet`] keeps, per class, its size, the index of one representative record (whose original
+//! codes let the class be generalized further: rollup) and, when privacy models ask for them, a histogram of each sensitive
 //! attribute. Grouping packs the generalized codes of a class into one `u64` key in mixed radix; when the
 //! radix product would overflow, the partial keys are first renumbered densely, so any number of columns
 //! works. Classes are numbered in order of first appearance, which makes every result independent of hashing.
@@ -17,7 +17,7 @@ pub type Histogram = Vec<(u32, u32)>;
 #[derive(Debug, Clone)]
 pub struct FrequencySet {
     levels: Vec<u8>,
-    reps: Vec<Vec<u32>>,
+    rows: Vec<u32>,
     counts: Vec<u32>,
     histograms: Vec<Vec<Histogram>>,
 }
@@ -43,9 +43,9 @@ impl FrequencySet {
         &self.counts
     }
 
-    /// Representative original codes of quasi-identifier `qi`, one per class.
-    pub fn representatives(&self, qi: usize) -> &[u32] {
-        &self.reps[qi]
+    /// Index of one record of each class (its representative).
+    pub fn representative_rows(&self) -> &[u32] {
+        &self.rows
     }
 
     /// Histogram of sensitive slot `slot` for class `class` (empty when histograms were not requested).
@@ -63,17 +63,29 @@ impl FrequencySet {
 
     /// Approximate heap size in bytes (for cache budgets).
     pub fn weight(&self) -> usize {
-        self.counts.len() * (4 + 4 * self.reps.len()) + 64
+        self.counts.len() * 8 + 64
     }
 }
 
-/// Reusable scratch space for grouping; keep one per thread.
+/// Reusable scratch space and per-run tables for grouping; keep one per thread and run.
+///
+/// The quasi-identifier codes are copied once into a row-major matrix, so generalizing one class reads a
+/// single cache line, and labels are renumbered per level to the ones that occur in the data, so keys stay
+/// small enough for a direct-address table more often.
 #[derive(Debug, Default)]
 pub struct Grouper {
+    /// Row-major quasi-identifier codes, `q` per record.
+    matrix: Vec<u32>,
+    /// `labels[j][level][column code]`: dense label of the code at that level.
+    labels: Vec<Vec<Vec<u32>>>,
+    /// `widths[j][level]`: number of dense labels.
+    widths: Vec<Vec<u64>>,
     keys: Vec<u64>,
     class_of: Vec<u32>,
     dense: Vec<u32>,
     map: FxHashMap<u64, u32>,
+    /// Largest radix product before keys are renumbered; 0 means `u64::MAX` (tests lower it).
+    radix_limit: u64,
 }
 
 /// Where grouping reads classes from.
@@ -89,18 +101,62 @@ impl Source<'_> {
             Source::Set(set) => set.len(),
         }
     }
-    fn column(&self, qi: usize) -> &[u32] {
+    fn rows(&self) -> Option<&[u32]> {
         match self {
-            Source::Rows(input) => input.quasi_identifiers[qi].codes,
-            Source::Set(set) => &set.reps[qi],
+            Source::Rows(_) => None,
+            Source::Set(set) => Some(&set.rows),
         }
     }
 }
 
 impl Grouper {
-    /// A grouper with empty scratch space.
-    pub fn new() -> Self {
-        Self::default()
+    /// A grouper for `input`.
+    pub fn new(input: &EngineInput<'_>) -> Self {
+        let q = input.quasi_identifiers.len();
+        let mut matrix = vec![0u32; input.rows * q];
+        for (j, qi) in input.quasi_identifiers.iter().enumerate() {
+            for (row, &code) in qi.codes.iter().enumerate() {
+                matrix[row * q + j] = code;
+            }
+        }
+        let mut labels = Vec::with_capacity(q);
+        let mut widths = Vec::with_capacity(q);
+        for qi in &input.quasi_identifiers {
+            let map = qi.hierarchy;
+            let distinct = map.codes(0).len();
+            let mut present = vec![false; distinct];
+            for &c in qi.codes {
+                present[c as usize] = true;
+            }
+            let (mut per_level, mut per_width) = (Vec::new(), Vec::new());
+            for level in 0..=map.max_level() {
+                let raw = map.codes(level);
+                let mut dense = vec![u32::MAX; map.label_count(level)];
+                let mut next = 0u32;
+                let mut table = vec![0u32; distinct];
+                for code in 0..distinct {
+                    if !present[code] {
+                        continue;
+                    }
+                    let slot = &mut dense[raw[code] as usize];
+                    if *slot == u32::MAX {
+                        *slot = next;
+                        next += 1;
+                    }
+                    table[code] = *slot;
+                }
+                per_level.push(table);
+                per_width.push(next as u64);
+            }
+            labels.push(per_level);
+            widths.push(per_width);
+        }
+        Self {
+            matrix,
+            labels,
+            widths,
+            ..Self::default()
+        }
     }
 
     /// Groups the original records at node `levels`. Histograms are built when `with_histograms`.
@@ -119,11 +175,6 @@ impl Grouper {
                 first[c as usize] = row as u32;
             }
         }
-        let reps = input
-            .quasi_identifiers
-            .iter()
-            .map(|q| first.iter().map(|&r| q.codes[r as usize]).collect())
-            .collect();
         let histograms = if with_histograms {
             input
                 .sensitive
@@ -142,20 +193,31 @@ impl Grouper {
         };
         FrequencySet {
             levels: levels.to_vec(),
-            reps,
+            rows: first,
             counts,
             histograms,
         }
     }
 
-    /// Generalizes `source` further to `levels` (every level must be ≥ the source's) and merges classes.
+    /// Whether quasi-identifier `j` takes a single value in the data at `level`.
+    pub fn is_constant(&self, j: usize, level: u8) -> bool {
+        self.widths[j][level as usize] <= 1
+    }
+
+    /// Generalizes `source` further to `levels` and merges classes. Every level must be ≥ the source's,
+    /// except for attributes that are constant at the target level.
     pub fn rollup(
         &mut self,
         input: &EngineInput<'_>,
         source: &FrequencySet,
         levels: &[u8],
     ) -> FrequencySet {
-        debug_assert!(source.levels.iter().zip(levels).all(|(a, b)| a <= b));
+        debug_assert!(source
+            .levels
+            .iter()
+            .zip(levels)
+            .enumerate()
+            .all(|(j, (a, b))| a <= b || self.is_constant(j, *b)));
         let classes = self.assign(input, &Source::Set(source), levels);
         let mut counts = vec![0u32; classes];
         let mut first = vec![u32::MAX; classes];
@@ -165,11 +227,7 @@ impl Grouper {
                 first[c as usize] = i as u32;
             }
         }
-        let reps = source
-            .reps
-            .iter()
-            .map(|col| first.iter().map(|&i| col[i as usize]).collect())
-            .collect();
+        let rows = first.iter().map(|&i| source.rows[i as usize]).collect();
         let histograms = source
             .histograms
             .iter()
@@ -184,7 +242,7 @@ impl Grouper {
             .collect();
         FrequencySet {
             levels: levels.to_vec(),
-            reps,
+            rows,
             counts,
             histograms,
         }
@@ -199,20 +257,67 @@ impl Grouper {
     fn assign(&mut self, input: &EngineInput<'_>, source: &Source<'_>, levels: &[u8]) -> usize {
         let n = source.len();
         self.keys.clear();
+        let limit = if self.radix_limit == 0 {
+            u64::MAX
+        } else {
+            self.radix_limit
+        };
+        let q = input.quasi_identifiers.len();
+        let mut product: Option<u64> = Some(1);
+        for (widths, &level) in self.widths.iter().zip(levels) {
+            product = product
+                .and_then(|p| p.checked_mul(widths[level as usize].max(1)))
+                .filter(|&p| p <= limit);
+        }
+        if let Some(radix) = product {
+            // one row-wise pass: every key fits
+            let columns: Vec<(usize, &[u32], u64)> = (0..q)
+                .filter(|&j| self.widths[j][levels[j] as usize] > 1)
+                .map(|j| {
+                    let level = levels[j] as usize;
+                    (j, self.labels[j][level].as_slice(), self.widths[j][level])
+                })
+                .collect();
+            let matrix = &self.matrix;
+            let key_of = |row: usize| {
+                let codes = &matrix[row * q..row * q + q];
+                let mut key = 0u64;
+                for &(j, labels, width) in &columns {
+                    key = key * width + labels[codes[j] as usize] as u64;
+                }
+                key
+            };
+            match source.rows() {
+                None => self.keys.extend((0..n).map(key_of)),
+                Some(rows) => self.keys.extend(rows.iter().map(|&r| key_of(r as usize))),
+            }
+            return self.number_keys(radix);
+        }
+        // column by column, renumbering whenever the radix product would overflow
         self.keys.resize(n, 0);
         let mut radix: u64 = 1;
-        for (j, q) in input.quasi_identifiers.iter().enumerate() {
+        for j in 0..q {
             let level = levels[j] as usize;
-            let width = q.hierarchy.label_count(level) as u64;
+            let width = self.widths[j][level];
             if width <= 1 {
                 continue;
             }
-            if radix.checked_mul(width).is_none() {
+            if radix.checked_mul(width).is_none_or(|r| r > limit) {
                 radix = self.densify() as u64;
             }
-            let generalize = q.hierarchy.codes(level);
-            for (key, &code) in self.keys.iter_mut().zip(source.column(j)) {
-                *key = *key * width + generalize[code as usize] as u64;
+            let labels = &self.labels[j][level];
+            let matrix = &self.matrix;
+            match source.rows() {
+                None => {
+                    for (row, key) in self.keys.iter_mut().enumerate() {
+                        *key = *key * width + labels[matrix[row * q + j] as usize] as u64;
+                    }
+                }
+                Some(rows) => {
+                    for (key, &row) in self.keys.iter_mut().zip(rows) {
+                        *key = *key * width + labels[matrix[row as usize * q + j] as usize] as u64;
+                    }
+                }
             }
             radix *= width;
         }
@@ -234,9 +339,10 @@ impl Grouper {
         self.class_of.clear();
         self.class_of.reserve(n);
         let mut next: u32 = 0;
-        if radix <= (1 << 20).max(2 * n as u64) {
-            self.dense.clear();
-            self.dense.resize(radix as usize, u32::MAX);
+        if radix <= DENSE_LIMIT.min(4 * n as u64 + 1024) {
+            if self.dense.len() < radix as usize {
+                self.dense.resize(radix as usize, u32::MAX);
+            }
             for &key in &self.keys {
                 let slot = &mut self.dense[key as usize];
                 if *slot == u32::MAX {
@@ -244,6 +350,10 @@ impl Grouper {
                     next += 1;
                 }
                 self.class_of.push(*slot);
+            }
+            // leave the table all-empty for the next call, touching only used slots
+            for &key in &self.keys {
+                self.dense[key as usize] = u32::MAX;
             }
         } else {
             self.map.clear();
@@ -258,6 +368,9 @@ impl Grouper {
         next as usize
     }
 }
+
+/// Largest key range numbered through a direct-address table instead of a hash map.
+const DENSE_LIMIT: u64 = 1 << 24;
 
 fn compact(h: &mut Histogram) {
     h.sort_unstable_by_key(|&(code, _)| code);
@@ -308,7 +421,7 @@ mod tests {
                 .collect(),
             sensitive: vec![],
         };
-        let mut g = Grouper::new();
+        let mut g = Grouper::new(&input);
         let set = g.group_rows(&input, &[0, 0, 0], false);
         let mut sizes = set.counts().to_vec();
         sizes.sort_unstable();
@@ -363,7 +476,7 @@ mod tests {
                 distinct: 3,
             }],
         };
-        let mut g = Grouper::new();
+        let mut g = Grouper::new(&input);
         let bottom = g.group_rows(&input, &[0, 0], true);
         assert_eq!(bottom.len(), 35);
         let up = g.rollup(&input, &bottom, &[1, 1]);
@@ -374,8 +487,8 @@ mod tests {
             let h: u32 = up.histogram(0, c).iter().map(|&(_, n)| n).sum();
             assert_eq!(h, up.counts()[c]);
         }
-        // forcing densification gives the same classes
-        g.keys.clear();
+        // forcing densification after every column gives the same classes
+        g.radix_limit = 6;
         let direct = g.group_rows(&input, &[1, 1], true);
         assert_eq!(direct.counts(), up.counts());
         for c in 0..up.len() {

@@ -271,6 +271,6 @@ mod tests {
             br#"{"attributes": {}, "privacy_models": [], "algorithm": {"type": "simulated_annealing"}}"#,
         )
         .unwrap_err();
-        assert_eq!(e.pointer, "/algorithm");
+        assert_eq!(e.pointer, "/algorithm/type");
     }
 }

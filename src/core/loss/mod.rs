@@ -77,6 +77,21 @@ impl MetricKind {
         )
     }
 
+    /// Whether [`LossModel::static_bound`] is informative and never decreases from a node to its
+    /// generalizations (what the best-first search needs).
+    pub fn has_monotone_static_bound(self) -> bool {
+        matches!(
+            self,
+            MetricKind::Precision
+                | MetricKind::Height
+                | MetricKind::NuEntropy
+                | MetricKind::Granularity
+                | MetricKind::DmStar
+                | MetricKind::Discernibility
+                | MetricKind::Aecs
+        )
+    }
+
     /// Whether `W ≥ V` implies `loss(W) ≥ loss(V)` for solutions, given whether solutions may suppress.
     /// When true, the optimum is among the minimal solutions.
     pub fn is_monotone(self, suppression_possible: bool) -> bool {
@@ -131,6 +146,7 @@ impl MetricValues {
 pub struct LossModel {
     rows: u64,
     min_class_size: u64,
+    max_suppressed: u64,
     max_levels: Vec<u8>,
     /// `entropy[j][level]`: column j's contribution to non-uniform entropy.
     entropy: Vec<Vec<f64>>,
@@ -143,8 +159,9 @@ pub struct LossModel {
 }
 
 impl LossModel {
-    /// Precomputes the per-column tables. `min_class_size` is the largest minimum class size of the models.
-    pub fn new(input: &EngineInput<'_>, min_class_size: u64) -> Self {
+    /// Precomputes the per-column tables. `min_class_size` is the largest minimum class size of the models;
+    /// `max_suppressed` the suppression budget in records.
+    pub fn new(input: &EngineInput<'_>, min_class_size: u64, max_suppressed: u64) -> Self {
         let mut entropy = Vec::new();
         let mut spans = Vec::new();
         let mut span_denominator = Vec::new();
@@ -186,6 +203,7 @@ impl LossModel {
         Self {
             rows: input.rows as u64,
             min_class_size,
+            max_suppressed,
             max_levels: input.max_levels(),
             entropy,
             spans,
@@ -284,25 +302,36 @@ impl LossModel {
         }
     }
 
-    /// A lower bound on `kind` at the node itself computed without grouping (exact for data-independent
-    /// metrics).
+    /// Most classes the node can have: the product of distinct generalized values, at most n.
+    fn class_bound(&self, levels: &[u8]) -> u64 {
+        let mut classes: u64 = 1;
+        for (j, &v) in levels.iter().enumerate() {
+            classes = classes.saturating_mul(self.distinct[j][v as usize]);
+        }
+        classes.min(self.rows).max(1)
+    }
+
+    /// A lower bound on `kind` for every solution at this node, computed without grouping (exact for
+    /// data-independent metrics). It never decreases from a node to its generalizations.
     pub fn static_bound(&self, kind: MetricKind, levels: &[u8]) -> f64 {
+        let n = self.rows as f64;
         match kind {
             MetricKind::Precision => self.precision(levels),
             MetricKind::Height => levels.iter().map(|&v| v as f64).sum(),
             MetricKind::NuEntropy => self.nu_entropy(levels),
-            MetricKind::DmStar => self.rows as f64,
-            MetricKind::Discernibility => (self.rows * self.min_class_size.max(1)) as f64,
+            // Σ|EC|² over C classes of n records is at least n²/C (Cauchy–Schwarz)
+            MetricKind::DmStar => (n * n / self.class_bound(levels) as f64).max(n),
+            // kept records: at least (n − budget)² / C; every record costs at least k
+            MetricKind::Discernibility => {
+                let kept = self.rows.saturating_sub(self.max_suppressed) as f64;
+                (kept * kept / self.class_bound(levels) as f64)
+                    .max(n * self.min_class_size.max(1) as f64)
+            }
             MetricKind::Aecs => {
-                let mut classes: u64 = 1;
-                for (j, &v) in levels.iter().enumerate() {
-                    classes = classes.saturating_mul(self.distinct[j][v as usize]);
-                }
-                let classes = classes.min(self.rows);
                 if self.rows == 0 {
                     0.0
                 } else {
-                    self.rows as f64 / (classes + 1) as f64
+                    n / (self.class_bound(levels) + 1) as f64
                 }
             }
             MetricKind::Granularity => self.granularity(levels, None, 0),

@@ -27,12 +27,14 @@ pub struct NodeSummary {
 }
 
 impl NodeSummary {
-    /// Summarises `set` where `kept[i]` says whether class i passes.
+    /// Summarises `set` where `kept[i]` says whether class i passes. `suppressed_spans` is only filled
+    /// when `with_spans` (granularity needs it).
     pub fn new(
         input: &EngineInput<'_>,
         set: &FrequencySet,
         kept: &[bool],
         min_class_size: u64,
+        with_spans: bool,
     ) -> Self {
         let mut s = NodeSummary {
             classes: set.len() as u64,
@@ -53,9 +55,13 @@ impl NodeSummary {
                 s.max_kept_class = s.max_kept_class.max(c);
             } else {
                 s.suppressed_records += c;
+                if !with_spans {
+                    continue;
+                }
+                let row = set.representative_rows()[i] as usize;
                 for (j, q) in input.quasi_identifiers.iter().enumerate() {
                     let level = levels[j] as usize;
-                    let label = q.hierarchy.codes(level)[set.representatives(j)[i] as usize];
+                    let label = q.hierarchy.codes(level)[q.codes[row] as usize];
                     s.suppressed_spans[j] +=
                         c * (q.hierarchy.hierarchy().leaves_under(level, label) - 1);
                 }

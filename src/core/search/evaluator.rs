@@ -30,7 +30,7 @@ pub struct NodeCheck {
 /// Byte budget of cached frequency sets.
 const CACHE_BUDGET: usize = 96 << 20;
 /// Most frequency sets kept (lookup scans them all).
-const CACHE_ENTRIES: usize = 48;
+const CACHE_ENTRIES: usize = 256;
 
 /// Node checker shared by all search algorithms of one run.
 pub struct Evaluator<'a> {
@@ -41,6 +41,7 @@ pub struct Evaluator<'a> {
     loss: LossModel,
     metric: MetricKind,
     with_histograms: bool,
+    with_spans: bool,
     control: &'a dyn Control,
     grouper: Grouper,
     bottom: Option<FrequencySet>,
@@ -69,11 +70,12 @@ impl<'a> Evaluator<'a> {
             lattice,
             models,
             max_suppressed,
-            loss: LossModel::new(input, min_class_size),
+            loss: LossModel::new(input, min_class_size, max_suppressed),
             metric,
             with_histograms: models.iter().any(|m| m.sensitive_slot().is_some()),
+            with_spans: metric == MetricKind::Granularity,
             control,
-            grouper: Grouper::new(),
+            grouper: Grouper::new(input),
             bottom: None,
             cache: Vec::new(),
             cache_weight: 0,
@@ -187,8 +189,8 @@ impl<'a> Evaluator<'a> {
                 let codes = q.hierarchy.codes(levels[j] as usize);
                 let mut seen = vec![false; q.hierarchy.label_count(levels[j] as usize)];
                 let mut n = 0;
-                for &r in set.representatives(j) {
-                    let s = &mut seen[codes[r as usize] as usize];
+                for &row in set.representative_rows() {
+                    let s = &mut seen[codes[q.codes[row as usize] as usize] as usize];
                     if !*s {
                         *s = true;
                         n += 1;
@@ -209,7 +211,13 @@ impl<'a> Evaluator<'a> {
             self.kept
                 .push(self.models.iter().all(|m| m.is_class_private(&view)));
         }
-        NodeSummary::new(self.input, set, &self.kept, self.loss.min_class_size())
+        NodeSummary::new(
+            self.input,
+            set,
+            &self.kept,
+            self.loss.min_class_size(),
+            self.with_spans,
+        )
     }
 
     /// Groups at `levels`, from the smallest cached set below it or from the bottom.
@@ -221,11 +229,17 @@ impl<'a> Evaluator<'a> {
                     .group_rows(self.input, &zeros, self.with_histograms),
             );
         }
+        // A set can be rolled up to `levels` if it is at most as general in every attribute that still
+        // distinguishes records there; attributes generalized to a single value may be anything.
         let mut best: Option<usize> = None;
         for (i, (set, _)) in self.cache.iter().enumerate() {
-            if Lattice::le(set.levels(), levels)
-                && best.is_none_or(|b| set.len() < self.cache[b].0.len())
-            {
+            let usable = set
+                .levels()
+                .iter()
+                .zip(levels)
+                .enumerate()
+                .all(|(j, (&have, &want))| have <= want || self.grouper.is_constant(j, want));
+            if usable && best.is_none_or(|b| set.len() < self.cache[b].0.len()) {
                 best = Some(i);
             }
         }
@@ -276,7 +290,10 @@ impl<'a> Evaluator<'a> {
             .grouper
             .group_rows(self.input, levels, self.with_histograms);
         let class_of = self.grouper.class_of().to_vec();
+        // the report needs every metric, granularity's spans included
+        self.with_spans = true;
         let summary = self.classify(&set);
         (class_of, set, self.kept.clone(), summary)
     }
 }
+

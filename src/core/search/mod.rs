@@ -6,6 +6,7 @@
 //! metric bounds. When the privacy models are not monotone for the suppression setting, predictive tagging
 //! is unsound and exact algorithms check every node instead.
 
+mod best_first;
 mod datafly;
 mod evaluator;
 mod exhaustive;
@@ -83,6 +84,8 @@ pub struct SearchResult {
 /// Runs `algorithm` and selects the best candidate.
 pub fn run(ev: &mut Evaluator<'_>, algorithm: Algorithm) -> Result<SearchResult, CoreError> {
     let size = ev.lattice().size();
+    let best_first =
+        matches!(algorithm, Algorithm::Optimal) && ev.metric().has_monotone_static_bound();
     let algorithm = match algorithm {
         Algorithm::Optimal => Algorithm::Flash,
         other => other,
@@ -108,6 +111,7 @@ pub fn run(ev: &mut Evaluator<'_>, algorithm: Algorithm) -> Result<SearchResult,
             exhaustive::search(ev)?
         }
         _ if algorithm.is_exact() && !pruning => exhaustive::search(ev)?,
+        _ if best_first => best_first::search(ev)?,
         Algorithm::Ola => ola::search(ev)?,
         Algorithm::Flash => flash::search(ev)?,
         Algorithm::Incognito => incognito::search(ev)?,
@@ -118,7 +122,11 @@ pub fn run(ev: &mut Evaluator<'_>, algorithm: Algorithm) -> Result<SearchResult,
     let best = select::select(ev, &candidates)?;
     Ok(SearchResult {
         best,
-        algorithm: algorithm.name(),
+        algorithm: if best_first {
+            "best_first"
+        } else {
+            algorithm.name()
+        },
         candidates: candidates.len() as u64,
         pruning,
     })

@@ -1,0 +1,194 @@
+//! Best-first bounded search, the engine's own exact algorithm for metrics with a data-independent
+//! lower bound that is monotone in the lattice.
+//!
+//! Nodes are enumerated in increasing order of the static bound (ties: lower height, then smaller id)
+//! by expanding successors from the bottom, so a node comes only after all its specializations. The
+//! enumeration stops once the bound exceeds the best loss found. An enumerated node of unknown status is
+//! resolved with a probe: from it, a path climbs through unknown nodes, each step taking the successor with
+//! the smallest bound that stays within the best loss, and the path is binary-searched for its lowest
+//! solution as in Flash. A non-solution high on such a path tags a large down-set at once, so most nodes
+//! below the optimum are never checked. Every solution enumerated within the bound is a candidate; for
+//! data-dependent metrics its exact loss (one check) lowers the best loss further, and the bound a check
+//! yields for all generalizations of the checked node (`bound_above`) is passed on to successors, so whole
+//! up-sets whose bound exceeds the best loss are skipped without checks.
+//!
+//! Sound because the solution set is an up-set (monotone privacy models, checked by the caller) and the
+//! bound never exceeds the loss of the node or of any generalization of it.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use super::{Evaluator, Tag, Tags};
+use crate::core::error::CoreError;
+use crate::core::lattice::{Lattice, NodeId};
+
+/// Relative slack when comparing a bound with the best loss (bounds and losses are computed differently).
+const SLACK: f64 = 1e-9;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Entry {
+    bound: f64,
+    height: u32,
+    id: NodeId,
+}
+
+impl Eq for Entry {}
+
+impl Ord for Entry {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // BinaryHeap is a max-heap: reverse everything to pop the smallest key first
+        other
+            .bound
+            .total_cmp(&self.bound)
+            .then(other.height.cmp(&self.height))
+            .then(other.id.cmp(&self.id))
+    }
+}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Runs the best-first search and returns the candidates for selection.
+pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
+    let lattice = ev.lattice().clone();
+    let metric = ev.metric();
+    let exact_bound = metric.is_data_independent();
+    let mut tags = Tags::new(&lattice);
+    let mut seen = vec![false; lattice.size() as usize];
+    let mut heap = BinaryHeap::new();
+    let mut levels = vec![0u8; lattice.dimensions()];
+    let bound_of = |ev: &Evaluator<'_>, levels: &[u8]| ev.loss_model().static_bound(metric, levels);
+    heap.push(Entry {
+        bound: bound_of(ev, &levels),
+        height: 0,
+        id: 0,
+    });
+    seen[0] = true;
+    let mut best = f64::INFINITY;
+    let mut candidates = Vec::new();
+    // bounds inherited from checked specializations (data-dependent metrics only)
+    let mut inherited = if exact_bound {
+        Vec::new()
+    } else {
+        vec![f64::NEG_INFINITY; lattice.size() as usize]
+    };
+    while let Some(entry) = heap.pop() {
+        if entry.bound > best + best.abs() * SLACK {
+            break;
+        }
+        let mut bound = entry.bound;
+        if !exact_bound {
+            bound = bound.max(inherited[entry.id as usize]);
+            if let Some(c) = ev.cached(entry.id) {
+                bound = bound.max(c.bound_above);
+            }
+        }
+        if bound <= best + best.abs() * SLACK {
+            if tags.get(entry.id) == Tag::Unknown {
+                probe(ev, &mut tags, &lattice, entry.id, best)?;
+            }
+            if tags.get(entry.id) == Tag::Solution {
+                let loss = if exact_bound {
+                    entry.bound
+                } else {
+                    let check = ev.check(entry.id)?;
+                    bound = bound.max(check.bound_above);
+                    check.loss
+                };
+                best = best.min(loss);
+                candidates.push(entry.id);
+            }
+        }
+        if !exact_bound {
+            if let Some(c) = ev.cached(entry.id) {
+                bound = bound.max(c.bound_above);
+            }
+            inherited[entry.id as usize] = bound;
+        }
+        lattice.levels_into(entry.id, &mut levels);
+        for j in 0..levels.len() {
+            if levels[j] == lattice.max_levels()[j] {
+                continue;
+            }
+            let next = entry.id + lattice.stride(j);
+            if !exact_bound {
+                let slot = &mut inherited[next as usize];
+                *slot = slot.max(bound);
+            }
+            if seen[next as usize] {
+                continue;
+            }
+            seen[next as usize] = true;
+            levels[j] += 1;
+            heap.push(Entry {
+                bound: bound_of(ev, &levels),
+                height: entry.height + 1,
+                id: next,
+            });
+            levels[j] -= 1;
+        }
+    }
+    Ok(candidates)
+}
+
+/// Resolves `start`: climbs through unknown nodes within the bound and binary-searches the path.
+fn probe(
+    ev: &mut Evaluator<'_>,
+    tags: &mut Tags,
+    lattice: &Lattice,
+    start: NodeId,
+    best: f64,
+) -> Result<(), CoreError> {
+    let metric = ev.metric();
+    let mut path = vec![start];
+    let mut levels = lattice.levels(start);
+    loop {
+        let current = *path.last().unwrap_or(&start);
+        let mut step: Option<(f64, usize)> = None;
+        for j in 0..levels.len() {
+            if levels[j] == lattice.max_levels()[j] {
+                continue;
+            }
+            let next = current + lattice.stride(j);
+            if tags.get(next) != Tag::Unknown {
+                continue;
+            }
+            levels[j] += 1;
+            let bound = ev.loss_model().static_bound(metric, &levels);
+            levels[j] -= 1;
+            if bound > best + best.abs() * SLACK {
+                continue;
+            }
+            if step.is_none_or(|(b, _)| bound < b) {
+                step = Some((bound, j));
+            }
+        }
+        let Some((_, j)) = step else { break };
+        levels[j] += 1;
+        path.push(current + lattice.stride(j));
+    }
+    let (mut low, mut high) = (0isize, path.len() as isize - 1);
+    while low <= high {
+        let mid = ((low + high) / 2) as usize;
+        let node = path[mid];
+        let solution = match tags.get(node) {
+            Tag::Solution => true,
+            Tag::NonSolution => false,
+            Tag::Unknown => {
+                let s = ev.check(node)?.is_solution;
+                tags.tag(node, s);
+                s
+            }
+        };
+        if solution {
+            high = mid as isize - 1;
+        } else {
+            low = mid as isize + 1;
+        }
+    }
+    debug_assert!(tags.get(start) != Tag::Unknown);
+    Ok(())
+}
