@@ -28,7 +28,7 @@ pub struct NodeCheck {
 }
 
 /// Byte budget of cached frequency sets.
-const CACHE_BUDGET: usize = 96 << 20;
+const CACHE_BUDGET: usize = 128 << 20;
 /// Most frequency sets kept (lookup scans them all).
 const CACHE_ENTRIES: usize = 256;
 
@@ -222,13 +222,6 @@ impl<'a> Evaluator<'a> {
 
     /// Groups at `levels`, from the smallest cached set below it or from the bottom.
     fn frequency_set(&mut self, levels: &[u8]) -> FrequencySet {
-        if self.bottom.is_none() {
-            let zeros = vec![0u8; levels.len()];
-            self.bottom = Some(
-                self.grouper
-                    .group_rows(self.input, &zeros, self.with_histograms),
-            );
-        }
         // A set can be rolled up to `levels` if it is at most as general in every attribute that still
         // distinguishes records there; attributes generalized to a single value may be anything.
         let mut best: Option<usize> = None;
@@ -244,17 +237,35 @@ impl<'a> Evaluator<'a> {
             }
         }
         self.clock += 1;
-        let source = match best {
-            Some(i) => {
-                self.cache[i].1 = self.clock;
-                &self.cache[i].0
+        if let Some(i) = best {
+            self.cache[i].1 = self.clock;
+            let source = &self.cache[i].0;
+            if source.levels() == levels {
+                return source.clone();
             }
-            None => self.bottom.as_ref().expect("bottom set was just built"),
-        };
-        if source.levels() == levels {
-            return source.clone();
+            return self.grouper.rollup(self.input, source, levels);
         }
-        self.grouper.rollup(self.input, source, levels)
+        let (input, with_histograms) = (self.input, self.with_histograms);
+        let zeros = vec![0u8; levels.len()];
+        let bottom = self
+            .bottom
+            .get_or_insert_with(|| self.grouper.group_rows(input, &zeros, with_histograms));
+        // Nothing cached below: go through the projection onto the attributes that still distinguish
+        // records (the others at the target level, where they are constant). It is far smaller than the
+        // bottom when some attributes are fully generalized, and later targets with the same constant
+        // attributes reuse it.
+        let projection: Vec<u8> = levels
+            .iter()
+            .enumerate()
+            .map(|(j, &l)| if self.grouper.is_constant(j, l) { l } else { 0 })
+            .collect();
+        if projection.as_slice() == levels || projection.iter().all(|&l| l == 0) {
+            return self.grouper.rollup(self.input, bottom, levels);
+        }
+        let base = self.grouper.rollup(self.input, bottom, &projection);
+        let set = self.grouper.rollup(self.input, &base, levels);
+        self.remember(base);
+        set
     }
 
     fn remember(&mut self, set: FrequencySet) {

@@ -113,11 +113,10 @@ pub fn run(ev: &mut Evaluator<'_>, algorithm: Algorithm) -> Result<SearchResult,
         _ if algorithm.is_exact() && !pruning => exhaustive::search(ev)?,
         _ if best_first => best_first::search(ev)?,
         Algorithm::Ola => ola::search(ev)?,
-        Algorithm::Flash => flash::search(ev)?,
+        Algorithm::Flash | Algorithm::Optimal => flash::search(ev)?,
         Algorithm::Incognito => incognito::search(ev)?,
         Algorithm::Samarati => samarati::search(ev)?,
         Algorithm::Datafly { seed } => datafly::search(ev, seed)?,
-        Algorithm::Optimal => unreachable!("resolved above"),
     };
     let best = select::select(ev, &candidates)?;
     Ok(SearchResult {
