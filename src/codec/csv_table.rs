@@ -40,7 +40,6 @@ pub fn read_table<R: Read>(input: R, options: &CsvOptions) -> Result<Table, Code
     while next(&mut reader, &mut record)? {
         let line = record.position().map_or(0, |p| p.line());
         if record.len() != width {
-            // a blank line inside the data is read as one empty field
             return Err(CodecError::RaggedRow {
                 line,
                 found: record.len(),

@@ -40,8 +40,16 @@ struct JsonHierarchy {
 
 /// Parses a JSON hierarchy document.
 pub fn parse_json_hierarchy(bytes: &[u8]) -> Result<Hierarchy, CodecError> {
-    let doc: JsonHierarchy =
-        serde_json::from_slice(bytes).map_err(|e| CodecError::HierarchyJson(e.to_string()))?;
+    // serde's messages quote the offending value, which may be a data value: report position and kind only
+    let doc: JsonHierarchy = serde_json::from_slice(bytes).map_err(|e| {
+        let kind = match e.classify() {
+            serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
+                "not valid JSON"
+            }
+            _ => "expected {\"levels\": [[value, level1, ..., top], ...]}",
+        };
+        CodecError::HierarchyJson(format!("{kind} (line {}, column {})", e.line(), e.column()))
+    })?;
     Ok(Hierarchy::from_rows(&doc.levels)?)
 }
 
@@ -73,5 +81,9 @@ mod tests {
             parse_json_hierarchy(b"{\"levels\": 3}"),
             Err(CodecError::HierarchyJson(_))
         ));
+        let message = parse_json_hierarchy(br#"{"levels": "SECRET-VALUE-123"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(!message.contains("SECRET"), "{message}");
     }
 }

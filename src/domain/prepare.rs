@@ -109,10 +109,16 @@ pub fn prepare(
 ) -> Result<Prepared, SpecError> {
     for name in spec.attributes.keys() {
         if table.column_index(name).is_none() {
+            let hint = match table.columns() {
+                [only] if only.name.contains([';', ',', '\t', '|']) => {
+                    " (the header was read as a single column: is csv.delimiter right?)"
+                }
+                _ => "",
+            };
             return Err(SpecError::new(
                 format!("/attributes/{}", pointer_segment(name)),
                 "unknown_column",
-                format!("the dataset has no column '{name}'"),
+                format!("the dataset has no column '{name}'{hint}"),
             ));
         }
     }

@@ -224,7 +224,13 @@ impl JobSpec {
             } else {
                 "invalid_spec"
             };
-            SpecError::new(pointer, code, inner.to_string())
+            let mut message = inner.to_string();
+            if message.contains("untagged enum HierarchySpec") {
+                message = "a hierarchy is one of {\"path\": ...}, {\"id\": ...}, {\"levels\": [[...], ...]} \
+                           or {\"arx\": \"...\"}"
+                    .into();
+            }
+            SpecError::new(pointer, code, message)
         })
     }
 }

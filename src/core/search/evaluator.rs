@@ -307,4 +307,3 @@ impl<'a> Evaluator<'a> {
         (class_of, set, self.kept.clone(), summary)
     }
 }
-

@@ -1,0 +1,100 @@
+//! Checks the layering rules of ARCHITECTURE.md on the source text: the core is pure (no clock, environment,
+//! file, network, process, terminal output or async runtime), and every source file starts with a `//!`
+//! comment that says what lives there.
+
+use std::path::{Path, PathBuf};
+
+/// What `src/core` must never use, with the reason given on failure.
+const FORBIDDEN_IN_CORE: [(&str, &str); 15] = [
+    ("std::fs", "file access"),
+    ("std::env", "the environment"),
+    ("std::time", "the clock"),
+    ("Instant::", "the clock"),
+    ("SystemTime", "the clock"),
+    ("std::net", "the network"),
+    ("std::process", "processes"),
+    ("std::io::stdout", "terminal output"),
+    ("std::io::stderr", "terminal output"),
+    ("println!", "terminal output"),
+    ("eprintln!", "terminal output"),
+    ("dbg!", "terminal output"),
+    ("tokio", "async runtime"),
+    ("sqlx", "the database"),
+    ("axum", "the HTTP layer"),
+];
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("directory entry").path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// Whether `code` contains `pattern` as a whole path or name (`eprintln!` does not mention `println!`).
+fn mentions(code: &str, pattern: &str) -> bool {
+    code.match_indices(pattern).any(|(at, _)| {
+        !code[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+    })
+}
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+#[test]
+fn core_is_pure() {
+    let mut files = Vec::new();
+    rust_files(&src().join("core"), &mut files);
+    assert!(!files.is_empty());
+    let mut violations = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("source file");
+        for (number, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            for (pattern, what) in FORBIDDEN_IN_CORE {
+                if mentions(code, pattern) {
+                    violations.push(format!(
+                        "{}:{}: `{pattern}` ({what})",
+                        file.strip_prefix(src()).unwrap_or(file).display(),
+                        number + 1
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "src/core must stay pure:\n{}",
+        violations.join("\n")
+    );
+}
+
+#[test]
+fn every_source_file_says_what_lives_there() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let missing: Vec<String> = files
+        .iter()
+        .filter(|f| {
+            let text = std::fs::read_to_string(f).expect("source file");
+            !text.trim_start().starts_with("//!")
+        })
+        .map(|f| f.display().to_string())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "files without a leading //! comment:\n{}",
+        missing.join("\n")
+    );
+}

@@ -1,0 +1,1026 @@
+//! End-to-end tests of the `anonymizer` binary: real processes on files in temporary directories.
+//!
+//! Covers a full run on the adult benchmark (the only test that uses it), removal of suppressed records,
+//! column roles, every user-facing error (exit code, a single `error:` line that names the problem and
+//! never echoes a cell value, no output file left behind), determinism, and the JSON and inline hierarchy
+//! sources. Everything but the adult run works on small generated tables, so the file runs in seconds.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{json, Value};
+use tempfile::TempDir;
+
+const BIN: &str = env!("CARGO_BIN_EXE_anonymizer");
+
+/// A cell value planted in the data of error cases; no message may contain it.
+const SECRET: &str = "SECRET-VALUE-123";
+
+const ADULT_COLUMNS: [&str; 9] = [
+    "sex",
+    "age",
+    "race",
+    "marital-status",
+    "education",
+    "native-country",
+    "workclass",
+    "occupation",
+    "salary-class",
+];
+
+fn data_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("data")
+        .join(name)
+}
+
+/// A temporary working directory holding the inputs of one run and its outputs.
+struct Case {
+    dir: TempDir,
+}
+
+impl Case {
+    fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().expect("temporary directory"),
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn write(&self, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.path(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("create directory");
+        }
+        std::fs::write(&path, bytes).expect("write file");
+        path
+    }
+
+    fn write_spec(&self, name: &str, spec: &Value) -> PathBuf {
+        self.write(
+            name,
+            serde_json::to_vec_pretty(spec).expect("serialize spec"),
+        )
+    }
+
+    /// Runs `anonymize` with `out.csv` and `report.json` in this directory, from an unrelated working
+    /// directory so that nothing depends on it.
+    fn run(&self, input: &Path, spec: &Path) -> Output {
+        self.run_to(input, spec, "out.csv")
+    }
+
+    fn run_to(&self, input: &Path, spec: &Path, output: &str) -> Output {
+        Command::new(BIN)
+            .current_dir(std::env::temp_dir())
+            .arg("anonymize")
+            .arg("--input")
+            .arg(input)
+            .arg("--spec")
+            .arg(spec)
+            .arg("--output")
+            .arg(self.path(output))
+            .arg("--report")
+            .arg(self.path(&format!("{output}.report.json")))
+            .arg("--quiet")
+            .output()
+            .expect("run the anonymizer binary")
+    }
+
+    fn report(&self, output: &str) -> Value {
+        let bytes = std::fs::read(self.path(&format!("{output}.report.json"))).expect("report");
+        serde_json::from_slice(&bytes).expect("report is JSON")
+    }
+
+    fn entries(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.dir.path())
+            .expect("list directory")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+}
+
+fn assert_success(output: &Output) {
+    assert!(
+        output.status.success(),
+        "exit {:?}, stderr: {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// Reads a `;`-separated CSV file into its header and records, field by field, as bytes.
+fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<Vec<u8>>>) {
+    let mut reader = csv::ReaderBuilder::new()
+        .delimiter(b';')
+        .has_headers(true)
+        .from_path(path)
+        .expect("open CSV");
+    let header = reader
+        .headers()
+        .expect("header")
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let records = reader
+        .byte_records()
+        .map(|r| r.expect("record").iter().map(<[u8]>::to_vec).collect())
+        .collect();
+    (header, records)
+}
+
+fn column(header: &[String], name: &str) -> usize {
+    header
+        .iter()
+        .position(|h| h == name)
+        .unwrap_or_else(|| panic!("no column {name} in {header:?}"))
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// A small generated table: people with an identifying name, three quasi-identifiers, a sensitive diagnosis
+// and an insensitive free-text note whose values need quoting or carry odd whitespace.
+
+const AGES: [u32; 10] = [21, 25, 34, 38, 41, 47, 52, 58, 63, 69];
+const ZIPS: [&str; 6] = ["81667", "81669", "81675", "81925", "81931", "81939"];
+const SEXES: [&str; 2] = ["male", "female"];
+const DIAGNOSES: [&str; 4] = ["flu", "asthma", "diabetes", "none"];
+const NOTES: [&str; 6] = [
+    "plain",
+    "semi;colon",
+    "say \"hi\"",
+    " padded ",
+    "",
+    "Zürich",
+];
+
+/// `rows` records drawn by a fixed linear congruential generator.
+fn people_csv(rows: usize) -> String {
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = |n: usize| {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((state >> 33) % n as u64) as usize
+    };
+    let mut writer = csv::WriterBuilder::new()
+        .delimiter(b';')
+        .from_writer(Vec::new());
+    writer
+        .write_record(["name", "age", "zip", "sex", "diagnosis", "note"])
+        .unwrap();
+    for r in 0..rows {
+        let name = format!("Person {r:05}");
+        let age = AGES[next(AGES.len())].to_string();
+        let zip = ZIPS[next(ZIPS.len())];
+        let sex = SEXES[next(SEXES.len())];
+        let diagnosis = DIAGNOSES[next(DIAGNOSES.len())];
+        let note = NOTES[next(NOTES.len())];
+        writer
+            .write_record([name.as_str(), &age, zip, sex, diagnosis, note])
+            .unwrap();
+    }
+    String::from_utf8(writer.into_inner().unwrap()).unwrap()
+}
+
+/// Rows of the age hierarchy: value, decade, half-century, `*`.
+fn age_levels() -> Vec<Vec<String>> {
+    (0..100u32)
+        .map(|a| {
+            let decade = format!("{}-{}", a / 10 * 10, a / 10 * 10 + 9);
+            let half = if a < 50 { "<50" } else { ">=50" };
+            vec![a.to_string(), decade, half.to_string(), "*".to_string()]
+        })
+        .collect()
+}
+
+fn zip_levels() -> Vec<Vec<String>> {
+    ZIPS.iter()
+        .map(|z| {
+            vec![
+                z.to_string(),
+                format!("{}*", &z[..4]),
+                format!("{}**", &z[..3]),
+                "*".to_string(),
+            ]
+        })
+        .collect()
+}
+
+fn sex_levels() -> Vec<Vec<String>> {
+    SEXES
+        .iter()
+        .map(|s| vec![s.to_string(), "*".to_string()])
+        .collect()
+}
+
+fn arx(levels: &[Vec<String>]) -> String {
+    levels.iter().map(|row| row.join(";") + "\n").collect()
+}
+
+/// Writes the three hierarchies as ARX CSV files into `dir` and returns the spec that uses them.
+fn people_spec(case: &Case, dir: &str) -> Value {
+    case.write(&format!("{dir}/age.csv"), arx(&age_levels()));
+    case.write(&format!("{dir}/zip.csv"), arx(&zip_levels()));
+    case.write(&format!("{dir}/sex.csv"), arx(&sex_levels()));
+    json!({
+        "csv": {"delimiter": ";"},
+        "attributes": {
+            "name": {"role": "identifying"},
+            "age": {"role": "quasi_identifier", "hierarchy": {"path": format!("{dir}/age.csv")}},
+            "zip": {"role": "quasi_identifier", "hierarchy": {"path": format!("{dir}/zip.csv")}},
+            "sex": {"role": "quasi_identifier", "hierarchy": {"path": format!("{dir}/sex.csv")}},
+            "diagnosis": {"role": "sensitive"},
+            "note": {"role": "insensitive"}
+        },
+        "privacy_models": [{"type": "k_anonymity", "k": 3}],
+        "suppression_limit": 0.05,
+        "algorithm": {"type": "flash"},
+        "metric": "granularity"
+    })
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// (a) adult, all nine columns as quasi-identifiers
+
+#[test]
+fn adult_k5_flash_nu_entropy() {
+    let case = Case::new();
+    let source = data_dir("adult");
+    let mut attributes = serde_json::Map::new();
+    for name in ADULT_COLUMNS {
+        let file = format!("adult_hierarchy_{name}.csv");
+        let bytes = std::fs::read(source.join(&file)).expect("adult hierarchy");
+        case.write(&format!("hierarchies/{file}"), bytes);
+        attributes.insert(
+            name.to_string(),
+            json!({"role": "quasi_identifier", "hierarchy": {"path": format!("hierarchies/{file}")}}),
+        );
+    }
+    let spec = case.write_spec(
+        "spec.json",
+        &json!({
+            "csv": {"delimiter": ";"},
+            "attributes": attributes,
+            "privacy_models": [{"type": "k_anonymity", "k": 5}],
+            "suppression_limit": 0.04,
+            "algorithm": {"type": "flash"},
+            "metric": "nu_entropy"
+        }),
+    );
+    let input = source.join("adult.csv");
+    let output = case.run(&input, &spec);
+    assert_success(&output);
+
+    let report = case.report("out.csv");
+    let expected = json!({
+        "sex": 1, "age": 0, "race": 1, "marital-status": 1, "education": 3,
+        "native-country": 2, "workclass": 2, "occupation": 0, "salary-class": 1
+    });
+    assert_eq!(report["transformation"], expected);
+    assert_eq!(report["records"], 30162);
+    let suppressed = report["suppressed_records"]
+        .as_u64()
+        .expect("suppressed_records");
+    assert!(
+        suppressed <= 1206,
+        "{suppressed} suppressed, floor(0.04 × 30162) = 1206"
+    );
+    for metric in [
+        "precision",
+        "dm_star",
+        "discernibility",
+        "nu_entropy",
+        "aecs",
+        "height",
+        "granularity",
+    ] {
+        assert!(
+            report["metrics"][metric].is_number(),
+            "metrics.{metric} missing: {report}"
+        );
+    }
+    assert_eq!(report["metric"], "nu_entropy");
+    assert_eq!(report["loss"], report["metrics"]["nu_entropy"]);
+    assert_eq!(report["metrics"]["height"], 11.0);
+    let classes = &report["equivalence_classes"];
+    for field in ["count", "min", "max", "mean"] {
+        assert!(
+            classes[field].is_number(),
+            "equivalence_classes.{field} missing"
+        );
+    }
+    let search = &report["search"];
+    assert_eq!(search["algorithm"], "flash");
+    assert_eq!(search["lattice_size"], 12960);
+    assert!(search["nodes_checked"].as_u64().expect("nodes_checked") > 0);
+    assert!(search["elapsed_ms"].is_number());
+
+    // the output: same rows, suppressed rows masked, every published class of size ≥ 5
+    let (in_header, in_rows) = read_csv(&input);
+    let (header, rows) = read_csv(&case.path("out.csv"));
+    assert_eq!(header, in_header);
+    assert_eq!(rows.len(), in_rows.len());
+    let mut masked = 0u64;
+    let mut classes_seen: HashMap<&[Vec<u8>], u64> = HashMap::new();
+    for row in &rows {
+        assert_eq!(row.len(), ADULT_COLUMNS.len());
+        if row.iter().all(|cell| cell == b"*") {
+            masked += 1;
+        } else {
+            // age and occupation stay at level 0, so only suppressed rows have `*` there
+            assert_ne!(row[column(&header, "age")], b"*");
+            assert_ne!(row[column(&header, "occupation")], b"*");
+            *classes_seen.entry(row.as_slice()).or_default() += 1;
+        }
+    }
+    assert_eq!(masked, suppressed);
+    let smallest = classes_seen.values().copied().min().expect("some class");
+    assert!(smallest >= 5, "a published class has {smallest} records");
+    assert_eq!(classes["count"], classes_seen.len() as u64);
+    assert_eq!(classes["min"], smallest);
+    assert_eq!(
+        classes["max"],
+        classes_seen.values().copied().max().unwrap()
+    );
+    // generalized values are the hierarchy's labels: sex at level 1 is its top
+    assert!(rows.iter().all(|r| r[column(&header, "sex")] == b"*"));
+
+    check_against_definitions(&report, &source, &in_rows, &rows);
+}
+
+/// Recomputes the adult run from the input, the hierarchies and the reported transformation: every
+/// published row is the input row generalized, the suppressed records are exactly those in classes
+/// smaller than k, and every reported metric matches its definition (src/core/loss/mod.rs).
+fn check_against_definitions(
+    report: &Value,
+    source: &Path,
+    input: &[Vec<Vec<u8>>],
+    output: &[Vec<Vec<u8>>],
+) {
+    const K: u64 = 5;
+    let n = input.len() as f64;
+    let q = ADULT_COLUMNS.len() as f64;
+    // per column: leaf → its hierarchy row, and label → leaves under it at the chosen level
+    let mut generalize: Vec<HashMap<Vec<u8>, Vec<u8>>> = Vec::new();
+    let mut leaves_under: Vec<HashMap<Vec<u8>, u64>> = Vec::new();
+    let mut leaf_count = Vec::new();
+    let mut levels = Vec::new();
+    let mut max_levels = Vec::new();
+    for name in ADULT_COLUMNS {
+        let level = report["transformation"][name].as_u64().unwrap() as usize;
+        let text = std::fs::read_to_string(source.join(format!("adult_hierarchy_{name}.csv")))
+            .expect("hierarchy");
+        let hierarchy: Vec<Vec<&str>> = text
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(|l| l.split(';').collect())
+            .collect();
+        let mut map = HashMap::new();
+        let mut under = HashMap::new();
+        for row in &hierarchy {
+            map.insert(row[0].as_bytes().to_vec(), row[level].as_bytes().to_vec());
+            *under.entry(row[level].as_bytes().to_vec()).or_insert(0u64) += 1;
+        }
+        generalize.push(map);
+        leaves_under.push(under);
+        leaf_count.push(hierarchy.len() as u64);
+        levels.push(level);
+        max_levels.push(hierarchy[0].len() - 1);
+    }
+    let generalized: Vec<Vec<Vec<u8>>> = input
+        .iter()
+        .map(|row| {
+            row.iter()
+                .zip(&generalize)
+                .map(|(cell, map)| map[cell].clone())
+                .collect()
+        })
+        .collect();
+    let mut class_sizes: HashMap<&[Vec<u8>], u64> = HashMap::new();
+    for row in &generalized {
+        *class_sizes.entry(row.as_slice()).or_default() += 1;
+    }
+    let mut suppressed = 0u64;
+    let (mut dm_star, mut kept_squares, mut kept_classes) = (0u64, 0u64, 0u64);
+    for &size in class_sizes.values() {
+        dm_star += size * size;
+        if size < K {
+            suppressed += size;
+        } else {
+            kept_squares += size * size;
+            kept_classes += 1;
+        }
+    }
+    assert_eq!(report["suppressed_records"], suppressed);
+    let mut granularity_cells = 0.0;
+    for (r, (row, published)) in generalized.iter().zip(output).enumerate() {
+        if class_sizes[row.as_slice()] < K {
+            assert!(
+                published.iter().all(|c| c == b"*"),
+                "record {r} is not masked"
+            );
+            granularity_cells += q;
+        } else {
+            assert_eq!(row, published, "record {r} is not its generalization");
+            for (j, label) in row.iter().enumerate() {
+                granularity_cells +=
+                    (leaves_under[j][label] - 1) as f64 / (leaf_count[j] - 1) as f64;
+            }
+        }
+    }
+    // non-uniform entropy: Σ_j Σ_records log2(#records with the same label / #records with the same value)
+    let mut nu_entropy = 0.0;
+    for j in 0..ADULT_COLUMNS.len() {
+        let mut by_value: HashMap<&[u8], u64> = HashMap::new();
+        let mut by_label: HashMap<&[u8], u64> = HashMap::new();
+        for (row, g) in input.iter().zip(&generalized) {
+            *by_value.entry(&row[j]).or_default() += 1;
+            *by_label.entry(&g[j]).or_default() += 1;
+        }
+        for (value, &count) in &by_value {
+            let label = generalize[j][*value].as_slice();
+            nu_entropy += count as f64 * (by_label[label] as f64 / count as f64).log2();
+        }
+    }
+    let expected = [
+        (
+            "precision",
+            levels
+                .iter()
+                .zip(&max_levels)
+                .map(|(&v, &h)| v as f64 / h as f64)
+                .sum::<f64>()
+                / q,
+        ),
+        ("height", levels.iter().sum::<usize>() as f64),
+        ("dm_star", dm_star as f64),
+        (
+            "discernibility",
+            kept_squares as f64 + n * suppressed as f64,
+        ),
+        (
+            "aecs",
+            n / (kept_classes + u64::from(suppressed > 0)) as f64,
+        ),
+        ("granularity", granularity_cells / (n * q)),
+        ("nu_entropy", nu_entropy),
+    ];
+    for (metric, value) in expected {
+        let reported = report["metrics"][metric].as_f64().unwrap();
+        assert!(
+            (reported - value).abs() <= 1e-9 * value.abs().max(1.0),
+            "{metric}: reported {reported}, the definition gives {value}"
+        );
+    }
+    let classes = &report["equivalence_classes"];
+    assert_eq!(classes["count"], kept_classes);
+    let mean = (n - suppressed as f64) / kept_classes as f64;
+    assert!((classes["mean"].as_f64().unwrap() - mean).abs() < 1e-9);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// (b) removal and (c) roles
+
+#[test]
+fn suppressed_records_remove_drops_them() {
+    let case = Case::new();
+    let input = case.write("people.csv", people_csv(400));
+    let mut spec = people_spec(&case, "h");
+    let mask = case.write_spec("mask.json", &spec);
+    spec["suppressed_records"] = json!("remove");
+    let remove = case.write_spec("remove.json", &spec);
+
+    assert_success(&case.run_to(&input, &mask, "masked.csv"));
+    assert_success(&case.run_to(&input, &remove, "removed.csv"));
+    let masked_report = case.report("masked.csv");
+    let removed_report = case.report("removed.csv");
+    let suppressed = removed_report["suppressed_records"].as_u64().unwrap();
+    assert!(
+        suppressed > 0,
+        "the fixture must suppress something: {removed_report}"
+    );
+    assert_eq!(
+        masked_report["transformation"],
+        removed_report["transformation"]
+    );
+    assert_eq!(removed_report["suppressed_records_removed"], true);
+    assert_eq!(removed_report["published_records"], 400 - suppressed);
+    assert_eq!(masked_report["published_records"], 400);
+
+    let (header, masked) = read_csv(&case.path("masked.csv"));
+    let (_, removed) = read_csv(&case.path("removed.csv"));
+    let qi: Vec<usize> = ["age", "zip", "sex"]
+        .iter()
+        .map(|c| column(&header, c))
+        .collect();
+    let is_masked = |row: &Vec<Vec<u8>>| qi.iter().all(|&j| row[j] == b"*");
+    assert_eq!(
+        masked.iter().filter(|r| is_masked(r)).count() as u64,
+        suppressed
+    );
+    assert_eq!(removed.len() as u64, 400 - suppressed);
+    assert!(!removed.iter().any(is_masked));
+    // what remains is exactly the unsuppressed rows, in input order
+    let kept: Vec<&Vec<Vec<u8>>> = masked.iter().filter(|r| !is_masked(r)).collect();
+    assert_eq!(kept, removed.iter().collect::<Vec<_>>());
+}
+
+#[test]
+fn roles_drop_identifying_and_keep_other_columns_verbatim() {
+    let case = Case::new();
+    let input = case.write("people.csv", people_csv(300));
+    let spec = case.write_spec("spec.json", &people_spec(&case, "h"));
+    assert_success(&case.run(&input, &spec));
+
+    let (in_header, in_rows) = read_csv(&input);
+    let (header, rows) = read_csv(&case.path("out.csv"));
+    assert_eq!(header, ["age", "zip", "sex", "diagnosis", "note"]);
+    assert_eq!(rows.len(), in_rows.len());
+    for name in ["diagnosis", "note"] {
+        let (i, o) = (column(&in_header, name), column(&header, name));
+        for (r, (a, b)) in in_rows.iter().zip(&rows).enumerate() {
+            assert_eq!(a[i], b[o], "column {name}, record {r}");
+        }
+    }
+    let text = std::fs::read_to_string(case.path("out.csv")).unwrap();
+    assert!(!text.contains("Person "), "identifying values leaked");
+    // and the quasi-identifiers are the hierarchy labels at the reported levels
+    let report = case.report("out.csv");
+    let level = report["transformation"]["zip"].as_u64().unwrap() as usize;
+    let zip = column(&header, "zip");
+    let labels: Vec<String> = zip_levels().into_iter().map(|r| r[level].clone()).collect();
+    for row in &rows {
+        let cell = String::from_utf8(row[zip].clone()).unwrap();
+        assert!(cell == "*" || labels.contains(&cell), "{cell}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// (d) errors
+
+/// The table most error cases start from: `SECRET` is a cell value in every column kind.
+const TABLE: &str = "name;age;city;note\n\
+                     SECRET-VALUE-123;34;Bern;x\n\
+                     Ann;45;SECRET-VALUE-123;y\n\
+                     Bob;34;Basel;SECRET-VALUE-123\n\
+                     Cid;45;Bern;x\n\
+                     Dan;34;Basel;y\n\
+                     Eve;45;Bern;x\n";
+
+fn base_spec() -> Value {
+    json!({
+        "csv": {"delimiter": ";"},
+        "attributes": {
+            "name": {"role": "identifying"},
+            "age": {"role": "quasi_identifier",
+                    "hierarchy": {"levels": [["34", "30-49", "*"], ["45", "30-49", "*"]]}},
+            "city": {"role": "quasi_identifier",
+                     "hierarchy": {"levels": [["Bern", "*"], ["Basel", "*"], ["SECRET-VALUE-123", "*"]]}},
+            "note": {"role": "insensitive"}
+        },
+        "privacy_models": [{"type": "k_anonymity", "k": 2}],
+        "suppression_limit": 0.2
+    })
+}
+
+/// Runs a job expected to fail and checks the failure contract.
+fn assert_fails(case: &Case, input: &Path, spec: &Path, expected: &[&str]) {
+    let before = case.entries();
+    let output = case.run(input, spec);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "expected a failure: {stderr}");
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "exactly one line on stderr: {stderr:?}");
+    assert!(lines[0].starts_with("error: "), "{stderr:?}");
+    for fragment in expected {
+        assert!(
+            stderr.contains(fragment),
+            "stderr {stderr:?} should contain {fragment:?}"
+        );
+    }
+    assert!(!stderr.contains(SECRET), "a cell value leaked: {stderr:?}");
+    assert!(output.stdout.is_empty(), "nothing on stdout");
+    assert!(!case.path("out.csv").exists(), "an output file was left");
+    assert!(
+        !case.path("out.csv.report.json").exists(),
+        "a report was left"
+    );
+    assert_eq!(case.entries(), before, "the directory changed");
+}
+
+/// A case whose input is `table` and whose spec is `spec`.
+fn error_case(table: impl AsRef<[u8]>, spec: &Value) -> (Case, PathBuf, PathBuf) {
+    let case = Case::new();
+    let input = case.write("data.csv", table);
+    let spec = case.write_spec("spec.json", spec);
+    (case, input, spec)
+}
+
+#[test]
+fn base_error_fixture_is_valid() {
+    // the error cases below each break one thing of this working job
+    let (case, input, spec) = error_case(TABLE, &base_spec());
+    assert_success(&case.run(&input, &spec));
+}
+
+#[test]
+fn error_ragged_row_names_the_line() {
+    let table =
+        "name;age;city;note\nAnn;34;Bern;x\nBob;45;Basel;y\nSECRET-VALUE-123;45\nEve;45;Bern;x\n";
+    let (case, input, spec) = error_case(table, &base_spec());
+    assert_fails(
+        &case,
+        &input,
+        &spec,
+        &["line 4", "2 fields", "header has 4"],
+    );
+}
+
+#[test]
+fn error_invalid_utf8() {
+    let table: &[u8] =
+        b"name;age;city;note\nAnn;34;Bern;x\nSECRET-VALUE-123;45;Bern;caf\xe9\nEve;45;Bern;x\n";
+    let (case, input, spec) = error_case(table, &base_spec());
+    assert_fails(&case, &input, &spec, &["line 3", "column 4", "UTF-8"]);
+}
+
+#[test]
+fn error_empty_file() {
+    let (case, input, spec) = error_case("", &base_spec());
+    assert_fails(&case, &input, &spec, &["empty"]);
+}
+
+#[test]
+fn error_header_only() {
+    let (case, input, spec) = error_case("name;age;city;note\n", &base_spec());
+    assert_fails(&case, &input, &spec, &["header but no records"]);
+}
+
+#[test]
+fn error_duplicate_column_names() {
+    let table = "name;age;city;age\nSECRET-VALUE-123;34;Bern;34\n";
+    let (case, input, spec) = error_case(table, &base_spec());
+    assert_fails(&case, &input, &spec, &["'age'", "appears twice"]);
+}
+
+#[test]
+fn error_unknown_column_in_spec() {
+    let mut spec = base_spec();
+    spec["attributes"]["salary"] = json!({"role": "sensitive"});
+    let (case, input, spec) = error_case(TABLE, &spec);
+    assert_fails(
+        &case,
+        &input,
+        &spec,
+        &["/attributes/salary", "no column 'salary'"],
+    );
+}
+
+#[test]
+fn error_column_without_role() {
+    let mut spec = base_spec();
+    spec["attributes"].as_object_mut().unwrap().remove("note");
+    let (case, input, spec) = error_case(TABLE, &spec);
+    assert_fails(&case, &input, &spec, &["'note'", "no role"]);
+}
+
+#[test]
+fn error_quasi_identifier_without_hierarchy() {
+    let mut spec = base_spec();
+    spec["attributes"]["age"] = json!({"role": "quasi_identifier"});
+    let (case, input, spec) = error_case(TABLE, &spec);
+    assert_fails(
+        &case,
+        &input,
+        &spec,
+        &["/attributes/age/hierarchy", "'age' needs a hierarchy"],
+    );
+}
+
+#[test]
+fn error_hierarchy_misses_values() {
+    let mut spec = base_spec();
+    // neither Basel nor the secret value is covered
+    spec["attributes"]["city"]["hierarchy"] = json!({"levels": [["Bern", "*"], ["Zug", "*"]]});
+    let (case, input, spec) = error_case(TABLE, &spec);
+    assert_fails(
+        &case,
+        &input,
+        &spec,
+        &[
+            "column 'city'",
+            "does not cover 2 of the column's 3 distinct values",
+        ],
+    );
+}
+
+#[test]
+fn error_ragged_hierarchy_file() {
+    let mut spec = base_spec();
+    spec["attributes"]["age"]["hierarchy"] = json!({"path": "age.csv"});
+    let (case, input, spec) = error_case(TABLE, &spec);
+    case.write("age.csv", "34;30-49;*\n45;30-49;*\nSECRET-VALUE-123;*\n");
+    assert_fails(
+        &case,
+        &input,
+        &spec,
+        &["age.csv", "line 3 has 2 levels but line 1 has 3"],
+    );
+}
+
+#[test]
+fn error_missing_hierarchy_file() {
+    let mut spec = base_spec();
+    spec["attributes"]["age"]["hierarchy"] = json!({"path": "no-such-hierarchy.csv"});
+    let (case, input, spec) = error_case(TABLE, &spec);
+    assert_fails(
+        &case,
+        &input,
+        &spec,
+        &["cannot read hierarchy file", "no-such-hierarchy.csv"],
+    );
+}
+
+#[test]
+fn error_k_zero() {
+    let mut spec = base_spec();
+    spec["privacy_models"][0]["k"] = json!(0);
+    let (case, input, spec) = error_case(TABLE, &spec);
+    assert_fails(&case, &input, &spec, &["/privacy_models/0/k", "at least 1"]);
+}
+
+#[test]
+fn error_k_larger_than_the_table() {
+    let mut spec = base_spec();
+    spec["privacy_models"][0]["k"] = json!(7);
+    let (case, input, spec) = error_case(TABLE, &spec);
+    assert_fails(
+        &case,
+        &input,
+        &spec,
+        &["k = 7", "larger than the table (6 records)"],
+    );
+}
+
+#[test]
+fn error_suppression_limit_out_of_range() {
+    let mut spec = base_spec();
+    spec["suppression_limit"] = json!(1.5);
+    let (case, input, spec) = error_case(TABLE, &spec);
+    assert_fails(
+        &case,
+        &input,
+        &spec,
+        &["/suppression_limit", "between 0 and 1"],
+    );
+}
+
+#[test]
+fn error_unknown_algorithm() {
+    let mut spec = base_spec();
+    spec["algorithm"] = json!({"type": "simulated_annealing"});
+    let (case, input, spec) = error_case(TABLE, &spec);
+    assert_fails(
+        &case,
+        &input,
+        &spec,
+        &["/algorithm", "unknown variant `simulated_annealing`"],
+    );
+}
+
+#[test]
+fn error_unknown_metric() {
+    let mut spec = base_spec();
+    spec["metric"] = json!("loss_of_everything");
+    let (case, input, spec) = error_case(TABLE, &spec);
+    assert_fails(
+        &case,
+        &input,
+        &spec,
+        &["/metric", "unknown variant `loss_of_everything`"],
+    );
+}
+
+#[test]
+fn error_unknown_spec_field() {
+    let mut spec = base_spec();
+    spec["suppresion_limit"] = json!(0.1);
+    let (case, input, spec) = error_case(TABLE, &spec);
+    assert_fails(&case, &input, &spec, &["unknown field `suppresion_limit`"]);
+}
+
+#[test]
+fn error_malformed_spec_json() {
+    let case = Case::new();
+    let input = case.write("data.csv", TABLE);
+    let spec = case.write(
+        "spec.json",
+        r#"{"csv": {"delimiter": ";"}, "attributes": {"#,
+    );
+    assert_fails(&case, &input, &spec, &["spec.json", "EOF while parsing"]);
+}
+
+#[test]
+fn error_missing_input_file() {
+    let case = Case::new();
+    let spec = case.write_spec("spec.json", &base_spec());
+    let input = case.path("no-such-input.csv");
+    assert_fails(
+        &case,
+        &input,
+        &spec,
+        &["cannot read input", "no-such-input.csv"],
+    );
+}
+
+#[test]
+fn error_missing_spec_file() {
+    let case = Case::new();
+    let input = case.write("data.csv", TABLE);
+    let spec = case.path("no-such-spec.json");
+    assert_fails(
+        &case,
+        &input,
+        &spec,
+        &["cannot read spec", "no-such-spec.json"],
+    );
+}
+
+#[test]
+fn a_failed_run_keeps_an_existing_output_file() {
+    // the output is written to a temporary name and renamed, so a failure never truncates a file
+    let mut spec = base_spec();
+    spec["privacy_models"][0]["k"] = json!(0);
+    let (case, input, spec) = error_case(TABLE, &spec);
+    case.write("out.csv", "previous result\n");
+    let output = case.run(&input, &spec);
+    assert!(!output.status.success());
+    assert_eq!(
+        std::fs::read_to_string(case.path("out.csv")).unwrap(),
+        "previous result\n"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// (e) determinism
+
+#[test]
+fn runs_are_deterministic() {
+    let case = Case::new();
+    let input = case.write("people.csv", people_csv(3000));
+    let mut spec = people_spec(&case, "h");
+    spec["privacy_models"][0]["k"] = json!(10);
+    spec["suppression_limit"] = json!(0.02);
+    spec["algorithm"] = json!({"type": "optimal"});
+    spec["metric"] = json!("discernibility");
+    let spec = case.write_spec("spec.json", &spec);
+    assert_success(&case.run_to(&input, &spec, "first.csv"));
+    assert_success(&case.run_to(&input, &spec, "second.csv"));
+    let first = std::fs::read(case.path("first.csv")).unwrap();
+    let second = std::fs::read(case.path("second.csv")).unwrap();
+    assert!(first == second, "outputs differ");
+    let (a, b) = (case.report("first.csv"), case.report("second.csv"));
+    assert_eq!(a["transformation"], b["transformation"]);
+    assert_eq!(a["metrics"], b["metrics"]);
+    assert_eq!(a["suppressed_records"], b["suppressed_records"]);
+    assert_eq!(a["search"]["nodes_checked"], b["search"]["nodes_checked"]);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// (f) hierarchy sources
+
+#[test]
+fn json_file_and_inline_hierarchies_match_arx_files() {
+    let case = Case::new();
+    let input = case.write("people.csv", people_csv(500));
+    let arx_spec = people_spec(&case, "arx");
+    let arx_path = case.write_spec("arx.json", &arx_spec);
+
+    // the same hierarchies as JSON files …
+    let mut json_spec = arx_spec.clone();
+    for (name, levels) in [
+        ("age", age_levels()),
+        ("zip", zip_levels()),
+        ("sex", sex_levels()),
+    ] {
+        let file = format!("json/{name}.json");
+        case.write(
+            &file,
+            serde_json::to_vec(&json!({"levels": levels})).unwrap(),
+        );
+        json_spec["attributes"][name]["hierarchy"] = json!({"path": file});
+    }
+    let json_path = case.write_spec("json.json", &json_spec);
+
+    // … inline as levels, and inline as ARX text with another delimiter
+    let mut inline_spec = arx_spec.clone();
+    inline_spec["attributes"]["age"]["hierarchy"] = json!({"levels": age_levels()});
+    inline_spec["attributes"]["zip"]["hierarchy"] = json!({"levels": zip_levels()});
+    let sex_arx: String = sex_levels()
+        .iter()
+        .map(|row| row.join(",") + "\n")
+        .collect();
+    inline_spec["attributes"]["sex"]["hierarchy"] = json!({"arx": sex_arx, "delimiter": ","});
+    let inline_path = case.write_spec("inline.json", &inline_spec);
+
+    assert_success(&case.run_to(&input, &arx_path, "arx.csv"));
+    assert_success(&case.run_to(&input, &json_path, "json.csv"));
+    assert_success(&case.run_to(&input, &inline_path, "inline.csv"));
+    let reference = std::fs::read(case.path("arx.csv")).unwrap();
+    for other in ["json.csv", "inline.csv"] {
+        assert!(
+            std::fs::read(case.path(other)).unwrap() == reference,
+            "{other} differs from the ARX-file run"
+        );
+        assert_eq!(
+            case.report(other)["transformation"],
+            case.report("arx.csv")["transformation"]
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The CLI surface
+
+#[test]
+fn without_a_report_a_summary_goes_to_stderr() {
+    let case = Case::new();
+    let input = case.write("data.csv", TABLE);
+    let spec = case.write_spec("spec.json", &base_spec());
+    let output = Command::new(BIN)
+        .arg("anonymize")
+        .arg("--input")
+        .arg(&input)
+        .arg("--spec")
+        .arg(&spec)
+        .arg("--output")
+        .arg(case.path("out.csv"))
+        .output()
+        .unwrap();
+    assert_success(&output);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("transformation"), "{stderr}");
+    assert!(!stderr.contains(SECRET), "{stderr}");
+    assert!(case.path("out.csv").exists());
+    assert_eq!(case.entries(), ["data.csv", "out.csv", "spec.json"]);
+}
+
+#[test]
+fn a_quiet_run_with_a_report_prints_nothing() {
+    let case = Case::new();
+    let input = case.write("people.csv", people_csv(200));
+    let spec = case.write_spec("spec.json", &people_spec(&case, "h"));
+    let output = case.run(&input, &spec);
+    assert_success(&output);
+    assert!(
+        output.stdout.is_empty() && output.stderr.is_empty(),
+        "stdout {:?}, stderr {:?}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn the_quick_start_spec_is_valid() {
+    // README's quick start runs examples/adult-k5.json; its hierarchy paths are relative to examples/
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bytes = std::fs::read(root.join("examples/adult-k5.json")).expect("examples/adult-k5.json");
+    anonymizer::domain::JobSpec::from_json(&bytes).expect("the example spec parses");
+    let spec: Value = serde_json::from_slice(&bytes).unwrap();
+    let attributes = spec["attributes"].as_object().unwrap();
+    let header = std::fs::read_to_string(data_dir("adult").join("adult.csv")).unwrap();
+    let header: Vec<&str> = header.lines().next().unwrap().split(';').collect();
+    assert_eq!(attributes.len(), header.len());
+    for name in header {
+        let attribute = &attributes[name];
+        if let Some(path) = attribute["hierarchy"]["path"].as_str() {
+            assert!(
+                root.join("examples").join(path).is_file(),
+                "{name}: {path} does not exist relative to examples/"
+            );
+        }
+    }
+}
+
+#[test]
+fn help_and_version() {
+    let output = Command::new(BIN).arg("--version").output().unwrap();
+    assert_success(&output);
+    assert!(String::from_utf8_lossy(&output.stdout).starts_with("anonymizer "));
+    let output = Command::new(BIN)
+        .args(["anonymize", "--help"])
+        .output()
+        .unwrap();
+    assert_success(&output);
+    let help = String::from_utf8_lossy(&output.stdout);
+    for flag in ["--input", "--spec", "--output", "--report", "--quiet"] {
+        assert!(help.contains(flag), "{flag} missing from help");
+    }
+}
