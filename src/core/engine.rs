@@ -45,6 +45,8 @@ pub struct SearchStatistics {
     pub lattice_size: u128,
     /// Candidates handed to the selection step.
     pub candidates: u64,
+    /// Classes and records read while grouping (the search's work).
+    pub grouping_work: u64,
     /// Whether predictive tagging was used.
     pub pruning: bool,
     /// Whether the algorithm guarantees the optimum.
@@ -132,6 +134,7 @@ pub fn anonymize(
     };
     let transformation = lattice.levels(best);
     let nodes_checked = ev.checks();
+    let grouping_work = ev.grouping_work();
     let (class_of, set, kept, summary) = ev.final_grouping(&transformation);
     let suppressed: Vec<bool> = class_of.iter().map(|&c| !kept[c as usize]).collect();
     let kept_rows = rows - summary.suppressed_records;
@@ -158,6 +161,7 @@ pub fn anonymize(
             nodes_checked,
             lattice_size: lattice.size(),
             candidates: result.candidates,
+            grouping_work,
             pruning: result.pruning,
             exact: plan.algorithm.is_exact(),
         },

@@ -86,6 +86,8 @@ pub struct Grouper {
     map: FxHashMap<u64, u32>,
     /// Largest radix product before keys are renumbered; 0 means `u64::MAX` (tests lower it).
     radix_limit: u64,
+    /// Source classes (or records) read so far: the work grouping has done.
+    processed: u64,
 }
 
 /// Where grouping reads classes from.
@@ -166,15 +168,8 @@ impl Grouper {
         levels: &[u8],
         with_histograms: bool,
     ) -> FrequencySet {
-        let classes = self.assign(input, &Source::Rows(input), levels);
-        let mut counts = vec![0u32; classes];
-        let mut first = vec![u32::MAX; classes];
-        for (row, &c) in self.class_of.iter().enumerate() {
-            counts[c as usize] += 1;
-            if first[c as usize] == u32::MAX {
-                first[c as usize] = row as u32;
-            }
-        }
+        let (counts, first) = self.assign(input, &Source::Rows(input), levels);
+        let classes = counts.len();
         let histograms = if with_histograms {
             input
                 .sensitive
@@ -199,6 +194,11 @@ impl Grouper {
         }
     }
 
+    /// Source classes (or records) read by all groupings so far.
+    pub fn processed(&self) -> u64 {
+        self.processed
+    }
+
     /// Whether quasi-identifier `j` takes a single value in the data at `level`.
     pub fn is_constant(&self, j: usize, level: u8) -> bool {
         self.widths[j][level as usize] <= 1
@@ -218,16 +218,8 @@ impl Grouper {
             .zip(levels)
             .enumerate()
             .all(|(j, (a, b))| a <= b || self.is_constant(j, *b)));
-        let classes = self.assign(input, &Source::Set(source), levels);
-        let mut counts = vec![0u32; classes];
-        let mut first = vec![u32::MAX; classes];
-        for (i, &c) in self.class_of.iter().enumerate() {
-            counts[c as usize] += source.counts[i];
-            if first[c as usize] == u32::MAX {
-                first[c as usize] = i as u32;
-            }
-        }
-        let rows = first.iter().map(|&i| source.rows[i as usize]).collect();
+        let (counts, rows) = self.assign(input, &Source::Set(source), levels);
+        let classes = counts.len();
         let histograms = source
             .histograms
             .iter()
@@ -253,47 +245,126 @@ impl Grouper {
         &self.class_of
     }
 
-    /// Fills `self.class_of` and returns the number of classes.
-    fn assign(&mut self, input: &EngineInput<'_>, source: &Source<'_>, levels: &[u8]) -> usize {
+    /// Groups `source` at `levels`: fills `self.class_of` and returns the size and representative record of
+    /// each class, classes numbered in order of first appearance.
+    fn assign(
+        &mut self,
+        input: &EngineInput<'_>,
+        source: &Source<'_>,
+        levels: &[u8],
+    ) -> (Vec<u32>, Vec<u32>) {
         let n = source.len();
-        self.keys.clear();
+        self.processed += n as u64;
         let limit = if self.radix_limit == 0 {
             u64::MAX
         } else {
             self.radix_limit
         };
-        let q = input.quasi_identifiers.len();
         let mut product: Option<u64> = Some(1);
         for (widths, &level) in self.widths.iter().zip(levels) {
             product = product
                 .and_then(|p| p.checked_mul(widths[level as usize].max(1)))
                 .filter(|&p| p <= limit);
         }
-        if let Some(radix) = product {
-            // one row-wise pass: every key fits
-            let columns: Vec<(usize, &[u32], u64)> = (0..q)
-                .filter(|&j| self.widths[j][levels[j] as usize] > 1)
-                .map(|j| {
-                    let level = levels[j] as usize;
-                    (j, self.labels[j][level].as_slice(), self.widths[j][level])
-                })
-                .collect();
-            let matrix = &self.matrix;
-            let key_of = |row: usize| {
-                let codes = &matrix[row * q..row * q + q];
-                let mut key = 0u64;
-                for &(j, labels, width) in &columns {
-                    key = key * width + labels[codes[j] as usize] as u64;
-                }
-                key
-            };
-            match source.rows() {
-                None => self.keys.extend((0..n).map(key_of)),
-                Some(rows) => self.keys.extend(rows.iter().map(|&r| key_of(r as usize))),
-            }
-            return self.number_keys(radix);
+        match (product, source) {
+            (Some(radix), Source::Rows(_)) => self.assign_packed(
+                input.quasi_identifiers.len(),
+                levels,
+                radix,
+                n,
+                |i| i as u32,
+                |_| 1,
+            ),
+            (Some(radix), Source::Set(set)) => self.assign_packed(
+                input.quasi_identifiers.len(),
+                levels,
+                radix,
+                n,
+                |i| set.rows[i],
+                |i| set.counts[i],
+            ),
+            (None, _) => self.assign_by_columns(input, source, levels, limit),
         }
-        // column by column, renumbering whenever the radix product would overflow
+    }
+
+    /// One pass when every key fits in `radix`: key, class id, size and representative per source entry.
+    fn assign_packed(
+        &mut self,
+        q: usize,
+        levels: &[u8],
+        radix: u64,
+        n: usize,
+        row_at: impl Fn(usize) -> u32,
+        count_at: impl Fn(usize) -> u32,
+    ) -> (Vec<u32>, Vec<u32>) {
+        let columns: Vec<(usize, &[u32], u64)> = (0..q)
+            .filter(|&j| self.widths[j][levels[j] as usize] > 1)
+            .map(|j| {
+                let level = levels[j] as usize;
+                (j, self.labels[j][level].as_slice(), self.widths[j][level])
+            })
+            .collect();
+        let matrix = &self.matrix;
+        let key_of = |row: u32| {
+            let codes = &matrix[row as usize * q..row as usize * q + q];
+            let mut key = 0u64;
+            for &(j, labels, width) in &columns {
+                key = key * width + labels[codes[j] as usize] as u64;
+            }
+            key
+        };
+        let mut counts: Vec<u32> = Vec::new();
+        let mut rows: Vec<u32> = Vec::new();
+        self.class_of.clear();
+        self.class_of.reserve(n);
+        if radix <= DENSE_LIMIT.min((4 * n as u64).max(DENSE_FLOOR)) {
+            if self.dense.len() < radix as usize {
+                self.dense.resize(radix as usize, u32::MAX);
+            }
+            for i in 0..n {
+                let row = row_at(i);
+                let slot = &mut self.dense[key_of(row) as usize];
+                if *slot == u32::MAX {
+                    *slot = counts.len() as u32;
+                    counts.push(0);
+                    rows.push(row);
+                }
+                let id = *slot;
+                counts[id as usize] += count_at(i);
+                self.class_of.push(id);
+            }
+            // leave the table all-empty for the next call, touching only used slots
+            for &row in &rows {
+                self.dense[key_of(row) as usize] = u32::MAX;
+            }
+        } else {
+            self.map.clear();
+            for i in 0..n {
+                let row = row_at(i);
+                let next = counts.len() as u32;
+                let id = *self.map.entry(key_of(row)).or_insert(next);
+                if id == next {
+                    counts.push(0);
+                    rows.push(row);
+                }
+                counts[id as usize] += count_at(i);
+                self.class_of.push(id);
+            }
+        }
+        (counts, rows)
+    }
+
+    /// Column by column, renumbering whenever the radix product would overflow.
+    fn assign_by_columns(
+        &mut self,
+        input: &EngineInput<'_>,
+        source: &Source<'_>,
+        levels: &[u8],
+        limit: u64,
+    ) -> (Vec<u32>, Vec<u32>) {
+        let n = source.len();
+        let q = input.quasi_identifiers.len();
+        self.keys.clear();
         self.keys.resize(n, 0);
         let mut radix: u64 = 1;
         for j in 0..q {
@@ -321,7 +392,21 @@ impl Grouper {
             }
             radix *= width;
         }
-        self.number_keys(radix)
+        let classes = self.number_keys(radix);
+        let mut counts = vec![0u32; classes];
+        let mut rows = vec![u32::MAX; classes];
+        for (i, &c) in self.class_of.iter().enumerate() {
+            let c = c as usize;
+            let (row, count) = match source {
+                Source::Rows(_) => (i as u32, 1),
+                Source::Set(set) => (set.rows[i], set.counts[i]),
+            };
+            counts[c] += count;
+            if rows[c] == u32::MAX {
+                rows[c] = row;
+            }
+        }
+        (counts, rows)
     }
 
     /// Renumbers keys densely in first-appearance order; returns the number of distinct keys.
@@ -339,7 +424,7 @@ impl Grouper {
         self.class_of.clear();
         self.class_of.reserve(n);
         let mut next: u32 = 0;
-        if radix <= DENSE_LIMIT.min(4 * n as u64 + 1024) {
+        if radix <= DENSE_LIMIT.min((4 * n as u64).max(DENSE_FLOOR)) {
             if self.dense.len() < radix as usize {
                 self.dense.resize(radix as usize, u32::MAX);
             }
@@ -371,6 +456,8 @@ impl Grouper {
 
 /// Largest key range numbered through a direct-address table instead of a hash map.
 const DENSE_LIMIT: u64 = 1 << 24;
+/// Key ranges up to this size always use the direct-address table (it stays in cache).
+const DENSE_FLOOR: u64 = 1 << 18;
 
 fn compact(h: &mut Histogram) {
     h.sort_unstable_by_key(|&(code, _)| code);

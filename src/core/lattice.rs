@@ -72,6 +72,18 @@ impl Lattice {
         }
     }
 
+    /// The level of attribute `j` in node `id`.
+    pub fn level(&self, id: NodeId, j: usize) -> u8 {
+        ((id / self.strides[j]) % (self.max_levels[j] as u64 + 1)) as u8
+    }
+
+    /// Height of node `id` (sum of its levels), without allocating.
+    pub fn height_of(&self, id: NodeId) -> usize {
+        (0..self.dimensions())
+            .map(|j| self.level(id, j) as usize)
+            .sum()
+    }
+
     /// The levels of node `id`.
     pub fn levels(&self, id: NodeId) -> Vec<u8> {
         let mut out = vec![0; self.dimensions()];

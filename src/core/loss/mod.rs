@@ -338,6 +338,22 @@ impl LossModel {
         }
     }
 
+    /// A lower bound on `kind` for every solution `W ≤` a node where `failing` records fail the models:
+    /// such a `W` suppresses at least as many records (classes only split going down), and suppressed
+    /// records cost n each in discernibility and one whole record's cells in granularity.
+    pub fn bound_below(&self, kind: MetricKind, failing: u64) -> f64 {
+        match kind {
+            MetricKind::Discernibility => self.rows as f64 * failing as f64,
+            MetricKind::Granularity if self.rows > 0 => failing as f64 / self.rows as f64,
+            _ => f64::NEG_INFINITY,
+        }
+    }
+
+    /// Whether [`LossModel::bound_below`] can be informative.
+    pub fn has_bound_below(kind: MetricKind) -> bool {
+        matches!(kind, MetricKind::Discernibility | MetricKind::Granularity)
+    }
+
     /// A lower bound on `kind` valid for every node `W ≥` this node, from this node's classes.
     pub fn bound_above(&self, kind: MetricKind, levels: &[u8], summary: &NodeSummary) -> f64 {
         match kind {

@@ -10,7 +10,10 @@
 //! below the optimum are never checked. Every solution enumerated within the bound is a candidate; for
 //! data-dependent metrics its exact loss (one check) lowers the best loss further, and the bound a check
 //! yields for all generalizations of the checked node (`bound_above`) is passed on to successors, so whole
-//! up-sets whose bound exceeds the best loss are skipped without checks.
+//! up-sets whose bound exceeds the best loss are skipped without checks. Metrics that charge suppressed
+//! records (discernibility, granularity) also bound every solution below a checked node by what its
+//! failing records would cost; that bound is spread down the lattice, so regions that would need too
+//! much suppression are never probed.
 //!
 //! Sound because the solution set is an up-set (monotone privacy models, checked by the caller) and the
 //! bound never exceeds the loss of the node or of any generalization of it.
@@ -21,6 +24,10 @@ use std::collections::BinaryHeap;
 use super::{Evaluator, Tag, Tags};
 use crate::core::error::CoreError;
 use crate::core::lattice::{Lattice, NodeId};
+use crate::core::loss::{LossModel, MetricKind};
+
+/// Largest lattice for which suppression bounds are spread downwards.
+const DOWNWARD_LIMIT: u128 = 1 << 22;
 
 /// Relative slack when comparing a bound with the best loss (bounds and losses are computed differently).
 const SLACK: f64 = 1e-9;
@@ -75,6 +82,11 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
     } else {
         vec![f64::NEG_INFINITY; lattice.size() as usize]
     };
+    let mut below = if LossModel::has_bound_below(metric) && lattice.size() <= DOWNWARD_LIMIT {
+        Some(DownwardBounds::new(&lattice))
+    } else {
+        None
+    };
     while let Some(entry) = heap.pop() {
         if entry.bound > best + best.abs() * SLACK {
             break;
@@ -86,9 +98,26 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
                 bound = bound.max(c.bound_above);
             }
         }
-        if bound <= best + best.abs() * SLACK {
+        let from_above = below
+            .as_ref()
+            .map_or(f64::NEG_INFINITY, |b| b.get(entry.id));
+        if bound.max(from_above) <= best + best.abs() * SLACK {
             if tags.get(entry.id) == Tag::Unknown {
-                probe(ev, &mut tags, &lattice, entry.id, best)?;
+                let before = ev.checks() as usize;
+                probe(ev, &mut tags, &lattice, entry.id)?;
+                // every solution a probe checked is an upper bound on the optimum
+                for &id in &ev.check_order()[before..] {
+                    if exact_bound {
+                        break;
+                    }
+                    if let Some(c) = ev.cached(id).filter(|c| c.is_solution) {
+                        best = best.min(c.loss);
+                        candidates.push(id);
+                    }
+                }
+                if let Some(b) = below.as_mut() {
+                    b.spread_from_checks(ev, metric);
+                }
             }
             if tags.get(entry.id) == Tag::Solution {
                 let loss = if exact_bound {
@@ -131,16 +160,19 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
             levels[j] -= 1;
         }
     }
+    candidates.sort_unstable();
+    candidates.dedup();
     Ok(candidates)
 }
 
-/// Resolves `start`: climbs through unknown nodes within the bound and binary-searches the path.
+/// Resolves `start`: climbs through unknown nodes and binary-searches the path. Each step takes the
+/// successor with the smallest static bound (ties: the first attribute), so the path stays as cheap as
+/// possible for as long as possible.
 fn probe(
     ev: &mut Evaluator<'_>,
     tags: &mut Tags,
     lattice: &Lattice,
     start: NodeId,
-    best: f64,
 ) -> Result<(), CoreError> {
     let metric = ev.metric();
     let mut path = vec![start];
@@ -157,13 +189,10 @@ fn probe(
                 continue;
             }
             levels[j] += 1;
-            let bound = ev.loss_model().static_bound(metric, &levels);
+            let key = ev.loss_model().static_bound(metric, &levels);
             levels[j] -= 1;
-            if bound > best + best.abs() * SLACK {
-                continue;
-            }
-            if step.is_none_or(|(b, _)| bound < b) {
-                step = Some((bound, j));
+            if step.is_none_or(|(k, _)| key < k) {
+                step = Some((key, j));
             }
         }
         let Some((_, j)) = step else { break };
@@ -191,4 +220,60 @@ fn probe(
     }
     debug_assert!(tags.get(start) != Tag::Unknown);
     Ok(())
+}
+
+/// Suppression bounds spread from checked nodes to their specializations.
+struct DownwardBounds {
+    lattice: Lattice,
+    value: Vec<f64>,
+    spread: usize,
+    stack: Vec<NodeId>,
+}
+
+impl DownwardBounds {
+    fn new(lattice: &Lattice) -> Self {
+        Self {
+            lattice: lattice.clone(),
+            value: vec![f64::NEG_INFINITY; lattice.size() as usize],
+            spread: 0,
+            stack: Vec::new(),
+        }
+    }
+
+    fn get(&self, id: NodeId) -> f64 {
+        self.value[id as usize]
+    }
+
+    /// Spreads the bounds of nodes checked since the last call.
+    fn spread_from_checks(&mut self, ev: &Evaluator<'_>, metric: MetricKind) {
+        let order = ev.check_order();
+        for &id in &order[self.spread..] {
+            let Some(check) = ev.cached(id) else { continue };
+            let b = ev.loss_model().bound_below(metric, check.failing_records);
+            self.raise(id, b);
+        }
+        self.spread = order.len();
+    }
+
+    /// Raises the bound of `id` and of everything below it to at least `b`.
+    fn raise(&mut self, id: NodeId, b: f64) {
+        if self.value[id as usize] >= b {
+            return;
+        }
+        self.value[id as usize] = b;
+        self.stack.clear();
+        self.stack.push(id);
+        while let Some(node) = self.stack.pop() {
+            for j in 0..self.lattice.dimensions() {
+                if self.lattice.level(node, j) == 0 {
+                    continue;
+                }
+                let next = node - self.lattice.stride(j);
+                if self.value[next as usize] < b {
+                    self.value[next as usize] = b;
+                    self.stack.push(next);
+                }
+            }
+        }
+    }
 }

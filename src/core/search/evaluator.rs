@@ -49,6 +49,7 @@ pub struct Evaluator<'a> {
     cache_weight: usize,
     clock: u64,
     known: FxHashMap<NodeId, NodeCheck>,
+    order: Vec<NodeId>,
     kept: Vec<bool>,
     levels: Vec<u8>,
 }
@@ -81,6 +82,7 @@ impl<'a> Evaluator<'a> {
             cache_weight: 0,
             clock: 0,
             known: FxHashMap::default(),
+            order: Vec::new(),
             kept: Vec::new(),
             levels: vec![0; dims],
         }
@@ -122,6 +124,16 @@ impl<'a> Evaluator<'a> {
         self.known.len() as u64
     }
 
+    /// Classes and records read by all groupings so far (the grouping work).
+    pub fn grouping_work(&self) -> u64 {
+        self.grouper.processed()
+    }
+
+    /// Checked nodes in the order they were checked.
+    pub fn check_order(&self) -> &[NodeId] {
+        &self.order
+    }
+
     /// Every node checked so far.
     pub fn known(&self) -> &FxHashMap<NodeId, NodeCheck> {
         &self.known
@@ -154,6 +166,7 @@ impl<'a> Evaluator<'a> {
         self.remember(set);
         self.levels = levels;
         self.known.insert(id, check);
+        self.order.push(id);
         let n = self.known.len() as u64;
         if n.is_power_of_two() || n % 256 == 0 {
             self.control.report(Progress {

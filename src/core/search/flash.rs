@@ -49,11 +49,11 @@ impl Order {
     }
 
     fn key(&self, lattice: &Lattice, id: NodeId) -> (u64, NodeId) {
-        let levels = lattice.levels(id);
-        let degree = levels
+        let degree = self
+            .weights
             .iter()
-            .zip(&self.weights)
-            .map(|(&v, &w)| v as u64 * w)
+            .enumerate()
+            .map(|(j, &w)| lattice.level(id, j) as u64 * w)
             .sum();
         (degree, id)
     }
@@ -76,7 +76,7 @@ impl Flash {
                 level.push(self.lattice.id(v));
                 true
             });
-            level.sort_by_key(|&id| self.order.key(&self.lattice, id));
+            level.sort_by_cached_key(|&id| self.order.key(&self.lattice, id));
             for id in level {
                 if self.tags.get(id) != Tag::Unknown {
                     continue;
@@ -98,12 +98,12 @@ impl Flash {
 
     /// Direct generalizations of `id` in the stable order.
     fn successors(&self, id: NodeId) -> Vec<NodeId> {
-        let levels = self.lattice.levels(id);
-        let mut out: Vec<NodeId> = (0..levels.len())
-            .filter(|&j| levels[j] < self.lattice.max_levels()[j])
-            .map(|j| id + self.lattice.stride(j))
+        let lattice = &self.lattice;
+        let mut out: Vec<NodeId> = (0..lattice.dimensions())
+            .filter(|&j| lattice.level(id, j) < lattice.max_levels()[j])
+            .map(|j| id + lattice.stride(j))
             .collect();
-        out.sort_by_key(|&s| self.order.key(&self.lattice, s));
+        out.sort_by_cached_key(|&s| self.order.key(lattice, s));
         out
     }
 

@@ -10,9 +10,6 @@ use crate::core::control::{Phase, Progress};
 use crate::core::error::CoreError;
 use crate::core::lattice::{Lattice, NodeId};
 
-/// Above this many (checked nodes × candidates), inherited bounds are swept over the lattice instead.
-const PAIRWISE_LIMIT: u128 = 20_000_000;
-
 /// Returns the best candidate and its loss.
 pub fn select(
     ev: &mut Evaluator<'_>,
@@ -20,7 +17,7 @@ pub fn select(
 ) -> Result<Option<(NodeId, f64)>, CoreError> {
     let lattice = ev.lattice().clone();
     let metric = ev.metric();
-    let key = |loss: f64, id: NodeId| (loss, Lattice::height(&lattice.levels(id)), id);
+    let key = |loss: f64, id: NodeId| (loss, lattice.height_of(id), id);
     let better = |a: (f64, usize, NodeId), b: (f64, usize, NodeId)| {
         a.0 < b.0 || (a.0 == b.0 && (a.1, a.2) < (b.1, b.2))
     };
@@ -83,7 +80,8 @@ fn inherited_bounds(ev: &Evaluator<'_>, candidates: &[NodeId]) -> Vec<f64> {
         .map(|(&id, c)| (lattice.levels(id), c.bound_above))
         .collect();
     let static_bound = |levels: &[u8]| model.static_bound(metric, levels);
-    if (known.len() as u128) * (candidates.len() as u128) <= PAIRWISE_LIMIT {
+    // pairwise dominance tests, or one sweep over the lattice when that is cheaper
+    if (known.len() as u128) * (candidates.len() as u128) <= lattice.size() {
         return candidates
             .iter()
             .map(|&id| {
