@@ -79,16 +79,20 @@ fn cases() -> Vec<Case> {
                 });
             }
         }
-        out.push(Case {
-            name: format!("fars/{algorithm}/nu_entropy/2%"),
-            dataset: "fars",
-            data: "fars_int.csv",
-            prefix: "fars_int_hierarchy_",
-            columns: FARS.to_vec(),
-            suppression: 0.02,
-            algorithm,
-            metric: "nu_entropy",
-        });
+        for metric in ["nu_entropy", "discernibility", "granularity"] {
+            for suppression in [0.0, 0.02] {
+                out.push(Case {
+                    name: format!("fars/{algorithm}/{metric}/{}%", suppression * 100.0),
+                    dataset: "fars",
+                    data: "fars_int.csv",
+                    prefix: "fars_int_hierarchy_",
+                    columns: FARS.to_vec(),
+                    suppression,
+                    algorithm,
+                    metric,
+                });
+            }
+        }
     }
     out.push(Case {
         name: "adult_full/optimal/nu_entropy/2%".into(),
