@@ -202,6 +202,11 @@ fn optimal_finds_arx_optimum() {
     check_both(serde_json::json!({"type": "optimal"}));
 }
 
+#[test]
+fn best_first_finds_arx_optimum() {
+    check_both(serde_json::json!({"type": "best_first"}));
+}
+
 /// The checker's own metric code agrees with ARX at both golden nodes (so it is a fair judge).
 #[test]
 fn independent_entropy_matches_arx_values() {

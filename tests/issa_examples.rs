@@ -275,6 +275,7 @@ fn exact_algorithms_find_tables_6_and_5() {
         Algorithm::Incognito,
         Algorithm::Exhaustive { max_nodes: 1000 },
         Algorithm::Optimal,
+        Algorithm::BestFirst,
     ];
     for metric in [MetricKind::DmStar, MetricKind::NuEntropy] {
         for algorithm in exact {

@@ -190,7 +190,7 @@ fn spec(job: &Job) -> JobSpec {
     JobSpec::from_json(json.to_string().as_bytes()).expect("valid spec")
 }
 
-const ALGORITHMS: [Algorithm; 7] = [
+const ALGORITHMS: [Algorithm; 8] = [
     Algorithm::Exhaustive {
         max_nodes: 1_000_000,
     },
@@ -198,6 +198,7 @@ const ALGORITHMS: [Algorithm; 7] = [
     Algorithm::Flash,
     Algorithm::Incognito,
     Algorithm::Optimal,
+    Algorithm::BestFirst,
     Algorithm::Samarati,
     Algorithm::Datafly { seed: 0 },
 ];

@@ -132,6 +132,8 @@ pub enum AlgorithmSpec {
     /// The fastest exact algorithm.
     #[default]
     Optimal,
+    /// The engine's best-first bounded search.
+    BestFirst,
     /// Optimal Lattice Anonymization.
     Ola,
     /// Flash.
@@ -159,6 +161,7 @@ impl AlgorithmSpec {
     pub fn to_algorithm(self) -> Algorithm {
         match self {
             AlgorithmSpec::Optimal => Algorithm::Optimal,
+            AlgorithmSpec::BestFirst => Algorithm::BestFirst,
             AlgorithmSpec::Ola => Algorithm::Ola,
             AlgorithmSpec::Flash => Algorithm::Flash,
             AlgorithmSpec::Incognito => Algorithm::Incognito,

@@ -92,6 +92,18 @@ impl MetricKind {
         )
     }
 
+    /// Whether the static bound is close to the loss itself (exact, or exact but for suppression), as
+    /// opposed to a weak bound that only grouping can tighten.
+    pub fn has_strong_static_bound(self) -> bool {
+        matches!(
+            self,
+            MetricKind::Precision
+                | MetricKind::Height
+                | MetricKind::NuEntropy
+                | MetricKind::Granularity
+        )
+    }
+
     /// Whether `W ≥ V` implies `loss(W) ≥ loss(V)` for solutions, given whether solutions may suppress.
     /// When true, the optimum is among the minimal solutions.
     pub fn is_monotone(self, suppression_possible: bool) -> bool {
