@@ -166,12 +166,13 @@ fn run(case: &Case, runs: usize) {
     times.sort_by(|a, b| a.total_cmp(b));
     let outcome = last.expect("at least one run");
     println!(
-        "{:<40} median {:>9.2} ms  min {:>9.2}  max {:>9.2}  runs {}  checked {:>7}  work {:>9}  lattice {:>8}  node {:?}  loss {}",
+        "{:<40} median {:>9.2} ms  min {:>9.2}  max {:>9.2}  runs {}  ran {:<10}  checked {:>7}  work {:>9}  lattice {:>8}  node {:?}  loss {}",
         case.name,
         times[times.len() / 2],
         times[0],
         times[times.len() - 1],
         runs,
+        outcome.search.algorithm,
         outcome.search.nodes_checked,
         outcome.search.grouping_work,
         outcome.search.lattice_size,
