@@ -64,7 +64,7 @@ const ADULT_FULL: [&str; 14] = [
 
 fn cases() -> Vec<Case> {
     let mut out = Vec::new();
-    for algorithm in ["optimal", "flash"] {
+    for algorithm in ["optimal", "best_first", "flash"] {
         for metric in ["nu_entropy", "discernibility", "granularity"] {
             for suppression in [0.0, 0.02] {
                 out.push(Case {

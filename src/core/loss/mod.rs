@@ -361,6 +361,20 @@ impl LossModel {
         }
     }
 
+    /// Discernibility of a solution `W` that suppresses at least `failing` records, when some node below it
+    /// has `bound_above` = `up` (that is `Σ_records max(k, class size)`): either `W` costs more than
+    /// `best`, or each of its classes has at most `√best` records, so every suppressed record adds at
+    /// least `n − max(k, √best)` to `up`. A value above `best` therefore proves `loss(W) > best`.
+    pub fn combined_bound(&self, kind: MetricKind, up: f64, failing: u64, best: f64) -> f64 {
+        match kind {
+            MetricKind::Discernibility if best.is_finite() && up.is_finite() && failing > 0 => {
+                let cap = (self.min_class_size as f64).max(best.sqrt() + 1.0);
+                up + failing as f64 * (self.rows as f64 - cap).max(0.0)
+            }
+            _ => f64::NEG_INFINITY,
+        }
+    }
+
     /// Whether [`LossModel::bound_below`] can be informative.
     pub fn has_bound_below(kind: MetricKind) -> bool {
         matches!(kind, MetricKind::Discernibility | MetricKind::Granularity)

@@ -24,7 +24,7 @@ use std::collections::BinaryHeap;
 use super::{Evaluator, Tag, Tags};
 use crate::core::error::CoreError;
 use crate::core::lattice::{Lattice, NodeId};
-use crate::core::loss::{LossModel, MetricKind};
+use crate::core::loss::LossModel;
 
 /// Largest lattice for which suppression bounds are spread downwards.
 const DOWNWARD_LIMIT: u128 = 1 << 22;
@@ -91,17 +91,23 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
         if entry.bound > best + best.abs() * SLACK {
             break;
         }
-        let mut bound = entry.bound;
-        if !exact_bound {
-            bound = bound.max(inherited[entry.id as usize]);
-            if let Some(c) = ev.cached(entry.id) {
-                bound = bound.max(c.bound_above);
-            }
+        // `up`: the best bound any checked specialization gives for all its generalizations
+        let mut up = if exact_bound {
+            f64::NEG_INFINITY
+        } else {
+            inherited[entry.id as usize]
+        };
+        if let Some(c) = ev.cached(entry.id).filter(|_| !exact_bound) {
+            up = up.max(c.bound_above);
         }
-        let from_above = below
-            .as_ref()
-            .map_or(f64::NEG_INFINITY, |b| b.get(entry.id));
-        if bound.max(from_above) <= best + best.abs() * SLACK {
+        let failing = below.as_ref().map_or(0, |b| b.get(entry.id));
+        let model = ev.loss_model();
+        let bound = entry
+            .bound
+            .max(up)
+            .max(model.bound_below(metric, failing))
+            .max(model.combined_bound(metric, up, failing, best));
+        if bound <= best + best.abs() * SLACK {
             if tags.get(entry.id) == Tag::Unknown {
                 let before = ev.checks() as usize;
                 probe(ev, &mut tags, &lattice, entry.id)?;
@@ -116,16 +122,14 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
                     }
                 }
                 if let Some(b) = below.as_mut() {
-                    b.spread_from_checks(ev, metric);
+                    b.spread_from_checks(ev);
                 }
             }
             if tags.get(entry.id) == Tag::Solution {
                 let loss = if exact_bound {
                     entry.bound
                 } else {
-                    let check = ev.check(entry.id)?;
-                    bound = bound.max(check.bound_above);
-                    check.loss
+                    ev.check(entry.id)?.loss
                 };
                 best = best.min(loss);
                 candidates.push(entry.id);
@@ -133,9 +137,8 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
         }
         if !exact_bound {
             if let Some(c) = ev.cached(entry.id) {
-                bound = bound.max(c.bound_above);
+                up = up.max(c.bound_above);
             }
-            inherited[entry.id as usize] = bound;
         }
         lattice.levels_into(entry.id, &mut levels);
         for j in 0..levels.len() {
@@ -145,7 +148,7 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
             let next = entry.id + lattice.stride(j);
             if !exact_bound {
                 let slot = &mut inherited[next as usize];
-                *slot = slot.max(bound);
+                *slot = slot.max(up);
             }
             if seen[next as usize] {
                 continue;
@@ -222,10 +225,11 @@ fn probe(
     Ok(())
 }
 
-/// Suppression bounds spread from checked nodes to their specializations.
+/// Failing-record counts spread from checked nodes to their specializations: a solution below a node
+/// suppresses at least as many records as fail there.
 struct DownwardBounds {
     lattice: Lattice,
-    value: Vec<f64>,
+    failing: Vec<u64>,
     spread: usize,
     stack: Vec<NodeId>,
 }
@@ -234,33 +238,34 @@ impl DownwardBounds {
     fn new(lattice: &Lattice) -> Self {
         Self {
             lattice: lattice.clone(),
-            value: vec![f64::NEG_INFINITY; lattice.size() as usize],
+            failing: vec![0; lattice.size() as usize],
             spread: 0,
             stack: Vec::new(),
         }
     }
 
-    fn get(&self, id: NodeId) -> f64 {
-        self.value[id as usize]
+    /// Records that every solution at or below `id` must suppress.
+    fn get(&self, id: NodeId) -> u64 {
+        self.failing[id as usize]
     }
 
-    /// Spreads the bounds of nodes checked since the last call.
-    fn spread_from_checks(&mut self, ev: &Evaluator<'_>, metric: MetricKind) {
+    /// Spreads the counts of nodes checked since the last call.
+    fn spread_from_checks(&mut self, ev: &Evaluator<'_>) {
         let order = ev.check_order();
         for &id in &order[self.spread..] {
-            let Some(check) = ev.cached(id) else { continue };
-            let b = ev.loss_model().bound_below(metric, check.failing_records);
-            self.raise(id, b);
+            if let Some(check) = ev.cached(id) {
+                self.raise(id, check.failing_records);
+            }
         }
         self.spread = order.len();
     }
 
-    /// Raises the bound of `id` and of everything below it to at least `b`.
-    fn raise(&mut self, id: NodeId, b: f64) {
-        if self.value[id as usize] >= b {
+    /// Raises the count of `id` and of everything below it to at least `f`.
+    fn raise(&mut self, id: NodeId, f: u64) {
+        if self.failing[id as usize] >= f {
             return;
         }
-        self.value[id as usize] = b;
+        self.failing[id as usize] = f;
         self.stack.clear();
         self.stack.push(id);
         while let Some(node) = self.stack.pop() {
@@ -269,8 +274,8 @@ impl DownwardBounds {
                     continue;
                 }
                 let next = node - self.lattice.stride(j);
-                if self.value[next as usize] < b {
-                    self.value[next as usize] = b;
+                if self.failing[next as usize] < f {
+                    self.failing[next as usize] = f;
                     self.stack.push(next);
                 }
             }
