@@ -168,7 +168,7 @@ impl Grouper {
         levels: &[u8],
         with_histograms: bool,
     ) -> FrequencySet {
-        let (counts, first) = self.assign(input, &Source::Rows(input), levels);
+        let (counts, first) = self.assign(input, &Source::Rows(input), levels, true);
         let classes = counts.len();
         let histograms = if with_histograms {
             input
@@ -218,7 +218,8 @@ impl Grouper {
             .zip(levels)
             .enumerate()
             .all(|(j, (a, b))| a <= b || self.is_constant(j, *b)));
-        let (counts, rows) = self.assign(input, &Source::Set(source), levels);
+        let with_histograms = !source.histograms.is_empty();
+        let (counts, rows) = self.assign(input, &Source::Set(source), levels, with_histograms);
         let classes = counts.len();
         let histograms = source
             .histograms
@@ -240,18 +241,20 @@ impl Grouper {
         }
     }
 
-    /// For each source class, the index of its target class at `levels` (valid until the next call).
+    /// For each source entry, the index of its class (valid until the next call; filled by `group_rows`,
+    /// and by `rollup` when the source carries histograms).
     pub fn class_of(&self) -> &[u32] {
         &self.class_of
     }
 
-    /// Groups `source` at `levels`: fills `self.class_of` and returns the size and representative record of
-    /// each class, classes numbered in order of first appearance.
+    /// Groups `source` at `levels`: returns the size and representative record of each class, classes
+    /// numbered in order of first appearance, and fills `self.class_of` when `keep_class_of`.
     fn assign(
         &mut self,
         input: &EngineInput<'_>,
         source: &Source<'_>,
         levels: &[u8],
+        keep_class_of: bool,
     ) -> (Vec<u32>, Vec<u32>) {
         let n = source.len();
         self.processed += n as u64;
@@ -271,7 +274,7 @@ impl Grouper {
                 input.quasi_identifiers.len(),
                 levels,
                 radix,
-                n,
+                (n, keep_class_of),
                 |i| i as u32,
                 |_| 1,
             ),
@@ -279,7 +282,7 @@ impl Grouper {
                 input.quasi_identifiers.len(),
                 levels,
                 radix,
-                n,
+                (n, keep_class_of),
                 |i| set.rows[i],
                 |i| set.counts[i],
             ),
@@ -293,7 +296,7 @@ impl Grouper {
         q: usize,
         levels: &[u8],
         radix: u64,
-        n: usize,
+        (n, keep_class_of): (usize, bool),
         row_at: impl Fn(usize) -> u32,
         count_at: impl Fn(usize) -> u32,
     ) -> (Vec<u32>, Vec<u32>) {
@@ -316,7 +319,9 @@ impl Grouper {
         let mut counts: Vec<u32> = Vec::new();
         let mut rows: Vec<u32> = Vec::new();
         self.class_of.clear();
-        self.class_of.reserve(n);
+        if keep_class_of {
+            self.class_of.reserve(n);
+        }
         if radix <= DENSE_LIMIT.min((4 * n as u64).max(DENSE_FLOOR)) {
             if self.dense.len() < radix as usize {
                 self.dense.resize(radix as usize, u32::MAX);
@@ -331,7 +336,9 @@ impl Grouper {
                 }
                 let id = *slot;
                 counts[id as usize] += count_at(i);
-                self.class_of.push(id);
+                if keep_class_of {
+                    self.class_of.push(id);
+                }
             }
             // leave the table all-empty for the next call, touching only used slots
             for &row in &rows {
@@ -348,7 +355,9 @@ impl Grouper {
                     rows.push(row);
                 }
                 counts[id as usize] += count_at(i);
-                self.class_of.push(id);
+                if keep_class_of {
+                    self.class_of.push(id);
+                }
             }
         }
         (counts, rows)

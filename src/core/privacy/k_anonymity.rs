@@ -23,6 +23,9 @@ impl PrivacyModel for KAnonymity {
     fn is_monotone_without_suppression(&self) -> bool {
         true
     }
+    fn is_size_only(&self) -> bool {
+        true
+    }
     fn is_class_private(&self, class: &ClassView<'_>) -> bool {
         class.size() >= self.k
     }

@@ -55,6 +55,12 @@ pub trait PrivacyModel: Send + Sync + std::fmt::Debug {
     /// Whether merging passing classes always yields a passing class (no suppression).
     fn is_monotone_without_suppression(&self) -> bool;
 
+    /// Whether the model passes exactly the classes with at least `min_class_size` records, so callers may
+    /// classify by size alone.
+    fn is_size_only(&self) -> bool {
+        false
+    }
+
     /// Whether the class satisfies the model.
     fn is_class_private(&self, class: &ClassView<'_>) -> bool;
 }

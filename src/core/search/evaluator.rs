@@ -219,10 +219,16 @@ impl<'a> Evaluator<'a> {
     /// Marks which classes of `set` pass every model and summarises them.
     fn classify(&mut self, set: &FrequencySet) -> NodeSummary {
         self.kept.clear();
-        for class in 0..set.len() {
-            let view = ClassView::new(set, class);
+        if self.models.iter().all(|m| m.is_size_only()) {
+            let threshold = self.loss.min_class_size();
             self.kept
-                .push(self.models.iter().all(|m| m.is_class_private(&view)));
+                .extend(set.counts().iter().map(|&c| c as u64 >= threshold));
+        } else {
+            for class in 0..set.len() {
+                let view = ClassView::new(set, class);
+                self.kept
+                    .push(self.models.iter().all(|m| m.is_class_private(&view)));
+            }
         }
         NodeSummary::new(
             self.input,
