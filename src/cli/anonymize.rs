@@ -16,6 +16,7 @@ use crate::core::data::Hierarchy;
 use crate::core::engine::anonymize;
 use crate::domain::prepare::csv_options;
 use crate::domain::spec::HierarchySpec;
+use crate::domain::verify::verify_min_class_size;
 use crate::domain::{prepare, JobSpec, Report};
 
 /// Runs the command; errors are one-line messages.
@@ -44,6 +45,14 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
     let outcome = outcome.map_err(|e| e.to_string())?;
     let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
     let rendering = prepared.rendering(&table, &outcome);
+    let needed = prepared
+        .plan
+        .privacy_models
+        .iter()
+        .map(|m| m.min_class_size())
+        .max()
+        .unwrap_or(1);
+    verify_min_class_size(&rendering, needed).map_err(|e| e.to_string())?;
     write_atomically(&args.output, |w| {
         write_rendering(w, &rendering, &options).map_err(|e| e.to_string())
     })?;

@@ -58,6 +58,11 @@ impl<'a> Rendering<'a> {
         self.columns.iter().map(|c| c.name()).collect()
     }
 
+    /// Whether output column `column` is a generalized quasi-identifier.
+    pub fn is_generalized(&self, column: usize) -> bool {
+        matches!(self.columns[column], OutputColumn::Generalized { .. })
+    }
+
     /// Records that appear in the output, in input order.
     pub fn rows(&self) -> impl Iterator<Item = usize> + '_ {
         (0..self.suppressed.len()).filter(move |&r| !(self.remove_suppressed && self.suppressed[r]))

@@ -4,6 +4,7 @@
 pub mod prepare;
 pub mod report;
 pub mod spec;
+pub mod verify;
 
 pub use prepare::{prepare, HierarchyResolver, Prepared};
 pub use report::Report;
