@@ -7,8 +7,14 @@
 //! - [`codec`]: CSV and hierarchy files to and from encoded tables.
 //! - [`domain`]: the job specification shared by the CLI and the service, validated at the edge.
 //! - [`cli`]: the command line, running the same engine on local files.
+//! - [`store`]: the only place with SQL (PostgreSQL in production, SQLite as the embedded default).
+//! - [`http`], [`config`], [`telemetry`]: the service (in progress).
 
 pub mod cli;
 pub mod codec;
+pub mod config;
 pub mod core;
 pub mod domain;
+pub mod http;
+pub mod store;
+pub mod telemetry;

@@ -1,0 +1,414 @@
+//! Service configuration from flags and environment: every `serve` setting is a flag that can also be
+//! given as an `ANONYMIZER_*` variable (the database as `DATABASE_URL`). Secrets never appear in `Debug`
+//! output: the bootstrap key is redacted and so is the password of a database URL.
+
+use std::fmt;
+use std::io::IsTerminal;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::builder::BoolishValueParser;
+use clap::{Args, ValueEnum};
+
+/// Which parts of the service a process runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ServeRole {
+    /// The HTTP API only (validates, stores and enqueues; never computes).
+    Api,
+    /// The job workers only.
+    Worker,
+    /// Both, in one process.
+    All,
+}
+
+impl ServeRole {
+    /// Whether this process serves HTTP.
+    pub fn runs_api(self) -> bool {
+        matches!(self, ServeRole::Api | ServeRole::All)
+    }
+
+    /// Whether this process runs jobs.
+    pub fn runs_workers(self) -> bool {
+        matches!(self, ServeRole::Worker | ServeRole::All)
+    }
+}
+
+/// How log lines are written to stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// One JSON object per line (containers, log shippers).
+    Json,
+    /// Human-readable lines (a terminal).
+    Pretty,
+}
+
+impl LogFormat {
+    /// `pretty` when stderr is a terminal, `json` otherwise.
+    pub fn detect() -> Self {
+        if std::io::stderr().is_terminal() {
+            LogFormat::Pretty
+        } else {
+            LogFormat::Json
+        }
+    }
+}
+
+/// A secret string: usable through [`Secret::expose`], printed as `[redacted]`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a secret.
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+
+    /// The secret itself; never log it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+impl std::str::FromStr for Secret {
+    type Err = std::convert::Infallible;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(Secret::new(s))
+    }
+}
+
+/// Default upload limit: 1 GiB.
+pub const DEFAULT_UPLOAD_LIMIT: u64 = 1 << 30;
+
+/// Settings of `anonymizer serve`.
+#[derive(Clone, Args)]
+pub struct ServeConfig {
+    /// Address the HTTP API listens on.
+    #[arg(long, env = "ANONYMIZER_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+
+    /// Which parts run in this process: the API, the workers, or both.
+    #[arg(long, env = "ANONYMIZER_ROLE", value_enum, default_value_t = ServeRole::All)]
+    pub role: ServeRole,
+
+    /// Database: `postgres://...` or `sqlite://...`; a SQLite file in the data directory when absent.
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<String>,
+
+    /// Directory for local state (the default SQLite database).
+    #[arg(long, env = "ANONYMIZER_DATA_DIR", default_value = "./data")]
+    pub data_dir: PathBuf,
+
+    /// Jobs run at once by this process.
+    #[arg(long, env = "ANONYMIZER_WORKER_SLOTS", default_value_t = 2,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub worker_slots: u32,
+
+    /// CPU threads each job may use.
+    #[arg(long, env = "ANONYMIZER_THREADS_PER_JOB", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads_per_job: u32,
+
+    /// Largest accepted upload, in bytes (after decompression).
+    #[arg(long, env = "ANONYMIZER_UPLOAD_LIMIT", default_value_t = DEFAULT_UPLOAD_LIMIT,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub upload_limit: u64,
+
+    /// A job still running after this many seconds is stopped and fails with `deadline_exceeded`.
+    #[arg(long, env = "ANONYMIZER_JOB_DEADLINE_SECS", default_value_t = 3600,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub job_deadline_secs: u64,
+
+    /// Seconds a claimed job stays leased without a heartbeat before another worker may reclaim it.
+    #[arg(long, env = "ANONYMIZER_LEASE_SECS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub lease_secs: u64,
+
+    /// Days datasets, outputs and finished jobs are kept; 0 keeps them forever.
+    #[arg(long, env = "ANONYMIZER_RETENTION_DAYS", default_value_t = 30)]
+    pub retention_days: u32,
+
+    /// Seconds running jobs get to finish on shutdown before they are handed back to the queue.
+    #[arg(long, env = "ANONYMIZER_SHUTDOWN_GRACE_SECS", default_value_t = 30)]
+    pub shutdown_grace_secs: u64,
+
+    /// Log format; `pretty` when stderr is a terminal, `json` otherwise.
+    #[arg(long, env = "ANONYMIZER_LOG_FORMAT", value_enum)]
+    pub log_format: Option<LogFormat>,
+
+    /// An API key accepted on first start, when the database has no keys yet (read it through
+    /// [`ServeConfig::bootstrap_key`], which ignores an empty value).
+    #[arg(long, env = "ANONYMIZER_BOOTSTRAP_KEY", hide_env_values = true)]
+    pub bootstrap_key: Option<Secret>,
+
+    /// Whether database migrations run at start (`true`/`false`, `1`/`0`, `yes`/`no`, `on`/`off`).
+    #[arg(long, env = "ANONYMIZER_MIGRATE", default_value = "true",
+          value_parser = BoolishValueParser::new(), action = clap::ArgAction::Set)]
+    pub migrate: bool,
+}
+
+impl ServeConfig {
+    /// The database URL: `DATABASE_URL` when given and not empty, else
+    /// `sqlite://<data_dir>/anonymizer.db?mode=rwc` (created when missing).
+    pub fn database_url(&self) -> String {
+        match self.database_url.as_deref().map(str::trim) {
+            Some(url) if !url.is_empty() => url.to_string(),
+            _ => format!(
+                "sqlite://{}?mode=rwc",
+                self.data_dir.join("anonymizer.db").display()
+            ),
+        }
+    }
+
+    /// The bootstrap key, unless absent or empty (an empty variable, as `VAR=` in a compose file, means
+    /// none).
+    pub fn bootstrap_key(&self) -> Option<&Secret> {
+        self.bootstrap_key
+            .as_ref()
+            .filter(|k| !k.expose().trim().is_empty())
+    }
+
+    /// The log format, detected from stderr when not given.
+    pub fn log_format(&self) -> LogFormat {
+        self.log_format.unwrap_or_else(LogFormat::detect)
+    }
+
+    /// The job deadline.
+    pub fn job_deadline(&self) -> Duration {
+        Duration::from_secs(self.job_deadline_secs)
+    }
+
+    /// The lease duration.
+    pub fn lease(&self) -> Duration {
+        Duration::from_secs(self.lease_secs)
+    }
+
+    /// The shutdown grace period.
+    pub fn shutdown_grace(&self) -> Duration {
+        Duration::from_secs(self.shutdown_grace_secs)
+    }
+
+    /// The retention period, `None` when data is kept forever.
+    pub fn retention(&self) -> Option<Duration> {
+        (self.retention_days > 0)
+            .then(|| Duration::from_secs(u64::from(self.retention_days) * 86_400))
+    }
+}
+
+impl fmt::Debug for ServeConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServeConfig")
+            .field("listen", &self.listen)
+            .field("role", &self.role)
+            .field(
+                "database_url",
+                &self.database_url.as_deref().map(redact_url_password),
+            )
+            .field("data_dir", &self.data_dir)
+            .field("worker_slots", &self.worker_slots)
+            .field("threads_per_job", &self.threads_per_job)
+            .field("upload_limit", &self.upload_limit)
+            .field("job_deadline_secs", &self.job_deadline_secs)
+            .field("lease_secs", &self.lease_secs)
+            .field("retention_days", &self.retention_days)
+            .field("shutdown_grace_secs", &self.shutdown_grace_secs)
+            .field("log_format", &self.log_format)
+            .field("bootstrap_key", &self.bootstrap_key)
+            .field("migrate", &self.migrate)
+            .finish()
+    }
+}
+
+/// `scheme://user:password@host/...` with the password replaced by `[redacted]`; other URLs unchanged.
+pub fn redact_url_password(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_string();
+    };
+    let rest = &url[scheme_end + 3..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..authority_end];
+    let Some(at) = authority.rfind('@') else {
+        return url.to_string();
+    };
+    let userinfo = &authority[..at];
+    match userinfo.find(':') {
+        Some(colon) => format!(
+            "{}{}:[redacted]{}",
+            &url[..scheme_end + 3],
+            &userinfo[..colon],
+            &rest[at..]
+        ),
+        None => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use std::sync::Mutex;
+
+    /// Tests that read or write `ANONYMIZER_*` variables hold this lock.
+    static ENV: Mutex<()> = Mutex::new(());
+
+    /// DATABASE_URL is left alone: a CI run may set it for the store's tests.
+    const VARS: [&str; 13] = [
+        "ANONYMIZER_LISTEN",
+        "ANONYMIZER_ROLE",
+        "ANONYMIZER_DATA_DIR",
+        "ANONYMIZER_WORKER_SLOTS",
+        "ANONYMIZER_THREADS_PER_JOB",
+        "ANONYMIZER_UPLOAD_LIMIT",
+        "ANONYMIZER_JOB_DEADLINE_SECS",
+        "ANONYMIZER_LEASE_SECS",
+        "ANONYMIZER_RETENTION_DAYS",
+        "ANONYMIZER_SHUTDOWN_GRACE_SECS",
+        "ANONYMIZER_LOG_FORMAT",
+        "ANONYMIZER_BOOTSTRAP_KEY",
+        "ANONYMIZER_MIGRATE",
+    ];
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        serve: ServeConfig,
+    }
+
+    fn parse(args: &[&str]) -> Result<ServeConfig, clap::Error> {
+        Cli::try_parse_from(std::iter::once("anonymizer").chain(args.iter().copied()))
+            .map(|c| c.serve)
+    }
+
+    fn clear() {
+        for v in VARS {
+            std::env::remove_var(v);
+        }
+    }
+
+    #[test]
+    fn defaults() {
+        let _guard = ENV.lock().unwrap_or_else(|e| e.into_inner());
+        clear();
+        let mut c = parse(&[]).unwrap();
+        assert_eq!(c.listen, "127.0.0.1:8080".parse().unwrap());
+        assert_eq!(c.role, ServeRole::All);
+        assert_eq!(c.data_dir, PathBuf::from("./data"));
+        assert_eq!(c.worker_slots, 2);
+        assert_eq!(c.threads_per_job, 1);
+        assert_eq!(c.upload_limit, 1024 * 1024 * 1024);
+        assert_eq!(c.job_deadline(), Duration::from_secs(3600));
+        assert_eq!(c.lease(), Duration::from_secs(30));
+        assert_eq!(c.retention(), Some(Duration::from_secs(30 * 86_400)));
+        assert_eq!(c.shutdown_grace(), Duration::from_secs(30));
+        assert_eq!(c.log_format, None);
+        assert!(c.bootstrap_key.is_none());
+        assert!(c.migrate);
+        c.database_url = None;
+        assert_eq!(c.database_url(), "sqlite://./data/anonymizer.db?mode=rwc");
+        c.database_url = Some("postgres://db/anon".into());
+        assert_eq!(c.database_url(), "postgres://db/anon");
+    }
+
+    #[test]
+    fn environment_overrides_defaults_and_flags_override_environment() {
+        let _guard = ENV.lock().unwrap_or_else(|e| e.into_inner());
+        clear();
+        let set = [
+            ("ANONYMIZER_LISTEN", "0.0.0.0:9000"),
+            ("ANONYMIZER_ROLE", "worker"),
+            ("ANONYMIZER_DATA_DIR", "/var/lib/anonymizer"),
+            ("ANONYMIZER_WORKER_SLOTS", "8"),
+            ("ANONYMIZER_THREADS_PER_JOB", "4"),
+            ("ANONYMIZER_UPLOAD_LIMIT", "1000"),
+            ("ANONYMIZER_JOB_DEADLINE_SECS", "60"),
+            ("ANONYMIZER_LEASE_SECS", "5"),
+            ("ANONYMIZER_RETENTION_DAYS", "0"),
+            ("ANONYMIZER_SHUTDOWN_GRACE_SECS", "2"),
+            ("ANONYMIZER_LOG_FORMAT", "json"),
+            ("ANONYMIZER_BOOTSTRAP_KEY", "s3cret-key"),
+            ("ANONYMIZER_MIGRATE", "off"),
+        ];
+        for (k, v) in set {
+            std::env::set_var(k, v);
+        }
+        let from_env = parse(&[]);
+        let from_flags = parse(&["--worker-slots", "3", "--role", "api", "--migrate", "yes"]);
+        let zero_slots = parse(&["--worker-slots", "0"]);
+        std::env::set_var("ANONYMIZER_BOOTSTRAP_KEY", "");
+        let empty_key = parse(&[]);
+        clear();
+
+        let mut c = from_env.unwrap();
+        assert_eq!(c.listen, "0.0.0.0:9000".parse().unwrap());
+        assert_eq!(c.role, ServeRole::Worker);
+        assert!(c.role.runs_workers() && !c.role.runs_api());
+        assert_eq!(c.worker_slots, 8);
+        assert_eq!(c.threads_per_job, 4);
+        assert_eq!(c.upload_limit, 1000);
+        assert_eq!(c.job_deadline_secs, 60);
+        assert_eq!(c.lease_secs, 5);
+        assert_eq!(c.retention(), None);
+        assert_eq!(c.shutdown_grace_secs, 2);
+        assert_eq!(c.log_format(), LogFormat::Json);
+        assert_eq!(c.bootstrap_key().map(Secret::expose), Some("s3cret-key"));
+        assert!(!c.migrate);
+        c.database_url = None;
+        assert_eq!(
+            c.database_url(),
+            "sqlite:///var/lib/anonymizer/anonymizer.db?mode=rwc"
+        );
+
+        let f = from_flags.unwrap();
+        assert_eq!(f.worker_slots, 3);
+        assert_eq!(f.role, ServeRole::Api);
+        assert!(f.migrate);
+        assert_eq!(f.threads_per_job, 4);
+
+        assert!(zero_slots.is_err());
+
+        let mut e = empty_key.unwrap();
+        assert!(e.bootstrap_key().is_none());
+        e.database_url = Some(String::new());
+        assert_eq!(
+            e.database_url(),
+            "sqlite:///var/lib/anonymizer/anonymizer.db?mode=rwc"
+        );
+    }
+
+    #[test]
+    fn debug_redacts_secrets() {
+        let _guard = ENV.lock().unwrap_or_else(|e| e.into_inner());
+        clear();
+        let mut c = parse(&["--bootstrap-key", "s3cret-key"]).unwrap();
+        c.database_url = Some("postgres://anon:hunter2@db:5432/anon?sslmode=disable".into());
+        let debug = format!("{c:?}");
+        assert!(!debug.contains("s3cret-key"), "{debug}");
+        assert!(!debug.contains("hunter2"), "{debug}");
+        assert!(debug.contains("[redacted]"));
+        assert!(debug.contains("postgres://anon:[redacted]@db:5432/anon?sslmode=disable"));
+    }
+
+    #[test]
+    fn url_redaction_leaves_password_free_urls_alone() {
+        assert_eq!(
+            redact_url_password("sqlite://./data/a.db"),
+            "sqlite://./data/a.db"
+        );
+        assert_eq!(
+            redact_url_password("postgres://anon@db/x"),
+            "postgres://anon@db/x"
+        );
+        assert_eq!(
+            redact_url_password("postgres://u:p@ss@db/x"),
+            "postgres://u:[redacted]@db/x"
+        );
+        assert_eq!(redact_url_password("not a url"), "not a url");
+    }
+}

@@ -1,0 +1,756 @@
+//! The one error type of the HTTP layer, rendered as RFC 9457 `application/problem+json` with a stable
+//! snake_case `code`. Details are built from value-free sources (spec, codec and engine errors never quote
+//! cells), so no response echoes a cell value.
+
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+
+use crate::codec::CodecError;
+use crate::core::error::CoreError;
+use crate::domain::SpecError;
+use crate::store::{InvalidCursor, StoreError};
+
+/// The media type of every error body.
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// Prefix of the `type` URI; the code follows.
+pub const TYPE_PREFIX: &str = "urn:anonymizer:problem:";
+
+/// Every `code` this module produces (the OpenAPI `Problem.code` enum lists at least these).
+pub const CODES: &[&str] = &[
+    // 400
+    "bad_request",
+    "malformed_json",
+    "invalid_query",
+    // 401
+    "unauthorized",
+    // 404
+    "not_found",
+    // 405
+    "method_not_allowed",
+    // 409
+    "conflict",
+    "idempotency_conflict",
+    "cancelled",
+    "job_not_succeeded",
+    // 413
+    "payload_too_large",
+    // 415
+    "unsupported_media_type",
+    // 422: spec
+    "invalid_spec",
+    "invalid_delimiter",
+    "invalid_hierarchy",
+    "invalid_k",
+    "invalid_suppression_limit",
+    "k_exceeds_rows",
+    "missing_hierarchy",
+    "missing_privacy_model",
+    "no_quasi_identifier",
+    "uncovered_values",
+    "undeclared_column",
+    "unknown_column",
+    // 422: CSV
+    "empty_body",
+    "no_records",
+    "empty_column_name",
+    "duplicate_column",
+    "ragged_row",
+    "invalid_utf8",
+    "malformed_csv",
+    // 422: engine
+    "invalid_parameter",
+    "too_few_records",
+    "lattice_too_large",
+    "no_solution",
+    // 5xx
+    "internal_error",
+    "timeout",
+    "unavailable",
+];
+
+/// One problem among several (`errors` of a [`Problem`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldProblem {
+    /// Stable snake_case code.
+    pub code: String,
+    /// What is wrong, without cell values.
+    pub detail: String,
+    /// JSON pointer of the offending spec field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
+}
+
+/// The wire form of an error (RFC 9457 plus `code`, `pointer` and `errors`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Problem {
+    /// `urn:anonymizer:problem:<code>`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The status's reason phrase.
+    pub title: String,
+    /// The HTTP status.
+    pub status: u16,
+    /// What went wrong in this request.
+    pub detail: String,
+    /// Stable snake_case code.
+    pub code: String,
+    /// JSON pointer of the offending spec field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
+    /// Further problems of the same request.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<FieldProblem>,
+}
+
+/// An error answered to an HTTP client.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{status} {code}: {detail}")]
+pub struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    detail: String,
+    pointer: Option<String>,
+    errors: Vec<FieldProblem>,
+}
+
+impl ApiError {
+    /// An error with any status and code.
+    pub fn new(status: StatusCode, code: &'static str, detail: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            detail: detail.into(),
+            pointer: None,
+            errors: Vec::new(),
+        }
+    }
+
+    /// 400 with a specific code.
+    pub fn bad_request(code: &'static str, detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, code, detail)
+    }
+
+    /// 401 `unauthorized`; the response carries `WWW-Authenticate: Bearer`.
+    pub fn unauthorized(detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, "unauthorized", detail)
+    }
+
+    /// 404 `not_found` for a resource kind (`"dataset"`, `"job"`, ...). Used alike for unknown ids and
+    /// other tenants' ids.
+    pub fn not_found(resource: &str) -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no such {resource}"),
+        )
+    }
+
+    /// 409 with a specific code (`conflict`, `idempotency_conflict`, `cancelled`).
+    pub fn conflict(code: &'static str, detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::CONFLICT, code, detail)
+    }
+
+    /// 413 `payload_too_large`.
+    pub fn payload_too_large(limit_bytes: u64) -> Self {
+        Self::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            format!("the request body exceeds the limit of {limit_bytes} bytes"),
+        )
+    }
+
+    /// 415 `unsupported_media_type`, naming what is accepted.
+    pub fn unsupported_media_type(expected: &str) -> Self {
+        Self::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            format!("the request body must be {expected}"),
+        )
+    }
+
+    /// 422 with a specific code.
+    pub fn unprocessable(code: &'static str, detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNPROCESSABLE_ENTITY, code, detail)
+    }
+
+    /// 500 `internal_error`. The detail is fixed: the cause goes to the log, not to the client.
+    pub fn internal() -> Self {
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal_error",
+            "an internal error occurred; the request id identifies it in the logs",
+        )
+    }
+
+    /// Locates the problem at a JSON pointer of the request body.
+    pub fn with_pointer(mut self, pointer: impl Into<String>) -> Self {
+        self.pointer = Some(pointer.into());
+        self
+    }
+
+    /// Adds further problems of the same request.
+    pub fn with_errors(mut self, errors: Vec<FieldProblem>) -> Self {
+        self.errors = errors;
+        self
+    }
+
+    /// The HTTP status.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The stable code.
+    pub fn code(&self) -> &'static str {
+        self.code
+    }
+
+    /// The detail message.
+    pub fn detail(&self) -> &str {
+        &self.detail
+    }
+
+    /// The JSON pointer, if any.
+    pub fn pointer(&self) -> Option<&str> {
+        self.pointer.as_deref()
+    }
+
+    /// The wire form.
+    pub fn problem(&self) -> Problem {
+        Problem {
+            kind: format!("{TYPE_PREFIX}{}", self.code),
+            title: self
+                .status
+                .canonical_reason()
+                .unwrap_or("Error")
+                .to_string(),
+            status: self.status.as_u16(),
+            detail: self.detail.clone(),
+            code: self.code.to_string(),
+            pointer: self.pointer.clone(),
+            errors: self.errors.clone(),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = match serde_json::to_vec(&self.problem()) {
+            Ok(body) => body,
+            Err(_) => br#"{"type":"urn:anonymizer:problem:internal_error","title":"Internal Server Error","status":500,"detail":"the error could not be rendered","code":"internal_error"}"#.to_vec(),
+        };
+        let mut response = (self.status, body).into_response();
+        let headers = response.headers_mut();
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+        if self.status == StatusCode::UNAUTHORIZED {
+            headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}
+
+impl From<SpecError> for ApiError {
+    /// `malformed_json` is a syntax error of the body (400); every other spec problem is 422. Both carry
+    /// the pointer.
+    fn from(e: SpecError) -> Self {
+        let status = if e.code == "malformed_json" {
+            StatusCode::BAD_REQUEST
+        } else {
+            StatusCode::UNPROCESSABLE_ENTITY
+        };
+        let message = if matches!(e.code, "malformed_json" | "invalid_spec") {
+            redact_serde_values(&e.message)
+        } else {
+            e.message
+        };
+        ApiError::new(status, e.code, message).with_pointer(e.pointer)
+    }
+}
+
+impl From<CodecError> for ApiError {
+    fn from(e: CodecError) -> Self {
+        let code = match &e {
+            CodecError::Empty => "empty_body",
+            CodecError::NoRecords => "no_records",
+            CodecError::EmptyColumnName { .. } => "empty_column_name",
+            CodecError::DuplicateColumnName { .. } => "duplicate_column",
+            CodecError::RaggedRow { .. } => "ragged_row",
+            CodecError::InvalidUtf8 { .. } => "invalid_utf8",
+            CodecError::Malformed { .. } => "malformed_csv",
+            CodecError::BadDelimiter => "invalid_delimiter",
+            CodecError::Hierarchy(_) | CodecError::HierarchyJson(_) => "invalid_hierarchy",
+            CodecError::Write(_) => {
+                tracing::error!(error = %e, "writing output failed");
+                return ApiError::internal();
+            }
+        };
+        ApiError::unprocessable(code, e.to_string())
+    }
+}
+
+impl From<CoreError> for ApiError {
+    fn from(e: CoreError) -> Self {
+        let code = match &e {
+            CoreError::InvalidParameter { .. } => "invalid_parameter",
+            CoreError::TooFewRecords { .. } => "too_few_records",
+            CoreError::LatticeTooLarge { .. } => "lattice_too_large",
+            CoreError::NoSolution { .. } => "no_solution",
+            CoreError::Cancelled => return ApiError::conflict("cancelled", e.to_string()),
+        };
+        ApiError::unprocessable(code, e.to_string())
+    }
+}
+
+impl From<StoreError> for ApiError {
+    /// Not found (unknown or another tenant's id) is 404; a conflict 409 with the store's value-free reason
+    /// (`idempotency_conflict` and `job_not_succeeded` recognised by reason); a lost lease 409 `conflict`
+    /// (the job changed concurrently); a database failure is logged and answered 500.
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::NotFound => {
+                ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such resource")
+            }
+            StoreError::Conflict(reason) => {
+                let code = if reason.contains("idempotency") {
+                    "idempotency_conflict"
+                } else if reason.contains("not succeeded") {
+                    "job_not_succeeded"
+                } else {
+                    "conflict"
+                };
+                ApiError::conflict(code, reason)
+            }
+            StoreError::LeaseLost => ApiError::conflict(
+                "conflict",
+                "the job changed concurrently; retry the request",
+            ),
+            StoreError::Database(message) => {
+                tracing::error!(error = %message, "database error");
+                ApiError::internal()
+            }
+        }
+    }
+}
+
+impl From<InvalidCursor> for ApiError {
+    fn from(_: InvalidCursor) -> Self {
+        ApiError::bad_request(
+            "invalid_query",
+            "the cursor is not one this service returned",
+        )
+    }
+}
+
+impl From<JsonRejection> for ApiError {
+    /// A missing `application/json` content type is 415, a syntax error 400 `malformed_json`, a body that
+    /// does not fit the type 422 `invalid_spec`. axum's messages quote serde's, which name fields, not
+    /// values of uploaded tables.
+    fn from(r: JsonRejection) -> Self {
+        match r {
+            JsonRejection::MissingJsonContentType(_) => {
+                ApiError::unsupported_media_type("application/json")
+            }
+            JsonRejection::JsonSyntaxError(e) => {
+                ApiError::bad_request("malformed_json", redact_serde_values(&e.body_text()))
+            }
+            JsonRejection::JsonDataError(e) => {
+                ApiError::unprocessable("invalid_spec", redact_serde_values(&e.body_text()))
+            }
+            JsonRejection::BytesRejection(e) => {
+                if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                    ApiError::new(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        "payload_too_large",
+                        e.body_text(),
+                    )
+                } else {
+                    ApiError::bad_request("bad_request", e.body_text())
+                }
+            }
+            other => ApiError::bad_request("bad_request", other.body_text()),
+        }
+    }
+}
+
+impl From<QueryRejection> for ApiError {
+    fn from(r: QueryRejection) -> Self {
+        ApiError::bad_request("invalid_query", redact_serde_values(&r.body_text()))
+    }
+}
+
+/// Removes the values serde quotes in its messages (`invalid type: string "Alice"` becomes
+/// `invalid type: string`, likewise integer, float and character values), keeping field and variant
+/// names. A JSON body may carry hierarchy labels, which are cell values.
+pub fn redact_serde_values(message: &str) -> String {
+    const QUOTED: [(&str, char); 4] = [
+        ("string \"", '"'),
+        ("integer `", '`'),
+        ("floating point `", '`'),
+        ("character `", '`'),
+    ];
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    'scan: while !rest.is_empty() {
+        for (prefix, close) in QUOTED {
+            if let Some(tail) = rest.strip_prefix(prefix) {
+                let mut escaped = false;
+                for (i, c) in tail.char_indices() {
+                    if escaped {
+                        escaped = false;
+                    } else if c == '\\' {
+                        escaped = true;
+                    } else if c == close {
+                        out.push_str(prefix.trim_end_matches(close).trim_end());
+                        rest = &tail[i + c.len_utf8()..];
+                        continue 'scan;
+                    }
+                }
+                out.push_str(prefix.trim_end_matches(close).trim_end());
+                break 'scan;
+            }
+        }
+        let mut chars = rest.chars();
+        if let Some(c) = chars.next() {
+            out.push(c);
+        }
+        rest = chars.as_str();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::data::HierarchyError;
+
+    async fn render(
+        e: impl Into<ApiError>,
+    ) -> (StatusCode, axum::http::HeaderMap, serde_json::Value) {
+        let response = e.into().into_response();
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        (status, headers, serde_json::from_slice(&bytes).unwrap())
+    }
+
+    fn assert_problem(body: &serde_json::Value, status: u16, code: &str) {
+        assert_eq!(body["status"], status, "{body}");
+        assert_eq!(body["code"], code, "{body}");
+        assert_eq!(body["type"], format!("urn:anonymizer:problem:{code}"));
+        assert!(body["title"].as_str().is_some_and(|t| !t.is_empty()));
+        assert!(body["detail"].as_str().is_some_and(|t| !t.is_empty()));
+        assert!(CODES.contains(&code), "{code} missing from CODES");
+    }
+
+    #[tokio::test]
+    async fn constructors_render_status_code_and_media_type() {
+        let cases = [
+            (
+                ApiError::bad_request("bad_request", "x"),
+                400,
+                "bad_request",
+            ),
+            (
+                ApiError::unauthorized("missing bearer token"),
+                401,
+                "unauthorized",
+            ),
+            (ApiError::not_found("dataset"), 404, "not_found"),
+            (
+                ApiError::conflict("idempotency_conflict", "x"),
+                409,
+                "idempotency_conflict",
+            ),
+            (ApiError::payload_too_large(10), 413, "payload_too_large"),
+            (
+                ApiError::unsupported_media_type("text/csv"),
+                415,
+                "unsupported_media_type",
+            ),
+            (
+                ApiError::unprocessable("unknown_column", "x"),
+                422,
+                "unknown_column",
+            ),
+            (ApiError::internal(), 500, "internal_error"),
+        ];
+        for (error, status, code) in cases {
+            let (s, headers, body) = render(error).await;
+            assert_eq!(s.as_u16(), status);
+            assert_eq!(headers[header::CONTENT_TYPE], PROBLEM_JSON);
+            assert_eq!(
+                headers.contains_key(header::WWW_AUTHENTICATE),
+                status == 401
+            );
+            assert_problem(&body, status, code);
+            assert!(body.get("pointer").is_none());
+            assert!(body.get("errors").is_none());
+        }
+        let (_, headers, body) = render(ApiError::unauthorized("no key")).await;
+        assert_eq!(headers[header::WWW_AUTHENTICATE], "Bearer");
+        assert_eq!(body["title"], "Unauthorized");
+        let (_, _, body) = render(ApiError::not_found("job")).await;
+        assert_eq!(body["detail"], "no such job");
+    }
+
+    #[tokio::test]
+    async fn pointer_and_errors_are_rendered() {
+        let e = ApiError::unprocessable("invalid_spec", "two problems")
+            .with_pointer("/attributes")
+            .with_errors(vec![FieldProblem {
+                code: "unknown_column".into(),
+                detail: "no column named agee".into(),
+                pointer: Some("/attributes/agee".into()),
+            }]);
+        let (_, _, body) = render(e).await;
+        assert_eq!(body["pointer"], "/attributes");
+        assert_eq!(body["errors"][0]["code"], "unknown_column");
+        assert_eq!(body["errors"][0]["pointer"], "/attributes/agee");
+        let parsed: Problem = serde_json::from_value(body).unwrap();
+        assert_eq!(parsed.errors.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn spec_errors_are_422_with_their_pointer_except_syntax() {
+        let (s, _, body) = render(SpecError::new(
+            "/privacy_models/0/k",
+            "invalid_k",
+            "k must be at least 1",
+        ))
+        .await;
+        assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY);
+        assert_problem(&body, 422, "invalid_k");
+        assert_eq!(body["pointer"], "/privacy_models/0/k");
+        assert_eq!(body["detail"], "k must be at least 1");
+
+        let e = crate::domain::JobSpec::from_json(b"{\"attributes\": ").unwrap_err();
+        let (s, _, body) = render(e).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST);
+        assert_problem(&body, 400, "malformed_json");
+        assert!(body.get("pointer").is_some());
+
+        let e = crate::domain::JobSpec::from_json(
+            br#"{"attributes": {}, "privacy_models": [], "algorithm": {"type": "annealing"}}"#,
+        )
+        .unwrap_err();
+        let (_, _, body) = render(e).await;
+        assert_problem(&body, 422, "invalid_spec");
+        assert_eq!(body["pointer"], "/algorithm/type");
+    }
+
+    #[tokio::test]
+    async fn codec_errors_map_to_specific_codes() {
+        let cases: Vec<(CodecError, u16, &str)> = vec![
+            (CodecError::Empty, 422, "empty_body"),
+            (CodecError::NoRecords, 422, "no_records"),
+            (
+                CodecError::EmptyColumnName { position: 2 },
+                422,
+                "empty_column_name",
+            ),
+            (
+                CodecError::DuplicateColumnName {
+                    name: "age".into(),
+                    first: 1,
+                    second: 3,
+                },
+                422,
+                "duplicate_column",
+            ),
+            (
+                CodecError::RaggedRow {
+                    line: 7,
+                    found: 3,
+                    expected: 4,
+                },
+                422,
+                "ragged_row",
+            ),
+            (
+                CodecError::InvalidUtf8 { line: 2, column: 1 },
+                422,
+                "invalid_utf8",
+            ),
+            (
+                CodecError::Malformed {
+                    line: 3,
+                    problem: "unterminated quote".into(),
+                },
+                422,
+                "malformed_csv",
+            ),
+            (CodecError::BadDelimiter, 422, "invalid_delimiter"),
+            (
+                CodecError::Hierarchy(HierarchyError::Empty),
+                422,
+                "invalid_hierarchy",
+            ),
+            (
+                CodecError::HierarchyJson("expected array".into()),
+                422,
+                "invalid_hierarchy",
+            ),
+            (CodecError::Write("disk full".into()), 500, "internal_error"),
+        ];
+        for (error, status, code) in cases {
+            let detail = error.to_string();
+            let (s, _, body) = render(error).await;
+            assert_eq!(s.as_u16(), status);
+            assert_problem(&body, status, code);
+            if status == 422 {
+                assert_eq!(body["detail"], detail);
+            } else {
+                assert!(!body["detail"].as_str().unwrap_or("").contains("disk"));
+            }
+        }
+        let (_, _, body) = render(CodecError::RaggedRow {
+            line: 7,
+            found: 3,
+            expected: 4,
+        })
+        .await;
+        assert_eq!(
+            body["detail"],
+            "line 7: the record has 3 fields but the header has 4"
+        );
+    }
+
+    #[tokio::test]
+    async fn core_errors_map_to_specific_codes() {
+        let cases: Vec<(CoreError, u16, &str)> = vec![
+            (
+                CoreError::InvalidParameter {
+                    name: "suppression_limit",
+                    problem: "must be within [0, 1]".into(),
+                },
+                422,
+                "invalid_parameter",
+            ),
+            (
+                CoreError::TooFewRecords {
+                    model: "5-anonymity".into(),
+                    needed: 5,
+                    rows: 3,
+                },
+                422,
+                "too_few_records",
+            ),
+            (
+                CoreError::LatticeTooLarge {
+                    size: 10,
+                    algorithm: "exhaustive",
+                    limit: 5,
+                },
+                422,
+                "lattice_too_large",
+            ),
+            (
+                CoreError::NoSolution {
+                    models: "5-anonymity".into(),
+                    max_suppressed: 0,
+                    top_failing: 3,
+                    top_classes: 1,
+                    top_smallest_class: 3,
+                },
+                422,
+                "no_solution",
+            ),
+            (CoreError::Cancelled, 409, "cancelled"),
+        ];
+        for (error, status, code) in cases {
+            let detail = error.to_string();
+            let (s, _, body) = render(error).await;
+            assert_eq!(s.as_u16(), status);
+            assert_problem(&body, status, code);
+            assert_eq!(body["detail"], detail);
+        }
+    }
+
+    #[test]
+    fn serde_values_are_redacted() {
+        assert_eq!(
+            redact_serde_values(r#"invalid type: string "Alice \"A\"", expected u64 at line 1"#),
+            "invalid type: string, expected u64 at line 1"
+        );
+        assert_eq!(
+            redact_serde_values("invalid type: integer `42`, expected a string"),
+            "invalid type: integer, expected a string"
+        );
+        assert_eq!(
+            redact_serde_values("unknown field `metrc`, expected one of `csv`"),
+            "unknown field `metrc`, expected one of `csv`"
+        );
+        assert_eq!(redact_serde_values(r#"string "unterminated"#), "string");
+        assert_eq!(redact_serde_values("naïve ✓"), "naïve ✓");
+    }
+
+    #[tokio::test]
+    async fn store_errors_map_to_statuses() {
+        let cases: Vec<(ApiError, u16, &str)> = vec![
+            (StoreError::NotFound.into(), 404, "not_found"),
+            (
+                StoreError::Conflict("idempotency key is in use").into(),
+                409,
+                "idempotency_conflict",
+            ),
+            (
+                StoreError::Conflict("job has not succeeded").into(),
+                409,
+                "job_not_succeeded",
+            ),
+            (
+                StoreError::Conflict("something else").into(),
+                409,
+                "conflict",
+            ),
+            (StoreError::LeaseLost.into(), 409, "conflict"),
+            (
+                StoreError::Database("unique violation (code 23505)".into()).into(),
+                500,
+                "internal_error",
+            ),
+            (InvalidCursor.into(), 400, "invalid_query"),
+        ];
+        for (error, status, code) in cases {
+            let (s, _, body) = render(error).await;
+            assert_eq!(s.as_u16(), status);
+            assert_problem(&body, status, code);
+            assert!(!body.to_string().contains("23505"));
+        }
+    }
+
+    #[tokio::test]
+    async fn json_rejections_are_problems() {
+        use axum::extract::FromRequest;
+        use axum::http::Request;
+        use axum::Json;
+
+        async fn reject(content_type: Option<&str>, body: &'static str) -> serde_json::Value {
+            let mut builder = Request::builder().method("POST").uri("/");
+            if let Some(ct) = content_type {
+                builder = builder.header(header::CONTENT_TYPE, ct);
+            }
+            let request = builder.body(axum::body::Body::from(body)).unwrap();
+            let rejection =
+                Json::<std::collections::BTreeMap<String, u64>>::from_request(request, &())
+                    .await
+                    .unwrap_err();
+            render(rejection).await.2
+        }
+        assert_problem(&reject(None, "{}").await, 415, "unsupported_media_type");
+        assert_problem(
+            &reject(Some("application/json"), "{").await,
+            400,
+            "malformed_json",
+        );
+        assert_problem(
+            &reject(Some("application/json"), r#"{"k": "x"}"#).await,
+            422,
+            "invalid_spec",
+        );
+    }
+}

@@ -1,0 +1,300 @@
+//! Datasets: uploads streamed into `dataset_chunk` inside one transaction (all or nothing), metadata,
+//! cursor-paginated listing, chunk-by-chunk reading and deletion with everything that depends on them.
+
+use uuid::Uuid;
+
+use super::chunk::{ChunkTable, ChunkWriter};
+use super::{
+    id_text, now_ms, page_limit, page_of, parse_id, to_i64, to_u64, with_pool, with_tx, Cursor,
+    Page, Result, Store, StoreError, Tx,
+};
+
+/// A stored dataset (its bytes live in chunks `0..chunk_count`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dataset {
+    pub id: Uuid,
+    pub tenant_id: Uuid,
+    pub name: String,
+    pub byte_size: u64,
+    pub sha256: String,
+    pub row_count: u64,
+    pub columns_json: String,
+    pub chunk_count: u64,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// What the caller learned while streaming the upload. `byte_size` and `sha256` (lowercase hex) must
+/// describe exactly the bytes written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DatasetMeta {
+    pub byte_size: u64,
+    pub sha256: String,
+    pub row_count: u64,
+    pub columns_json: String,
+}
+
+#[derive(sqlx::FromRow)]
+struct DatasetRow {
+    id: String,
+    tenant_id: String,
+    name: String,
+    byte_size: i64,
+    sha256: String,
+    row_count: i64,
+    columns_json: String,
+    chunk_count: i64,
+    created_at: i64,
+    updated_at: i64,
+}
+
+impl TryFrom<DatasetRow> for Dataset {
+    type Error = StoreError;
+
+    fn try_from(row: DatasetRow) -> Result<Dataset> {
+        Ok(Dataset {
+            id: parse_id(&row.id)?,
+            tenant_id: parse_id(&row.tenant_id)?,
+            name: row.name,
+            byte_size: to_u64(row.byte_size)?,
+            sha256: row.sha256,
+            row_count: to_u64(row.row_count)?,
+            columns_json: row.columns_json,
+            chunk_count: to_u64(row.chunk_count)?,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        })
+    }
+}
+
+macro_rules! dataset_columns {
+    () => {
+        "id, tenant_id, name, byte_size, sha256, row_count, columns_json, chunk_count, created_at, updated_at"
+    };
+}
+
+/// An upload in progress. It holds a write transaction: nothing is visible until [`finish`]
+/// commits, and [`abort`] or dropping the upload rolls everything back.
+///
+/// On SQLite the transaction holds the database's write lock for the whole upload, so other writers
+/// (job claims, heartbeats) wait for it, up to the busy timeout.
+///
+/// [`finish`]: DatasetUpload::finish
+/// [`abort`]: DatasetUpload::abort
+pub struct DatasetUpload {
+    tx: Tx,
+    writer: ChunkWriter,
+    id: Uuid,
+    tenant_id: Uuid,
+    name: String,
+    created_at: i64,
+}
+
+impl std::fmt::Debug for DatasetUpload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DatasetUpload")
+            .field("id", &self.id)
+            .field("tenant_id", &self.tenant_id)
+            .field("bytes_written", &self.writer.written())
+            .finish_non_exhaustive()
+    }
+}
+
+impl DatasetUpload {
+    /// The id the dataset will have once committed.
+    pub fn id(&self) -> Uuid {
+        self.id
+    }
+
+    /// Bytes written so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.writer.written()
+    }
+
+    /// Appends bytes; full 1 MiB chunks are inserted as they fill up.
+    pub async fn write(&mut self, data: &[u8]) -> Result<()> {
+        self.writer.write(&mut self.tx, data).await
+    }
+
+    /// Writes the last chunk and the metadata, and commits. Fails with Conflict (and rolls back) when
+    /// `meta.byte_size` or `meta.sha256` do not describe the bytes written.
+    pub async fn finish(self, meta: DatasetMeta) -> Result<Dataset> {
+        let DatasetUpload {
+            mut tx,
+            writer,
+            id,
+            tenant_id,
+            name,
+            created_at,
+        } = self;
+        let (chunk_count, written, sha256) = writer.finish(&mut tx).await?;
+        if written != meta.byte_size || !sha256.eq_ignore_ascii_case(&meta.sha256) {
+            tx.rollback().await?;
+            return Err(StoreError::Conflict(
+                "dataset size or checksum does not match the bytes written",
+            ));
+        }
+        let now = now_ms();
+        with_tx!(&mut tx, conn => {
+            sqlx::query(
+                "update dataset set byte_size = $2, sha256 = $3, row_count = $4, columns_json = $5, \
+                 chunk_count = $6, updated_at = $7 where id = $1",
+            )
+            .bind(id_text(id))
+            .bind(to_i64(written)?)
+            .bind(&sha256)
+            .bind(to_i64(meta.row_count)?)
+            .bind(&meta.columns_json)
+            .bind(chunk_count)
+            .bind(now)
+            .execute(&mut *conn)
+            .await?;
+        });
+        tx.commit().await?;
+        Ok(Dataset {
+            id,
+            tenant_id,
+            name,
+            byte_size: written,
+            sha256,
+            row_count: meta.row_count,
+            columns_json: meta.columns_json,
+            chunk_count: to_u64(chunk_count)?,
+            created_at,
+            updated_at: now,
+        })
+    }
+
+    /// Rolls the upload back: no dataset row and no chunk remain.
+    pub async fn abort(self) -> Result<()> {
+        self.tx.rollback().await
+    }
+}
+
+impl Store {
+    /// Starts an upload for `tenant`. The dataset row is inserted at once (inside the transaction), so
+    /// chunks can reference it.
+    pub async fn begin_dataset(&self, tenant: Uuid, name: &str) -> Result<DatasetUpload> {
+        let id = Uuid::new_v4();
+        let now = now_ms();
+        let mut tx = self.begin_write().await?;
+        with_tx!(&mut tx, conn => {
+            sqlx::query(
+                "insert into dataset (id, tenant_id, name, byte_size, sha256, row_count, columns_json, \
+                 chunk_count, created_at, updated_at) values ($1, $2, $3, 0, '', 0, '[]', 0, $4, $4)",
+            )
+            .bind(id_text(id))
+            .bind(id_text(tenant))
+            .bind(name)
+            .bind(now)
+            .execute(&mut *conn)
+            .await?;
+        });
+        Ok(DatasetUpload {
+            tx,
+            writer: ChunkWriter::new(ChunkTable::Dataset, id_text(id)),
+            id,
+            tenant_id: tenant,
+            name: name.to_string(),
+            created_at: now,
+        })
+    }
+
+    /// The tenant's dataset; another tenant's id is NotFound.
+    pub async fn get_dataset(&self, tenant: Uuid, id: Uuid) -> Result<Dataset> {
+        let row: Option<DatasetRow> = with_pool!(self, pool => {
+            sqlx::query_as(concat!(
+                "select ", dataset_columns!(), " from dataset where id = $1 and tenant_id = $2"
+            ))
+            .bind(id_text(id))
+            .bind(id_text(tenant))
+            .fetch_optional(pool)
+            .await?
+        });
+        row.ok_or(StoreError::NotFound)?.try_into()
+    }
+
+    /// The tenant's datasets, newest first, at most `limit` (1..=1000) per page.
+    pub async fn list_datasets(
+        &self,
+        tenant: Uuid,
+        cursor: Option<Cursor>,
+        limit: u32,
+    ) -> Result<Page<Dataset>> {
+        let limit = page_limit(limit);
+        let rows: Vec<DatasetRow> = match cursor {
+            None => with_pool!(self, pool => {
+                sqlx::query_as(concat!(
+                    "select ", dataset_columns!(), " from dataset where tenant_id = $1 \
+                     order by created_at desc, id desc limit $2"
+                ))
+                .bind(id_text(tenant))
+                .bind(limit + 1)
+                .fetch_all(pool)
+                .await?
+            }),
+            Some(cursor) => with_pool!(self, pool => {
+                sqlx::query_as(concat!(
+                    "select ", dataset_columns!(), " from dataset where tenant_id = $1 \
+                     and (created_at < $2 or (created_at = $2 and id < $3)) \
+                     order by created_at desc, id desc limit $4"
+                ))
+                .bind(id_text(tenant))
+                .bind(cursor.created_at)
+                .bind(id_text(cursor.id))
+                .bind(limit + 1)
+                .fetch_all(pool)
+                .await?
+            }),
+        };
+        let items = rows
+            .into_iter()
+            .map(Dataset::try_from)
+            .collect::<Result<Vec<_>>>()?;
+        Ok(page_of(items, limit, |d| Cursor {
+            created_at: d.created_at,
+            id: d.id,
+        }))
+    }
+
+    /// Deletes the tenant's dataset with its chunks, its jobs and their outputs (one statement; the
+    /// foreign keys cascade). A job running on it loses its lease.
+    pub async fn delete_dataset(&self, tenant: Uuid, id: Uuid) -> Result<()> {
+        let deleted = with_pool!(self, pool => {
+            sqlx::query("delete from dataset where id = $1 and tenant_id = $2")
+                .bind(id_text(id))
+                .bind(id_text(tenant))
+                .execute(pool)
+                .await?
+                .rows_affected()
+        });
+        if deleted == 0 {
+            return Err(StoreError::NotFound);
+        }
+        Ok(())
+    }
+
+    /// Chunk `seq` of a dataset, or None past the last one. Not tenant-scoped: call it only for a dataset
+    /// obtained from [`Store::get_dataset`].
+    pub async fn dataset_chunk(&self, id: Uuid, seq: u64) -> Result<Option<Vec<u8>>> {
+        let seq = to_i64(seq)?;
+        Ok(with_pool!(self, pool => {
+            sqlx::query_scalar("select bytes from dataset_chunk where dataset_id = $1 and seq = $2")
+                .bind(id_text(id))
+                .bind(seq)
+                .fetch_optional(pool)
+                .await?
+        }))
+    }
+
+    /// How many chunks a committed dataset has (0 for an unknown id).
+    pub async fn chunk_count(&self, id: Uuid) -> Result<u64> {
+        let count: i64 = with_pool!(self, pool => {
+            sqlx::query_scalar("select count(*) from dataset_chunk where dataset_id = $1")
+                .bind(id_text(id))
+                .fetch_one(pool)
+                .await?
+        });
+        to_u64(count)
+    }
+}

@@ -1,0 +1,641 @@
+//! Jobs, whose rows are the queue. A claim is one statement that takes the oldest queued job or a running
+//! job whose lease expired, increments `attempt` and sets the lease; it commits at once. Every later write
+//! by the worker is fenced on `(id, attempt, state = 'running')` and must hit exactly one row, otherwise
+//! it fails with [`StoreError::LeaseLost`] and changes nothing. `attempt` only ever grows (it counts
+//! claims), so a stale worker can never match the fence again.
+
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::chunk::{ChunkTable, ChunkWriter};
+use super::{
+    id_text, now_ms, page_limit, page_of, parse_id, to_i64, to_u64, with_pool, with_tx, Cursor,
+    Page, Result, Store, StoreError,
+};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobState {
+    Queued,
+    Running,
+    Succeeded,
+    Failed,
+    Cancelled,
+}
+
+impl JobState {
+    pub const ALL: [JobState; 5] = [
+        JobState::Queued,
+        JobState::Running,
+        JobState::Succeeded,
+        JobState::Failed,
+        JobState::Cancelled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobState::Queued => "queued",
+            JobState::Running => "running",
+            JobState::Succeeded => "succeeded",
+            JobState::Failed => "failed",
+            JobState::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<JobState> {
+        JobState::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            JobState::Succeeded | JobState::Failed | JobState::Cancelled
+        )
+    }
+}
+
+/// A job as the API shows it (without report and output, see [`Store::job_result`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Job {
+    pub id: Uuid,
+    pub tenant_id: Uuid,
+    pub dataset_id: Uuid,
+    pub state: JobState,
+    pub spec_json: String,
+    pub idempotency_key: Option<String>,
+    pub request_hash: String,
+    /// How many times the job was claimed; the fencing token of the current claim.
+    pub attempt: i64,
+    pub cancel_requested: bool,
+    pub progress_json: Option<String>,
+    pub failure_code: Option<String>,
+    pub failure_message: Option<String>,
+    pub lease_owner: Option<String>,
+    pub lease_expires_at: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub started_at: Option<i64>,
+    pub finished_at: Option<i64>,
+}
+
+/// Filters of [`Store::list_jobs`]; `None` matches everything.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct JobFilter {
+    pub state: Option<JobState>,
+    pub dataset_id: Option<Uuid>,
+}
+
+/// What a worker needs to run a claimed job. Pass `attempt` back to every fenced write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimedJob {
+    pub id: Uuid,
+    pub tenant: Uuid,
+    pub dataset_id: Uuid,
+    pub spec_json: String,
+    pub attempt: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeartbeatAck {
+    /// The job should stop and be marked cancelled ([`Store::mark_cancelled`]).
+    pub cancel_requested: bool,
+}
+
+/// A succeeded job's report and the shape of its output (chunks `0..output_chunk_count`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobResult {
+    pub report_json: String,
+    pub output_chunk_count: u64,
+    pub output_byte_size: u64,
+    /// Lowercase hex SHA-256 of the whole output.
+    pub output_sha256: String,
+}
+
+macro_rules! job_columns {
+    () => {
+        "id, tenant_id, dataset_id, state, spec_json, idempotency_key, request_hash, attempt, \
+         cancel_requested, progress_json, failure_code, failure_message, lease_owner, \
+         lease_expires_at, created_at, updated_at, started_at, finished_at"
+    };
+}
+
+#[derive(sqlx::FromRow)]
+struct JobRow {
+    id: String,
+    tenant_id: String,
+    dataset_id: String,
+    state: String,
+    spec_json: String,
+    idempotency_key: Option<String>,
+    request_hash: String,
+    attempt: i64,
+    cancel_requested: bool,
+    progress_json: Option<String>,
+    failure_code: Option<String>,
+    failure_message: Option<String>,
+    lease_owner: Option<String>,
+    lease_expires_at: Option<i64>,
+    created_at: i64,
+    updated_at: i64,
+    started_at: Option<i64>,
+    finished_at: Option<i64>,
+}
+
+fn parse_state(text: &str) -> Result<JobState> {
+    JobState::parse(text)
+        .ok_or_else(|| StoreError::Database("unknown job state in the database".into()))
+}
+
+impl TryFrom<JobRow> for Job {
+    type Error = StoreError;
+
+    fn try_from(row: JobRow) -> Result<Job> {
+        Ok(Job {
+            id: parse_id(&row.id)?,
+            tenant_id: parse_id(&row.tenant_id)?,
+            dataset_id: parse_id(&row.dataset_id)?,
+            state: parse_state(&row.state)?,
+            spec_json: row.spec_json,
+            idempotency_key: row.idempotency_key,
+            request_hash: row.request_hash,
+            attempt: row.attempt,
+            cancel_requested: row.cancel_requested,
+            progress_json: row.progress_json,
+            failure_code: row.failure_code,
+            failure_message: row.failure_message,
+            lease_owner: row.lease_owner,
+            lease_expires_at: row.lease_expires_at,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+            started_at: row.started_at,
+            finished_at: row.finished_at,
+        })
+    }
+}
+
+/// The claim's body, shared by both backends; `{lock}` is `for update skip locked` on PostgreSQL. A
+/// reclaimed job whose cancellation was requested becomes cancelled instead of running again.
+macro_rules! claim_sql {
+    ($lock:literal) => {
+        concat!(
+            "update job set \
+               state = case when cancel_requested then 'cancelled' else 'running' end, \
+               attempt = case when cancel_requested then attempt else attempt + 1 end, \
+               lease_owner = case when cancel_requested then null else $1 end, \
+               lease_expires_at = case when cancel_requested then null else $3 end, \
+               finished_at = case when cancel_requested then $2 else null end, \
+               started_at = coalesce(started_at, $2), \
+               updated_at = $2 \
+             where id = ( \
+               select id from job \
+               where state in ('queued', 'running') \
+                 and (state = 'queued' or lease_expires_at <= $2) \
+               order by created_at, id \
+               limit 1 ",
+            $lock,
+            ") returning id, tenant_id, dataset_id, spec_json, attempt, state"
+        )
+    };
+}
+
+const CLAIM_POSTGRES: &str = claim_sql!("for update skip locked");
+const CLAIM_SQLITE: &str = claim_sql!("");
+
+/// A text or integer bind of a dynamically built query.
+enum Arg {
+    Text(String),
+    Int(i64),
+}
+
+impl Store {
+    /// Queues a job on the tenant's dataset. With an idempotency key, a repeat with the same
+    /// `request_hash` returns the existing job (`created = false`) and one with another hash is a
+    /// Conflict. Keys are scoped to the tenant.
+    pub async fn create_job(
+        &self,
+        tenant: Uuid,
+        dataset_id: Uuid,
+        spec_json: &str,
+        idempotency_key: Option<&str>,
+        request_hash: &str,
+    ) -> Result<(Job, bool)> {
+        if let Some(key) = idempotency_key {
+            if let Some(existing) = self
+                .job_by_idempotency_key(tenant, key, request_hash)
+                .await?
+            {
+                return Ok((existing, false));
+            }
+        }
+        // the dataset must be the tenant's; a concurrent delete is caught by the foreign key
+        self.get_dataset(tenant, dataset_id).await?;
+        let now = now_ms();
+        let row: Option<JobRow> = with_pool!(self, pool => {
+            sqlx::query_as(concat!(
+                "insert into job (id, tenant_id, dataset_id, state, spec_json, idempotency_key, \
+                 request_hash, created_at, updated_at) values ($1, $2, $3, 'queued', $4, $5, $6, $7, $7) \
+                 on conflict (tenant_id, idempotency_key) do nothing returning ",
+                job_columns!()
+            ))
+            .bind(id_text(Uuid::new_v4()))
+            .bind(id_text(tenant))
+            .bind(id_text(dataset_id))
+            .bind(spec_json)
+            .bind(idempotency_key)
+            .bind(request_hash)
+            .bind(now)
+            .fetch_optional(pool)
+            .await?
+        });
+        match (row, idempotency_key) {
+            (Some(row), _) => Ok((row.try_into()?, true)),
+            // lost a race with a concurrent request carrying the same key
+            (None, Some(key)) => self
+                .job_by_idempotency_key(tenant, key, request_hash)
+                .await?
+                .map(|job| (job, false))
+                .ok_or(StoreError::Conflict("idempotency key is in use")),
+            (None, None) => Err(StoreError::Database("job insert returned no row".into())),
+        }
+    }
+
+    async fn job_by_idempotency_key(
+        &self,
+        tenant: Uuid,
+        key: &str,
+        request_hash: &str,
+    ) -> Result<Option<Job>> {
+        let row: Option<JobRow> = with_pool!(self, pool => {
+            sqlx::query_as(concat!(
+                "select ", job_columns!(), " from job where tenant_id = $1 and idempotency_key = $2"
+            ))
+            .bind(id_text(tenant))
+            .bind(key)
+            .fetch_optional(pool)
+            .await?
+        });
+        match row {
+            None => Ok(None),
+            Some(row) if row.request_hash == request_hash => Ok(Some(row.try_into()?)),
+            Some(_) => Err(StoreError::Conflict(
+                "idempotency key was used with a different request",
+            )),
+        }
+    }
+
+    /// The tenant's job; another tenant's id is NotFound.
+    pub async fn get_job(&self, tenant: Uuid, id: Uuid) -> Result<Job> {
+        let row: Option<JobRow> = with_pool!(self, pool => {
+            sqlx::query_as(concat!(
+                "select ", job_columns!(), " from job where id = $1 and tenant_id = $2"
+            ))
+            .bind(id_text(id))
+            .bind(id_text(tenant))
+            .fetch_optional(pool)
+            .await?
+        });
+        row.ok_or(StoreError::NotFound)?.try_into()
+    }
+
+    /// The tenant's jobs matching `filter`, newest first, at most `limit` (1..=1000) per page.
+    pub async fn list_jobs(
+        &self,
+        tenant: Uuid,
+        filter: JobFilter,
+        cursor: Option<Cursor>,
+        limit: u32,
+    ) -> Result<Page<Job>> {
+        let limit = page_limit(limit);
+        let mut sql = String::from(concat!(
+            "select ",
+            job_columns!(),
+            " from job where tenant_id = $1"
+        ));
+        let mut args = vec![Arg::Text(id_text(tenant))];
+        if let Some(state) = filter.state {
+            args.push(Arg::Text(state.as_str().to_string()));
+            sql.push_str(&format!(" and state = ${}", args.len()));
+        }
+        if let Some(dataset) = filter.dataset_id {
+            args.push(Arg::Text(id_text(dataset)));
+            sql.push_str(&format!(" and dataset_id = ${}", args.len()));
+        }
+        if let Some(cursor) = cursor {
+            args.push(Arg::Int(cursor.created_at));
+            let at = args.len();
+            args.push(Arg::Text(id_text(cursor.id)));
+            let id = args.len();
+            sql.push_str(&format!(
+                " and (created_at < ${at} or (created_at = ${at} and id < ${id}))"
+            ));
+        }
+        args.push(Arg::Int(limit + 1));
+        sql.push_str(&format!(
+            " order by created_at desc, id desc limit ${}",
+            args.len()
+        ));
+        let rows: Vec<JobRow> = with_pool!(self, pool => {
+            let mut query = sqlx::query_as(&sql);
+            for arg in &args {
+                query = match arg {
+                    Arg::Text(text) => query.bind(text.as_str()),
+                    Arg::Int(int) => query.bind(*int),
+                };
+            }
+            query.fetch_all(pool).await?
+        });
+        let items = rows
+            .into_iter()
+            .map(Job::try_from)
+            .collect::<Result<Vec<_>>>()?;
+        Ok(page_of(items, limit, |j| Cursor {
+            created_at: j.created_at,
+            id: j.id,
+        }))
+    }
+
+    /// Cancels the tenant's job: a queued job becomes cancelled at once, a running one gets
+    /// `cancel_requested` (its worker sees it on the next heartbeat). A finished job is returned
+    /// unchanged. Returns the job as it is afterwards.
+    pub async fn request_cancel(&self, tenant: Uuid, id: Uuid) -> Result<Job> {
+        let now = now_ms();
+        let row: Option<JobRow> = with_pool!(self, pool => {
+            sqlx::query_as(concat!(
+                "update job set \
+                   cancel_requested = case when state = 'running' then true else cancel_requested end, \
+                   finished_at = case when state = 'queued' then $3 else finished_at end, \
+                   state = case when state = 'queued' then 'cancelled' else state end, \
+                   updated_at = $3 \
+                 where id = $1 and tenant_id = $2 and state in ('queued', 'running') returning ",
+                job_columns!()
+            ))
+            .bind(id_text(id))
+            .bind(id_text(tenant))
+            .bind(now)
+            .fetch_optional(pool)
+            .await?
+        });
+        match row {
+            Some(row) => row.try_into(),
+            None => self.get_job(tenant, id).await,
+        }
+    }
+
+    /// Claims the oldest queued job, or a running job whose lease expired (its worker is presumed dead),
+    /// for `worker_id` until `now + lease_ms`. One statement, committed at once: no transaction stays
+    /// open while the job runs. Returns None when there is nothing to do.
+    pub async fn claim_next(&self, worker_id: &str, lease_ms: i64) -> Result<Option<ClaimedJob>> {
+        loop {
+            let now = now_ms();
+            let row: Option<(String, String, String, String, i64, String)> = match &self.pool {
+                super::Pool::Postgres(pool) => {
+                    sqlx::query_as(CLAIM_POSTGRES)
+                        .bind(worker_id)
+                        .bind(now)
+                        .bind(now.saturating_add(lease_ms))
+                        .fetch_optional(pool)
+                        .await?
+                }
+                super::Pool::Sqlite(pool) => {
+                    sqlx::query_as(CLAIM_SQLITE)
+                        .bind(worker_id)
+                        .bind(now)
+                        .bind(now.saturating_add(lease_ms))
+                        .fetch_optional(pool)
+                        .await?
+                }
+            };
+            let Some((id, tenant, dataset_id, spec_json, attempt, state)) = row else {
+                return Ok(None);
+            };
+            if parse_state(&state)? != JobState::Running {
+                // an abandoned job whose cancellation was requested: now cancelled, look further
+                continue;
+            }
+            return Ok(Some(ClaimedJob {
+                id: parse_id(&id)?,
+                tenant: parse_id(&tenant)?,
+                dataset_id: parse_id(&dataset_id)?,
+                spec_json,
+                attempt,
+            }));
+        }
+    }
+
+    /// Renews the lease to `now + lease_ms`, stores the progress and reports a pending cancellation.
+    /// LeaseLost when this attempt no longer owns the running job.
+    pub async fn record_heartbeat(
+        &self,
+        id: Uuid,
+        attempt: i64,
+        progress_json: &str,
+        lease_ms: i64,
+    ) -> Result<HeartbeatAck> {
+        let now = now_ms();
+        let cancel: Option<bool> = with_pool!(self, pool => {
+            sqlx::query_scalar(
+                "update job set progress_json = $3, lease_expires_at = $4, updated_at = $5 \
+                 where id = $1 and attempt = $2 and state = 'running' returning cancel_requested",
+            )
+            .bind(id_text(id))
+            .bind(attempt)
+            .bind(progress_json)
+            .bind(now.saturating_add(lease_ms))
+            .bind(now)
+            .fetch_optional(pool)
+            .await?
+        });
+        cancel
+            .map(|cancel_requested| HeartbeatAck { cancel_requested })
+            .ok_or(StoreError::LeaseLost)
+    }
+
+    /// Stores the output (re-chunked to 1 MiB), the report and the state `succeeded` in one transaction.
+    /// When the fence fails nothing is written and the result is LeaseLost.
+    pub async fn complete_job<I, B>(
+        &self,
+        id: Uuid,
+        attempt: i64,
+        report_json: &str,
+        output: I,
+    ) -> Result<()>
+    where
+        I: IntoIterator<Item = B>,
+        B: AsRef<[u8]>,
+    {
+        let now = now_ms();
+        let mut tx = self.begin_write().await?;
+        // the fence first: on PostgreSQL it also locks the row against a concurrent reclaim
+        let fenced = with_tx!(&mut tx, conn => {
+            sqlx::query(
+                "update job set state = 'succeeded', report_json = $3, lease_owner = null, \
+                 lease_expires_at = null, finished_at = $4, updated_at = $4 \
+                 where id = $1 and attempt = $2 and state = 'running'",
+            )
+            .bind(id_text(id))
+            .bind(attempt)
+            .bind(report_json)
+            .bind(now)
+            .execute(&mut *conn)
+            .await?
+            .rows_affected()
+        });
+        if fenced != 1 {
+            tx.rollback().await?;
+            return Err(StoreError::LeaseLost);
+        }
+        let mut writer = ChunkWriter::new(ChunkTable::JobOutput, id_text(id));
+        for piece in output {
+            writer.write(&mut tx, piece.as_ref()).await?;
+        }
+        let (chunk_count, byte_size, sha256) = writer.finish(&mut tx).await?;
+        with_tx!(&mut tx, conn => {
+            sqlx::query(
+                "update job set output_chunk_count = $2, output_byte_size = $3, output_sha256 = $4 \
+                 where id = $1",
+            )
+            .bind(id_text(id))
+            .bind(chunk_count)
+            .bind(to_i64(byte_size)?)
+            .bind(&sha256)
+            .execute(&mut *conn)
+            .await?;
+        });
+        tx.commit().await
+    }
+
+    /// Marks the running job failed with a stable `code` and a value-free `message`. Fenced.
+    pub async fn fail_job(&self, id: Uuid, attempt: i64, code: &str, message: &str) -> Result<()> {
+        let now = now_ms();
+        let done = with_pool!(self, pool => {
+            sqlx::query(
+                "update job set state = 'failed', failure_code = $3, failure_message = $4, \
+                 lease_owner = null, lease_expires_at = null, finished_at = $5, updated_at = $5 \
+                 where id = $1 and attempt = $2 and state = 'running'",
+            )
+            .bind(id_text(id))
+            .bind(attempt)
+            .bind(code)
+            .bind(message)
+            .bind(now)
+            .execute(pool)
+            .await?
+            .rows_affected()
+        });
+        fence(done)
+    }
+
+    /// Marks the running job cancelled (after its worker stopped on a cancel request). Fenced.
+    pub async fn mark_cancelled(&self, id: Uuid, attempt: i64) -> Result<()> {
+        let now = now_ms();
+        let done = with_pool!(self, pool => {
+            sqlx::query(
+                "update job set state = 'cancelled', lease_owner = null, lease_expires_at = null, \
+                 finished_at = $3, updated_at = $3 \
+                 where id = $1 and attempt = $2 and state = 'running'",
+            )
+            .bind(id_text(id))
+            .bind(attempt)
+            .bind(now)
+            .execute(pool)
+            .await?
+            .rows_affected()
+        });
+        fence(done)
+    }
+
+    /// Hands the running job back to the queue (graceful shutdown): state queued, lease cleared, or
+    /// cancelled if a cancellation was requested meanwhile. The attempt count stays. Fenced.
+    pub async fn release_job(&self, id: Uuid, attempt: i64) -> Result<()> {
+        let now = now_ms();
+        let done = with_pool!(self, pool => {
+            sqlx::query(
+                "update job set \
+                   state = case when cancel_requested then 'cancelled' else 'queued' end, \
+                   finished_at = case when cancel_requested then $3 else null end, \
+                   lease_owner = null, lease_expires_at = null, updated_at = $3 \
+                 where id = $1 and attempt = $2 and state = 'running'",
+            )
+            .bind(id_text(id))
+            .bind(attempt)
+            .bind(now)
+            .execute(pool)
+            .await?
+            .rows_affected()
+        });
+        fence(done)
+    }
+
+    /// The report and output shape of the tenant's succeeded job. NotFound for an unknown or foreign id,
+    /// Conflict while the job has not succeeded.
+    pub async fn job_result(&self, tenant: Uuid, id: Uuid) -> Result<JobResult> {
+        type ResultRow = (
+            String,
+            Option<String>,
+            Option<i64>,
+            Option<i64>,
+            Option<String>,
+        );
+        let row: Option<ResultRow> = with_pool!(self, pool => {
+            sqlx::query_as(
+                "select state, report_json, output_chunk_count, output_byte_size, output_sha256 \
+                 from job where id = $1 and tenant_id = $2",
+            )
+            .bind(id_text(id))
+            .bind(id_text(tenant))
+            .fetch_optional(pool)
+            .await?
+        });
+        let (state, report, chunks, bytes, sha256) = row.ok_or(StoreError::NotFound)?;
+        match (parse_state(&state)?, report, chunks, bytes, sha256) {
+            (JobState::Succeeded, Some(report_json), Some(chunks), Some(bytes), Some(sha256)) => {
+                Ok(JobResult {
+                    report_json,
+                    output_chunk_count: to_u64(chunks)?,
+                    output_byte_size: to_u64(bytes)?,
+                    output_sha256: sha256,
+                })
+            }
+            _ => Err(StoreError::Conflict("job has not succeeded")),
+        }
+    }
+
+    /// Chunk `seq` of a job's output, or None past the last one. Not tenant-scoped: call it only after
+    /// [`Store::job_result`].
+    pub async fn job_output_chunk(&self, id: Uuid, seq: u64) -> Result<Option<Vec<u8>>> {
+        let seq = to_i64(seq)?;
+        Ok(with_pool!(self, pool => {
+            sqlx::query_scalar("select bytes from job_output_chunk where job_id = $1 and seq = $2")
+                .bind(id_text(id))
+                .bind(seq)
+                .fetch_optional(pool)
+                .await?
+        }))
+    }
+
+    /// How many jobs are in each state, over all tenants (metrics: queue depth, jobs by state). Every
+    /// state is present, with 0 when no job is in it.
+    pub async fn count_jobs_by_state(&self) -> Result<Vec<(JobState, u64)>> {
+        let rows: Vec<(String, i64)> = with_pool!(self, pool => {
+            sqlx::query_as("select state, count(*) from job group by state")
+                .fetch_all(pool)
+                .await?
+        });
+        let mut counts: Vec<(JobState, u64)> = JobState::ALL.iter().map(|s| (*s, 0)).collect();
+        for (state, count) in rows {
+            let state = parse_state(&state)?;
+            if let Some(slot) = counts.iter_mut().find(|(s, _)| *s == state) {
+                slot.1 = to_u64(count)?;
+            }
+        }
+        Ok(counts)
+    }
+}
+
+fn fence(rows_affected: u64) -> Result<()> {
+    if rows_affected == 1 {
+        Ok(())
+    } else {
+        Err(StoreError::LeaseLost)
+    }
+}

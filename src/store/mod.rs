@@ -1,0 +1,306 @@
+//! Persistence: PostgreSQL and SQLite behind one interface (datasets, hierarchies, jobs, api keys).
+//!
+//! SQL lives only in this module. Both backends use the same schema (`migrations/postgres`,
+//! `migrations/sqlite`) and, apart from the job claim, the same SQL text:
+//! - ids are UUID v4 stored as hyphenated lowercase text on both backends (one SQL text serves both;
+//!   the public API uses [`Uuid`]);
+//! - timestamps are bigint unix milliseconds from the process clock;
+//! - JSON documents (specs, reports, progress, column lists, hierarchies) are text the store never parses;
+//! - large payloads (uploads, outputs) are stored as chunks of at most [`CHUNK_SIZE`] bytes, written and
+//!   read one chunk at a time;
+//! - placeholders are `$1..$n`, which sqlx also accepts for SQLite.
+//!
+//! Another tenant's row is indistinguishable from a missing one: every tenant-scoped read or write filters
+//! on `tenant_id` and answers [`StoreError::NotFound`].
+
+mod api_key;
+mod chunk;
+mod dataset;
+mod error;
+mod hierarchy;
+mod job;
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+use uuid::Uuid;
+
+pub use api_key::{ApiKeyRecord, Principal};
+pub use dataset::{Dataset, DatasetMeta, DatasetUpload};
+pub use error::{InvalidCursor, StoreError};
+pub use hierarchy::Hierarchy;
+pub use job::{ClaimedJob, HeartbeatAck, Job, JobFilter, JobResult, JobState};
+
+/// Result of every store operation.
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// The largest chunk of an upload or an output, in bytes (1 MiB).
+pub const CHUNK_SIZE: usize = 1 << 20;
+
+/// The largest page a list call returns; smaller limits are honoured, 0 counts as 1.
+pub const MAX_PAGE_SIZE: u32 = 1000;
+
+/// How long a SQLite writer waits for another writer before giving up with "database is locked".
+/// Long, because an upload holds the write lock for its whole duration.
+const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long to wait for a free pooled connection.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Runs `$body` with `$pool` bound to the concrete pool (`&PgPool` or `&SqlitePool`).
+macro_rules! with_pool {
+    ($store:expr, $pool:ident => $body:expr) => {
+        match &$store.pool {
+            $crate::store::Pool::Postgres($pool) => $body,
+            $crate::store::Pool::Sqlite($pool) => $body,
+        }
+    };
+}
+
+/// Runs `$body` with `$conn` bound to the transaction's connection (`&mut PgConnection` or
+/// `&mut SqliteConnection`); use it as `&mut *$conn` to execute more than one statement.
+macro_rules! with_tx {
+    ($tx:expr, $conn:ident => $body:expr) => {
+        match $tx {
+            $crate::store::Tx::Postgres(t) => {
+                let $conn = &mut **t;
+                $body
+            }
+            $crate::store::Tx::Sqlite(t) => {
+                let $conn = &mut **t;
+                $body
+            }
+        }
+    };
+}
+
+use with_pool;
+use with_tx;
+
+/// Which database a [`Store`] talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Postgres,
+    Sqlite,
+}
+
+impl Backend {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Backend::Postgres => "postgres",
+            Backend::Sqlite => "sqlite",
+        }
+    }
+}
+
+#[derive(Clone)]
+enum Pool {
+    Postgres(PgPool),
+    Sqlite(SqlitePool),
+}
+
+/// An open transaction on either backend. Dropping it rolls back.
+enum Tx {
+    Postgres(sqlx::Transaction<'static, sqlx::Postgres>),
+    Sqlite(sqlx::Transaction<'static, sqlx::Sqlite>),
+}
+
+impl Tx {
+    async fn commit(self) -> Result<()> {
+        match self {
+            Tx::Postgres(t) => t.commit().await?,
+            Tx::Sqlite(t) => t.commit().await?,
+        }
+        Ok(())
+    }
+
+    async fn rollback(self) -> Result<()> {
+        match self {
+            Tx::Postgres(t) => t.rollback().await?,
+            Tx::Sqlite(t) => t.rollback().await?,
+        }
+        Ok(())
+    }
+}
+
+/// The persistence layer: a cheap-to-clone handle on a connection pool.
+#[derive(Clone)]
+pub struct Store {
+    pool: Pool,
+}
+
+impl fmt::Debug for Store {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Store")
+            .field("backend", &self.backend())
+            .finish()
+    }
+}
+
+impl Store {
+    /// Opens a pool on `postgres://…` (or `postgresql://…`) or `sqlite://path` / `sqlite:path`.
+    ///
+    /// A SQLite file (and its directory) is created when missing and opened in WAL mode with foreign keys
+    /// on, `synchronous = full` (an acknowledged write survives a power loss) and a busy timeout.
+    /// Migrations are not run; call [`Store::migrate`].
+    pub async fn connect(url: &str, max_connections: u32) -> Result<Store> {
+        let max_connections = max_connections.max(1);
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let pool = PgPoolOptions::new()
+                .max_connections(max_connections)
+                .acquire_timeout(ACQUIRE_TIMEOUT)
+                .connect(url)
+                .await?;
+            Ok(Store {
+                pool: Pool::Postgres(pool),
+            })
+        } else if url.starts_with("sqlite:") {
+            let options = SqliteConnectOptions::from_str(url)?
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Full)
+                .foreign_keys(true)
+                .busy_timeout(SQLITE_BUSY_TIMEOUT);
+            let file = options.get_filename();
+            if let Some(dir) = file.parent() {
+                if !dir.as_os_str().is_empty() && file.as_os_str() != ":memory:" {
+                    tokio::fs::create_dir_all(dir).await.map_err(|e| {
+                        StoreError::Database(format!("cannot create the database directory: {e}"))
+                    })?;
+                }
+            }
+            let pool = SqlitePoolOptions::new()
+                .max_connections(max_connections)
+                .acquire_timeout(ACQUIRE_TIMEOUT)
+                .connect_with(options)
+                .await?;
+            Ok(Store {
+                pool: Pool::Sqlite(pool),
+            })
+        } else {
+            Err(StoreError::Database(
+                "unsupported database url: expected postgres://… or sqlite://…".into(),
+            ))
+        }
+    }
+
+    /// Applies the pending migrations of this backend; a no-op when the schema is current. On PostgreSQL
+    /// sqlx holds an advisory lock, so several processes may migrate at once.
+    pub async fn migrate(&self) -> Result<()> {
+        match &self.pool {
+            Pool::Postgres(pool) => sqlx::migrate!("migrations/postgres").run(pool).await?,
+            Pool::Sqlite(pool) => sqlx::migrate!("migrations/sqlite").run(pool).await?,
+        }
+        Ok(())
+    }
+
+    /// Checks that the database answers (readiness probe).
+    pub async fn ping(&self) -> Result<()> {
+        with_pool!(self, pool => {
+            sqlx::query("select 1").execute(pool).await?;
+        });
+        Ok(())
+    }
+
+    pub fn backend(&self) -> Backend {
+        match &self.pool {
+            Pool::Postgres(_) => Backend::Postgres,
+            Pool::Sqlite(_) => Backend::Sqlite,
+        }
+    }
+
+    /// Closes the pool, waiting for checked-out connections to come back.
+    pub async fn close(&self) {
+        match &self.pool {
+            Pool::Postgres(pool) => pool.close().await,
+            Pool::Sqlite(pool) => pool.close().await,
+        }
+    }
+
+    /// Begins a write transaction. On SQLite it takes the write lock at once (`begin immediate`), so a
+    /// transaction never fails halfway because another writer committed after its first read.
+    async fn begin_write(&self) -> Result<Tx> {
+        Ok(match &self.pool {
+            Pool::Postgres(pool) => Tx::Postgres(pool.begin().await?),
+            Pool::Sqlite(pool) => Tx::Sqlite(pool.begin_with("begin immediate").await?),
+        })
+    }
+}
+
+/// A position in a list ordered by `(created_at, id)`, newest first. Its text form (`Display` /
+/// `FromStr`) is opaque to clients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cursor {
+    pub created_at: i64,
+    pub id: Uuid,
+}
+
+impl fmt::Display for Cursor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}_{}", self.created_at, self.id.simple())
+    }
+}
+
+impl FromStr for Cursor {
+    type Err = InvalidCursor;
+
+    fn from_str(s: &str) -> Result<Cursor, InvalidCursor> {
+        let invalid = || InvalidCursor;
+        let (at, id) = s.split_once('_').ok_or_else(invalid)?;
+        Ok(Cursor {
+            created_at: at.parse().map_err(|_| invalid())?,
+            id: Uuid::try_parse(id).map_err(|_| invalid())?,
+        })
+    }
+}
+
+/// One page of a list, newest first; `next_cursor` is set when more items follow.
+#[derive(Debug, Clone)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    pub next_cursor: Option<Cursor>,
+}
+
+/// Turns `limit + 1` fetched rows into a page of at most `limit` items.
+fn page_of<T>(mut items: Vec<T>, limit: i64, key: impl Fn(&T) -> Cursor) -> Page<T> {
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    let next_cursor = if items.len() > limit {
+        items.truncate(limit);
+        items.last().map(key)
+    } else {
+        None
+    };
+    Page { items, next_cursor }
+}
+
+fn page_limit(limit: u32) -> i64 {
+    i64::from(limit.clamp(1, MAX_PAGE_SIZE))
+}
+
+/// Milliseconds since the Unix epoch on the process clock.
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+fn id_text(id: Uuid) -> String {
+    id.hyphenated().to_string()
+}
+
+fn parse_id(text: &str) -> Result<Uuid> {
+    Uuid::try_parse(text).map_err(|_| StoreError::Database("malformed id in the database".into()))
+}
+
+fn to_u64(value: i64) -> Result<u64> {
+    u64::try_from(value).map_err(|_| StoreError::Database("negative size in the database".into()))
+}
+
+fn to_i64(value: u64) -> Result<i64> {
+    i64::try_from(value).map_err(|_| StoreError::Database("size out of range".into()))
+}

@@ -1,0 +1,946 @@
+//! Integration suite of `src/store`: every case runs against SQLite (a temp file) and PostgreSQL (a fresh
+//! database per test on TEST_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres, dropped
+//! afterwards). Real databases, no mocks; a missing PostgreSQL fails the suite rather than skipping it.
+
+use std::collections::HashSet;
+use std::future::Future;
+
+use anonymizer::store::{
+    Backend, DatasetMeta, Job, JobFilter, JobState, Page, Store, StoreError, CHUNK_SIZE,
+};
+use sha2::{Digest, Sha256};
+use sqlx::Connection;
+use uuid::Uuid;
+
+const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+
+/// Runs `case` on a migrated store of each backend, then cleans up even when the case panicked.
+macro_rules! on_both_backends {
+    ($($case:ident),* $(,)?) => {
+        $(
+            mod $case {
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn sqlite() {
+                    super::run_sqlite(super::$case).await;
+                }
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn postgres() {
+                    super::run_postgres(super::$case).await;
+                }
+            }
+        )*
+    };
+}
+
+on_both_backends!(
+    migrations_are_idempotent,
+    api_keys_authenticate_until_revoked,
+    upload_commits_or_leaves_nothing,
+    chunked_round_trip_of_3_mib,
+    tenants_are_isolated,
+    lists_paginate_by_cursor,
+    delete_dataset_cascades,
+    idempotency_keys,
+    concurrent_claimers_get_distinct_jobs,
+    expired_lease_is_reclaimed_and_fenced,
+    cancel_queued_and_running_jobs,
+    complete_fail_and_release,
+);
+
+async fn run_sqlite<F, Fut>(case: F)
+where
+    F: FnOnce(Store) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = format!("sqlite://{}", dir.path().join("db/store.sqlite").display());
+    let store = Store::connect(&url, 8).await.expect("open sqlite");
+    assert_eq!(store.backend(), Backend::Sqlite);
+    store.migrate().await.expect("migrate sqlite");
+    let outcome = tokio::spawn(case(store.clone())).await;
+    store.close().await;
+    drop(dir);
+    if let Err(e) = outcome {
+        std::panic::resume_unwind(e.into_panic());
+    }
+}
+
+async fn run_postgres<F, Fut>(case: F)
+where
+    F: FnOnce(Store) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let admin_url =
+        std::env::var("TEST_DATABASE_URL").unwrap_or_else(|_| DEFAULT_ADMIN_URL.to_string());
+    let name = format!("anonymizer_t_{}", Uuid::new_v4().simple());
+    let mut admin = sqlx::PgConnection::connect(&admin_url)
+        .await
+        .unwrap_or_else(|e| panic!("PostgreSQL at TEST_DATABASE_URL is required: {e}"));
+    // template0 accepts no connections, so concurrent creations never collide on it
+    sqlx::query(&format!("create database {name} template template0"))
+        .execute(&mut admin)
+        .await
+        .expect("create test database");
+    let store = Store::connect(&database_url(&admin_url, &name), 10)
+        .await
+        .expect("open postgres");
+    assert_eq!(store.backend(), Backend::Postgres);
+    store.migrate().await.expect("migrate postgres");
+    let outcome = tokio::spawn(case(store.clone())).await;
+    store.close().await;
+    sqlx::query(&format!("drop database if exists {name} with (force)"))
+        .execute(&mut admin)
+        .await
+        .expect("drop test database");
+    if let Err(e) = outcome {
+        std::panic::resume_unwind(e.into_panic());
+    }
+}
+
+/// `admin_url` with its database replaced by `name` (query parameters kept).
+fn database_url(admin_url: &str, name: &str) -> String {
+    let (base, query) = match admin_url.split_once('?') {
+        Some((base, query)) => (base, format!("?{query}")),
+        None => (admin_url, String::new()),
+    };
+    let scheme_end = base.find("://").map_or(0, |i| i + 3);
+    let host_end = base[scheme_end..]
+        .find('/')
+        .map_or(base.len(), |i| scheme_end + i);
+    format!("{}/{name}{query}", &base[..host_end])
+}
+
+// ---------------------------------------------------------------------------------------------------
+// fixtures
+
+async fn tenant(store: &Store, name: &str) -> Uuid {
+    store
+        .create_api_key(name)
+        .await
+        .expect("create key")
+        .1
+        .tenant_id
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Deterministic pseudo-random bytes (xorshift), so chunk boundaries see varied data.
+fn payload(len: usize, seed: u64) -> Vec<u8> {
+    let mut state = seed | 1;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u8
+        })
+        .collect()
+}
+
+fn meta(bytes: &[u8]) -> DatasetMeta {
+    DatasetMeta {
+        byte_size: bytes.len() as u64,
+        sha256: sha256_hex(bytes),
+        row_count: 2,
+        columns_json: r#"[{"name":"age"}]"#.to_string(),
+    }
+}
+
+async fn dataset(store: &Store, tenant: Uuid, name: &str, bytes: &[u8]) -> Uuid {
+    let mut upload = store.begin_dataset(tenant, name).await.expect("begin");
+    upload.write(bytes).await.expect("write");
+    upload.finish(meta(bytes)).await.expect("finish").id
+}
+
+async fn job(store: &Store, tenant: Uuid, dataset: Uuid) -> Job {
+    store
+        .create_job(tenant, dataset, r#"{"k":5}"#, None, "hash")
+        .await
+        .expect("create job")
+        .0
+}
+
+async fn read_dataset(store: &Store, id: Uuid) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut seq = 0;
+    while let Some(chunk) = store.dataset_chunk(id, seq).await.expect("chunk") {
+        assert!(chunk.len() <= CHUNK_SIZE);
+        out.extend_from_slice(&chunk);
+        seq += 1;
+    }
+    out
+}
+
+async fn read_output(store: &Store, id: Uuid) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut seq = 0;
+    while let Some(chunk) = store.job_output_chunk(id, seq).await.expect("chunk") {
+        assert!(chunk.len() <= CHUNK_SIZE);
+        out.extend_from_slice(&chunk);
+        seq += 1;
+    }
+    out
+}
+
+fn assert_not_found<T: std::fmt::Debug>(result: Result<T, StoreError>) {
+    assert!(
+        matches!(result, Err(StoreError::NotFound)),
+        "expected NotFound, got {result:?}"
+    );
+}
+
+fn assert_lease_lost<T: std::fmt::Debug>(result: Result<T, StoreError>) {
+    assert!(
+        matches!(result, Err(StoreError::LeaseLost)),
+        "expected LeaseLost, got {result:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------------
+// cases
+
+async fn migrations_are_idempotent(store: Store) {
+    store.migrate().await.expect("second run");
+    store.migrate().await.expect("third run");
+    store.ping().await.expect("ping");
+    let t = tenant(&store, "acme").await;
+    let id = dataset(&store, t, "d", b"a\n1\n").await;
+    store.migrate().await.expect("run with data");
+    assert_eq!(store.get_dataset(t, id).await.expect("kept").byte_size, 4);
+}
+
+async fn api_keys_authenticate_until_revoked(store: Store) {
+    let (key, record) = store.create_api_key("acme").await.expect("create");
+    assert!(key.starts_with("anz_"));
+    assert_eq!(key.len(), 4 + 64);
+    assert!(key[4..].bytes().all(|b| b.is_ascii_hexdigit()));
+    assert_eq!(record.prefix, key[4..12]);
+    assert_eq!(record.tenant_name, "acme");
+    assert_eq!(record.revoked_at, None);
+
+    let principal = store
+        .authenticate(&key)
+        .await
+        .expect("auth")
+        .expect("valid");
+    assert_eq!(principal.tenant_id, record.tenant_id);
+    assert_eq!(principal.key_id, record.id);
+
+    let (key2, record2) = store.create_api_key("acme").await.expect("second key");
+    assert_ne!(key, key2);
+    assert_eq!(record2.tenant_id, record.tenant_id, "same tenant reused");
+    let (_, other) = store.create_api_key("globex").await.expect("other tenant");
+    assert_ne!(other.tenant_id, record.tenant_id);
+
+    assert_eq!(store.authenticate("anz_nope").await.expect("auth"), None);
+    assert_eq!(store.authenticate("").await.expect("auth"), None);
+    let mut tampered = key.clone();
+    tampered.pop();
+    tampered.push(if key.ends_with('0') { '1' } else { '0' });
+    assert_eq!(store.authenticate(&tampered).await.expect("auth"), None);
+
+    let listed = store.list_api_keys().await.expect("list");
+    assert_eq!(listed.len(), 3);
+    assert!(listed
+        .iter()
+        .all(|k| !k.prefix.is_empty() && k.revoked_at.is_none()));
+
+    store.revoke_api_key(record.id).await.expect("revoke");
+    assert_eq!(store.authenticate(&key).await.expect("auth"), None);
+    assert!(store.authenticate(&key2).await.expect("auth").is_some());
+    store
+        .revoke_api_key(record.id)
+        .await
+        .expect("revoke again is fine");
+    let listed = store.list_api_keys().await.expect("list");
+    let revoked = listed.iter().find(|k| k.id == record.id).expect("listed");
+    assert!(revoked.revoked_at.is_some());
+    assert_not_found(store.revoke_api_key(Uuid::new_v4()).await);
+}
+
+async fn upload_commits_or_leaves_nothing(store: Store) {
+    let t = tenant(&store, "acme").await;
+    let body = payload(CHUNK_SIZE + 10, 1);
+
+    // commit
+    let mut upload = store.begin_dataset(t, "adult.csv").await.expect("begin");
+    upload.write(&body).await.expect("write");
+    assert_eq!(upload.bytes_written(), body.len() as u64);
+    let committed = upload.finish(meta(&body)).await.expect("finish");
+    let stored = store.get_dataset(t, committed.id).await.expect("get");
+    assert_eq!(stored, committed);
+    assert_eq!(stored.name, "adult.csv");
+    assert_eq!(stored.byte_size, body.len() as u64);
+    assert_eq!(stored.sha256, sha256_hex(&body));
+    assert_eq!(stored.row_count, 2);
+    assert_eq!(stored.chunk_count, 2);
+    assert_eq!(store.chunk_count(committed.id).await.expect("count"), 2);
+
+    // abort after two full chunks
+    let mut upload = store.begin_dataset(t, "aborted").await.expect("begin");
+    let aborted = upload.id();
+    upload
+        .write(&payload(2 * CHUNK_SIZE + 5, 2))
+        .await
+        .expect("write");
+    upload.abort().await.expect("abort");
+    assert_not_found(store.get_dataset(t, aborted).await);
+    assert_eq!(store.chunk_count(aborted).await.expect("count"), 0);
+    assert_eq!(store.dataset_chunk(aborted, 0).await.expect("chunk"), None);
+
+    // dropped without finish (a client that disconnects)
+    let mut upload = store.begin_dataset(t, "dropped").await.expect("begin");
+    let dropped = upload.id();
+    upload.write(&payload(CHUNK_SIZE, 3)).await.expect("write");
+    drop(upload);
+    assert_not_found(store.get_dataset(t, dropped).await);
+    assert_eq!(store.chunk_count(dropped).await.expect("count"), 0);
+
+    // metadata that does not describe the bytes is refused and rolled back
+    let mut upload = store.begin_dataset(t, "lying").await.expect("begin");
+    let lying = upload.id();
+    upload.write(b"abc").await.expect("write");
+    let wrong = DatasetMeta {
+        byte_size: 4,
+        ..meta(b"abc")
+    };
+    assert!(matches!(
+        upload.finish(wrong).await,
+        Err(StoreError::Conflict(_))
+    ));
+    assert_not_found(store.get_dataset(t, lying).await);
+    assert_eq!(store.chunk_count(lying).await.expect("count"), 0);
+
+    // an empty upload has no chunks
+    let empty = dataset(&store, t, "empty", b"").await;
+    assert_eq!(
+        store.get_dataset(t, empty).await.expect("get").chunk_count,
+        0
+    );
+
+    let page = store.list_datasets(t, None, 100).await.expect("list");
+    let ids: HashSet<Uuid> = page.items.iter().map(|d| d.id).collect();
+    assert_eq!(ids, HashSet::from([committed.id, empty]));
+}
+
+async fn chunked_round_trip_of_3_mib(store: Store) {
+    let t = tenant(&store, "acme").await;
+    let body = payload(3 * CHUNK_SIZE + 123, 7);
+    let mut upload = store.begin_dataset(t, "big").await.expect("begin");
+    // odd-sized writes cross chunk boundaries; a single large write goes through the copy-free path
+    let (head, tail) = body.split_at(1_000_003);
+    for piece in head.chunks(65_537) {
+        upload.write(piece).await.expect("write");
+    }
+    upload.write(tail).await.expect("write");
+    let stored = upload.finish(meta(&body)).await.expect("finish");
+    assert_eq!(stored.chunk_count, 4);
+    for seq in 0..3 {
+        let chunk = store.dataset_chunk(stored.id, seq).await.expect("chunk");
+        assert_eq!(
+            chunk.map(|c| c.len()),
+            Some(CHUNK_SIZE),
+            "chunk {seq} is full"
+        );
+    }
+    let back = read_dataset(&store, stored.id).await;
+    assert_eq!(back.len(), body.len());
+    assert_eq!(sha256_hex(&back), sha256_hex(&body));
+    assert_eq!(
+        store.get_dataset(t, stored.id).await.expect("get").sha256,
+        sha256_hex(&body)
+    );
+}
+
+async fn tenants_are_isolated(store: Store) {
+    let a = tenant(&store, "a").await;
+    let b = tenant(&store, "b").await;
+    let data = dataset(&store, a, "d", b"x\n1\n").await;
+    let hierarchy = store
+        .create_hierarchy(a, "age", r#"[["1","*"]]"#)
+        .await
+        .expect("hierarchy");
+    let job = job(&store, a, data).await;
+
+    assert!(store.get_dataset(a, data).await.is_ok());
+    assert_not_found(store.get_dataset(b, data).await);
+    assert_not_found(store.get_dataset(b, Uuid::new_v4()).await);
+    assert!(store
+        .list_datasets(b, None, 10)
+        .await
+        .expect("list")
+        .items
+        .is_empty());
+    assert_not_found(store.delete_dataset(b, data).await);
+
+    assert_eq!(
+        store
+            .get_hierarchy(a, hierarchy)
+            .await
+            .expect("own")
+            .content_json,
+        r#"[["1","*"]]"#
+    );
+    assert_not_found(store.get_hierarchy(b, hierarchy).await);
+    assert_not_found(store.get_hierarchy(a, Uuid::new_v4()).await);
+
+    assert!(store.get_job(a, job.id).await.is_ok());
+    assert_not_found(store.get_job(b, job.id).await);
+    assert_not_found(store.request_cancel(b, job.id).await);
+    assert_not_found(store.job_result(b, job.id).await);
+    assert_not_found(store.create_job(b, data, "{}", None, "h").await);
+    assert!(store
+        .list_jobs(b, JobFilter::default(), None, 10)
+        .await
+        .expect("list")
+        .items
+        .is_empty());
+
+    // nothing of b's attempts changed a's rows
+    assert_eq!(
+        store.get_job(a, job.id).await.expect("job").state,
+        JobState::Queued
+    );
+    assert!(store.get_dataset(a, data).await.is_ok());
+}
+
+async fn collect_pages<T, F, Fut>(limit: usize, mut fetch: F) -> Vec<T>
+where
+    F: FnMut(Option<anonymizer::store::Cursor>) -> Fut,
+    Fut: Future<Output = Page<T>>,
+{
+    let mut all = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = fetch(cursor).await;
+        assert!(page.items.len() <= limit);
+        all.extend(page.items);
+        match page.next_cursor {
+            Some(next) => {
+                // the text form round-trips
+                let parsed: anonymizer::store::Cursor =
+                    next.to_string().parse().expect("cursor parses");
+                assert_eq!(parsed, next);
+                cursor = Some(parsed);
+            }
+            None => return all,
+        }
+    }
+}
+
+async fn lists_paginate_by_cursor(store: Store) {
+    let t = tenant(&store, "acme").await;
+    let other = tenant(&store, "other").await;
+    let mut datasets = Vec::new();
+    for i in 0..5 {
+        datasets.push(dataset(&store, t, &format!("d{i}"), b"a\n1\n").await);
+    }
+    dataset(&store, other, "foreign", b"a\n").await;
+
+    let listed = collect_pages(2, |cursor| {
+        let store = store.clone();
+        async move { store.list_datasets(t, cursor, 2).await.expect("page") }
+    })
+    .await;
+    assert_eq!(listed.len(), 5);
+    let ids: Vec<Uuid> = listed.iter().map(|d| d.id).collect();
+    assert_eq!(ids.iter().collect::<HashSet<_>>().len(), 5, "no duplicates");
+    assert_eq!(
+        ids.iter().collect::<HashSet<_>>(),
+        datasets.iter().collect::<HashSet<_>>()
+    );
+    for pair in listed.windows(2) {
+        assert!(
+            (pair[0].created_at, pair[0].id) > (pair[1].created_at, pair[1].id),
+            "newest first"
+        );
+    }
+    assert!("garbage".parse::<anonymizer::store::Cursor>().is_err());
+
+    // jobs: 3 on d0, 4 on d1; one of d1's cancelled
+    let mut on_d0 = HashSet::new();
+    for _ in 0..3 {
+        on_d0.insert(job(&store, t, datasets[0]).await.id);
+    }
+    let mut on_d1 = Vec::new();
+    for _ in 0..4 {
+        on_d1.push(job(&store, t, datasets[1]).await.id);
+    }
+    store.request_cancel(t, on_d1[0]).await.expect("cancel");
+
+    let all = collect_pages(3, |cursor| {
+        let store = store.clone();
+        async move {
+            store
+                .list_jobs(t, JobFilter::default(), cursor, 3)
+                .await
+                .expect("page")
+        }
+    })
+    .await;
+    assert_eq!(all.len(), 7);
+    assert_eq!(all.iter().map(|j| j.id).collect::<HashSet<_>>().len(), 7);
+
+    let d0 = collect_pages(2, |cursor| {
+        let store = store.clone();
+        let filter = JobFilter {
+            dataset_id: Some(datasets[0]),
+            ..JobFilter::default()
+        };
+        async move { store.list_jobs(t, filter, cursor, 2).await.expect("page") }
+    })
+    .await;
+    assert_eq!(d0.iter().map(|j| j.id).collect::<HashSet<_>>(), on_d0);
+
+    let queued_d1 = collect_pages(1, |cursor| {
+        let store = store.clone();
+        let filter = JobFilter {
+            state: Some(JobState::Queued),
+            dataset_id: Some(datasets[1]),
+        };
+        async move { store.list_jobs(t, filter, cursor, 1).await.expect("page") }
+    })
+    .await;
+    assert_eq!(
+        queued_d1.iter().map(|j| j.id).collect::<HashSet<_>>(),
+        on_d1[1..].iter().copied().collect::<HashSet<_>>()
+    );
+    let cancelled = store
+        .list_jobs(
+            t,
+            JobFilter {
+                state: Some(JobState::Cancelled),
+                dataset_id: None,
+            },
+            None,
+            10,
+        )
+        .await
+        .expect("list");
+    assert_eq!(cancelled.items.len(), 1);
+    assert_eq!(cancelled.items[0].id, on_d1[0]);
+    assert!(cancelled.next_cursor.is_none());
+
+    let counts = store.count_jobs_by_state().await.expect("counts");
+    assert!(counts.contains(&(JobState::Queued, 6)));
+    assert!(counts.contains(&(JobState::Cancelled, 1)));
+    assert!(counts.contains(&(JobState::Running, 0)));
+}
+
+async fn delete_dataset_cascades(store: Store) {
+    let t = tenant(&store, "acme").await;
+    let doomed = dataset(&store, t, "doomed", &payload(CHUNK_SIZE + 1, 4)).await;
+    let kept = dataset(&store, t, "kept", b"a\n1\n").await;
+    let done = job(&store, t, doomed).await;
+    let claimed = store
+        .claim_next("w", 60_000)
+        .await
+        .expect("claim")
+        .expect("job");
+    assert_eq!(claimed.id, done.id);
+    store
+        .complete_job(done.id, claimed.attempt, "{}", [b"out".as_slice()])
+        .await
+        .expect("complete");
+    let queued = job(&store, t, doomed).await;
+    let kept_job = job(&store, t, kept).await;
+    assert_eq!(read_output(&store, done.id).await, b"out");
+
+    store.delete_dataset(t, doomed).await.expect("delete");
+    assert_not_found(store.get_dataset(t, doomed).await);
+    assert_eq!(store.chunk_count(doomed).await.expect("count"), 0);
+    assert_eq!(store.dataset_chunk(doomed, 0).await.expect("chunk"), None);
+    assert_not_found(store.get_job(t, done.id).await);
+    assert_not_found(store.get_job(t, queued.id).await);
+    assert_not_found(store.job_result(t, done.id).await);
+    assert_eq!(
+        store.job_output_chunk(done.id, 0).await.expect("chunk"),
+        None
+    );
+    assert_not_found(store.delete_dataset(t, doomed).await);
+
+    // the other dataset and its job are untouched
+    assert_eq!(read_dataset(&store, kept).await, b"a\n1\n");
+    assert_eq!(
+        store.get_job(t, kept_job.id).await.expect("job").state,
+        JobState::Queued
+    );
+}
+
+async fn idempotency_keys(store: Store) {
+    let a = tenant(&store, "a").await;
+    let b = tenant(&store, "b").await;
+    let data_a = dataset(&store, a, "d", b"x\n").await;
+    let data_b = dataset(&store, b, "d", b"x\n").await;
+
+    let (first, created) = store
+        .create_job(a, data_a, r#"{"k":2}"#, Some("key-1"), "h1")
+        .await
+        .expect("create");
+    assert!(created);
+    assert_eq!(first.state, JobState::Queued);
+    assert_eq!(first.idempotency_key.as_deref(), Some("key-1"));
+    let (again, created) = store
+        .create_job(a, data_a, r#"{"k":2}"#, Some("key-1"), "h1")
+        .await
+        .expect("repeat");
+    assert!(!created);
+    assert_eq!(again, first);
+
+    let conflict = store
+        .create_job(a, data_a, r#"{"k":3}"#, Some("key-1"), "h2")
+        .await;
+    assert!(
+        matches!(conflict, Err(StoreError::Conflict(_))),
+        "{conflict:?}"
+    );
+
+    // keys are per tenant; no key means a new job each time
+    let (theirs, created) = store
+        .create_job(b, data_b, r#"{"k":2}"#, Some("key-1"), "h1")
+        .await
+        .expect("other tenant");
+    assert!(created);
+    assert_ne!(theirs.id, first.id);
+    let (x, _) = store
+        .create_job(a, data_a, "{}", None, "h1")
+        .await
+        .expect("x");
+    let (y, _) = store
+        .create_job(a, data_a, "{}", None, "h1")
+        .await
+        .expect("y");
+    assert_ne!(x.id, y.id);
+
+    // concurrent repeats of one key create one job
+    let mut tasks = Vec::new();
+    for _ in 0..6 {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            store
+                .create_job(a, data_a, "{}", Some("key-2"), "h3")
+                .await
+                .expect("create")
+        }));
+    }
+    let mut ids = HashSet::new();
+    let mut creations = 0;
+    for task in tasks {
+        let (job, created) = task.await.expect("task");
+        ids.insert(job.id);
+        creations += usize::from(created);
+    }
+    assert_eq!(ids.len(), 1);
+    assert_eq!(creations, 1);
+}
+
+async fn concurrent_claimers_get_distinct_jobs(store: Store) {
+    let t = tenant(&store, "acme").await;
+    let data = dataset(&store, t, "d", b"x\n").await;
+    let mut created = HashSet::new();
+    for _ in 0..20 {
+        created.insert(job(&store, t, data).await.id);
+    }
+    let mut workers = Vec::new();
+    for w in 0..8 {
+        let store = store.clone();
+        workers.push(tokio::spawn(async move {
+            let mut mine = Vec::new();
+            while let Some(claimed) = store
+                .claim_next(&format!("worker-{w}"), 60_000)
+                .await
+                .expect("claim")
+            {
+                assert_eq!(claimed.attempt, 1);
+                mine.push(claimed.id);
+            }
+            mine
+        }));
+    }
+    let mut claimed = Vec::new();
+    for worker in workers {
+        claimed.extend(worker.await.expect("worker"));
+    }
+    assert_eq!(claimed.len(), 20, "every job claimed once");
+    assert_eq!(claimed.iter().copied().collect::<HashSet<_>>(), created);
+    assert_eq!(store.claim_next("late", 60_000).await.expect("claim"), None);
+    let running = store
+        .list_jobs(
+            t,
+            JobFilter {
+                state: Some(JobState::Running),
+                dataset_id: None,
+            },
+            None,
+            100,
+        )
+        .await
+        .expect("list");
+    assert_eq!(running.items.len(), 20);
+    assert!(running
+        .items
+        .iter()
+        .all(|j| j.lease_owner.is_some() && j.started_at.is_some()));
+}
+
+async fn expired_lease_is_reclaimed_and_fenced(store: Store) {
+    let t = tenant(&store, "acme").await;
+    let data = dataset(&store, t, "d", b"x\n").await;
+    let job = job(&store, t, data).await;
+
+    // a zero lease expires at once: the first worker is presumed dead
+    let first = store
+        .claim_next("dead", 0)
+        .await
+        .expect("claim")
+        .expect("job");
+    assert_eq!((first.id, first.attempt), (job.id, 1));
+    assert_eq!(first.tenant, t);
+    assert_eq!(first.dataset_id, data);
+    assert_eq!(first.spec_json, job.spec_json);
+    let second = store
+        .claim_next("alive", 60_000)
+        .await
+        .expect("claim")
+        .expect("reclaimed");
+    assert_eq!((second.id, second.attempt), (job.id, 2));
+    assert_eq!(
+        store.claim_next("third", 60_000).await.expect("claim"),
+        None,
+        "lease is live"
+    );
+
+    // the stale attempt is fenced out of every write, and writes nothing
+    assert_lease_lost(
+        store
+            .record_heartbeat(job.id, 1, r#"{"done":1}"#, 60_000)
+            .await,
+    );
+    let big = payload(CHUNK_SIZE + 100, 9);
+    assert_lease_lost(
+        store
+            .complete_job(job.id, 1, r#"{"stale":true}"#, [&big])
+            .await,
+    );
+    assert_lease_lost(store.fail_job(job.id, 1, "internal_error", "stale").await);
+    assert_lease_lost(store.mark_cancelled(job.id, 1).await);
+    assert_lease_lost(store.release_job(job.id, 1).await);
+    assert_eq!(
+        store.job_output_chunk(job.id, 0).await.expect("chunk"),
+        None
+    );
+    let now = store.get_job(t, job.id).await.expect("job");
+    assert_eq!(now.state, JobState::Running);
+    assert_eq!(now.attempt, 2);
+    assert_eq!(now.lease_owner.as_deref(), Some("alive"));
+    assert_eq!(now.progress_json, None);
+
+    // the live attempt proceeds
+    let ack = store
+        .record_heartbeat(job.id, 2, r#"{"done":1}"#, 60_000)
+        .await
+        .expect("heartbeat");
+    assert!(!ack.cancel_requested);
+    store
+        .complete_job(job.id, 2, r#"{"ok":true}"#, [b"a,b\n".as_slice()])
+        .await
+        .expect("complete");
+    assert_eq!(
+        store
+            .job_result(t, job.id)
+            .await
+            .expect("result")
+            .report_json,
+        r#"{"ok":true}"#
+    );
+    assert_eq!(read_output(&store, job.id).await, b"a,b\n");
+    // a finished job is never reclaimed, and its attempt can no longer write
+    assert_eq!(store.claim_next("late", 0).await.expect("claim"), None);
+    assert_lease_lost(store.record_heartbeat(job.id, 2, "{}", 60_000).await);
+    assert_lease_lost(store.complete_job(job.id, 2, "{}", [b"x".as_slice()]).await);
+}
+
+async fn cancel_queued_and_running_jobs(store: Store) {
+    let t = tenant(&store, "acme").await;
+    let data = dataset(&store, t, "d", b"x\n").await;
+
+    // queued: cancelled at once, never claimed
+    let queued = job(&store, t, data).await;
+    let after = store.request_cancel(t, queued.id).await.expect("cancel");
+    assert_eq!(after.state, JobState::Cancelled);
+    assert!(after.finished_at.is_some());
+    assert_eq!(store.claim_next("w", 60_000).await.expect("claim"), None);
+
+    // running: flagged, seen by the heartbeat, then marked cancelled by the worker
+    let running = job(&store, t, data).await;
+    let claimed = store
+        .claim_next("w", 60_000)
+        .await
+        .expect("claim")
+        .expect("job");
+    assert_eq!(claimed.id, running.id);
+    let after = store.request_cancel(t, running.id).await.expect("cancel");
+    assert_eq!(after.state, JobState::Running);
+    assert!(after.cancel_requested);
+    let ack = store
+        .record_heartbeat(running.id, claimed.attempt, "{}", 60_000)
+        .await
+        .expect("heartbeat");
+    assert!(ack.cancel_requested);
+    store
+        .mark_cancelled(running.id, claimed.attempt)
+        .await
+        .expect("mark cancelled");
+    let after = store.get_job(t, running.id).await.expect("job");
+    assert_eq!(after.state, JobState::Cancelled);
+    assert!(after.finished_at.is_some());
+    assert_eq!(after.lease_owner, None);
+    assert_lease_lost(store.mark_cancelled(running.id, claimed.attempt).await);
+
+    // a finished job is returned unchanged
+    let again = store.request_cancel(t, running.id).await.expect("cancel");
+    assert_eq!(again.state, JobState::Cancelled);
+
+    // running with cancel requested and its worker dead: the reclaim cancels it instead of rerunning
+    let orphan = job(&store, t, data).await;
+    let claimed = store
+        .claim_next("dead", 0)
+        .await
+        .expect("claim")
+        .expect("job");
+    assert_eq!(claimed.id, orphan.id);
+    store.request_cancel(t, orphan.id).await.expect("cancel");
+    assert_eq!(store.claim_next("w", 60_000).await.expect("claim"), None);
+    assert_eq!(
+        store.get_job(t, orphan.id).await.expect("job").state,
+        JobState::Cancelled
+    );
+    assert!(matches!(
+        store.job_result(t, orphan.id).await,
+        Err(StoreError::Conflict(_))
+    ));
+}
+
+async fn complete_fail_and_release(store: Store) {
+    let t = tenant(&store, "acme").await;
+    let data = dataset(&store, t, "d", b"x\n").await;
+    // jobs are created one at a time: within one millisecond the claim order is by (random) id
+
+    // complete: report, output and state together
+    let ok = job(&store, t, data).await;
+    let claimed = store
+        .claim_next("w", 60_000)
+        .await
+        .expect("claim")
+        .expect("job");
+    assert_eq!(claimed.id, ok.id);
+    assert!(matches!(
+        store.job_result(t, ok.id).await,
+        Err(StoreError::Conflict(_))
+    ));
+    store
+        .record_heartbeat(
+            ok.id,
+            claimed.attempt,
+            r#"{"phase":"search","fraction":0.5}"#,
+            60_000,
+        )
+        .await
+        .expect("heartbeat");
+    assert_eq!(
+        store
+            .get_job(t, ok.id)
+            .await
+            .expect("job")
+            .progress_json
+            .as_deref(),
+        Some(r#"{"phase":"search","fraction":0.5}"#)
+    );
+    let output = payload(2 * CHUNK_SIZE + CHUNK_SIZE / 2, 11);
+    store
+        .complete_job(
+            ok.id,
+            claimed.attempt,
+            r#"{"k":5}"#,
+            output.chunks(300_001).collect::<Vec<_>>(),
+        )
+        .await
+        .expect("complete");
+    let result = store.job_result(t, ok.id).await.expect("result");
+    assert_eq!(result.report_json, r#"{"k":5}"#);
+    assert_eq!(result.output_chunk_count, 3);
+    assert_eq!(result.output_byte_size, output.len() as u64);
+    assert_eq!(result.output_sha256, sha256_hex(&output));
+    assert_eq!(
+        sha256_hex(&read_output(&store, ok.id).await),
+        sha256_hex(&output)
+    );
+    let done = store.get_job(t, ok.id).await.expect("job");
+    assert_eq!(done.state, JobState::Succeeded);
+    assert!(done.finished_at.is_some() && done.started_at.is_some());
+    assert_eq!(done.lease_owner, None);
+
+    // fail: code and message kept, no result
+    let bad = job(&store, t, data).await;
+    let claimed = store
+        .claim_next("w", 60_000)
+        .await
+        .expect("claim")
+        .expect("job");
+    assert_eq!(claimed.id, bad.id);
+    store
+        .fail_job(
+            bad.id,
+            claimed.attempt,
+            "invalid_spec",
+            "k exceeds the row count",
+        )
+        .await
+        .expect("fail");
+    let failed = store.get_job(t, bad.id).await.expect("job");
+    assert_eq!(failed.state, JobState::Failed);
+    assert_eq!(failed.failure_code.as_deref(), Some("invalid_spec"));
+    assert_eq!(
+        failed.failure_message.as_deref(),
+        Some("k exceeds the row count")
+    );
+    assert!(matches!(
+        store.job_result(t, bad.id).await,
+        Err(StoreError::Conflict(_))
+    ));
+
+    // release: back in the queue, claimed again with the next attempt
+    let back = job(&store, t, data).await;
+    let claimed = store
+        .claim_next("w", 60_000)
+        .await
+        .expect("claim")
+        .expect("job");
+    assert_eq!(claimed.id, back.id);
+    store
+        .release_job(back.id, claimed.attempt)
+        .await
+        .expect("release");
+    let released = store.get_job(t, back.id).await.expect("job");
+    assert_eq!(released.state, JobState::Queued);
+    assert_eq!(released.lease_owner, None);
+    assert_eq!(released.lease_expires_at, None);
+    assert_lease_lost(
+        store
+            .record_heartbeat(back.id, claimed.attempt, "{}", 60_000)
+            .await,
+    );
+    let again = store
+        .claim_next("w2", 60_000)
+        .await
+        .expect("claim")
+        .expect("job");
+    assert_eq!((again.id, again.attempt), (back.id, claimed.attempt + 1));
+    assert_eq!(store.claim_next("w3", 60_000).await.expect("claim"), None);
+}
