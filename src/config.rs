@@ -84,6 +84,36 @@ impl std::str::FromStr for Secret {
     }
 }
 
+/// `url` when given and not empty, else the SQLite file `<data_dir>/anonymizer.db` (created when missing).
+pub fn resolve_database_url(url: Option<&str>, data_dir: &std::path::Path) -> String {
+    match url.map(str::trim) {
+        Some(url) if !url.is_empty() => url.to_string(),
+        _ => format!(
+            "sqlite://{}?mode=rwc",
+            data_dir.join("anonymizer.db").display()
+        ),
+    }
+}
+
+/// The database of the administrative commands (`anonymizer keys …`): the same defaults as `serve`.
+#[derive(Debug, Clone, Args)]
+pub struct DatabaseArgs {
+    /// Database: `postgres://...` or `sqlite://...`; a SQLite file in the data directory when absent.
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<String>,
+
+    /// Directory for local state (the default SQLite database).
+    #[arg(long, env = "ANONYMIZER_DATA_DIR", default_value = "./data")]
+    pub data_dir: PathBuf,
+}
+
+impl DatabaseArgs {
+    /// The database URL, resolved as for `serve`.
+    pub fn database_url(&self) -> String {
+        resolve_database_url(self.database_url.as_deref(), &self.data_dir)
+    }
+}
+
 /// Default upload limit: 1 GiB.
 pub const DEFAULT_UPLOAD_LIMIT: u64 = 1 << 30;
 
@@ -158,13 +188,7 @@ impl ServeConfig {
     /// The database URL: `DATABASE_URL` when given and not empty, else
     /// `sqlite://<data_dir>/anonymizer.db?mode=rwc` (created when missing).
     pub fn database_url(&self) -> String {
-        match self.database_url.as_deref().map(str::trim) {
-            Some(url) if !url.is_empty() => url.to_string(),
-            _ => format!(
-                "sqlite://{}?mode=rwc",
-                self.data_dir.join("anonymizer.db").display()
-            ),
-        }
+        resolve_database_url(self.database_url.as_deref(), &self.data_dir)
     }
 
     /// The bootstrap key, unless absent or empty (an empty variable, as `VAR=` in a compose file, means

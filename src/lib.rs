@@ -10,6 +10,7 @@
 //! - [`store`]: the only place with SQL (PostgreSQL in production, SQLite as the embedded default).
 //! - [`http`], [`config`], [`telemetry`]: the service (in progress).
 
+pub mod app;
 pub mod cli;
 pub mod codec;
 pub mod config;

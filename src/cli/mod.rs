@@ -1,14 +1,16 @@
 //! The command line: argument definitions and dispatch. Each subcommand lives in its own module.
 
 pub mod anonymize;
+pub mod keys;
 mod progress;
+pub mod serve;
 
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
 /// Anonymize personal microdata by generalization and suppression.
-#[derive(Debug, Parser)]
+#[derive(Parser)]
 #[command(name = "anonymizer", version, about)]
 pub struct Cli {
     /// What to do.
@@ -17,10 +19,43 @@ pub struct Cli {
 }
 
 /// Subcommands.
-#[derive(Debug, Subcommand)]
+#[derive(Subcommand)]
 pub enum Command {
     /// Anonymize a local CSV file with a job spec.
     Anonymize(AnonymizeArgs),
+    /// Run the HTTP service (API and workers).
+    Serve(Box<crate::config::ServeConfig>),
+    /// Manage API keys in the service's database.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+}
+
+/// `anonymizer keys …`.
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Create a key for a tenant (created if new) and print it once.
+    Create {
+        /// Tenant name.
+        #[arg(long)]
+        tenant: String,
+        /// The database.
+        #[command(flatten)]
+        database: crate::config::DatabaseArgs,
+    },
+    /// List keys (never the keys themselves).
+    List {
+        /// The database.
+        #[command(flatten)]
+        database: crate::config::DatabaseArgs,
+    },
+    /// Revoke a key by id.
+    Revoke {
+        /// Key id, as listed.
+        id: String,
+        /// The database.
+        #[command(flatten)]
+        database: crate::config::DatabaseArgs,
+    },
 }
 
 /// Arguments of `anonymize`.
@@ -47,5 +82,7 @@ pub struct AnonymizeArgs {
 pub fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Anonymize(args) => anonymize::run(&args),
+        Command::Serve(config) => serve::run(*config),
+        Command::Keys(command) => keys::run(command),
     }
 }

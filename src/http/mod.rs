@@ -9,6 +9,7 @@
 
 pub mod error;
 pub mod health;
+pub mod ready;
 
 use std::any::Any;
 use std::time::Duration;
@@ -35,6 +36,16 @@ pub const REQUEST_ID_HEADER: &str = "x-request-id";
 /// request timeout.
 pub fn router() -> Router {
     with_middleware(health::router().layer(timeout_layer(REQUEST_TIMEOUT)))
+}
+
+/// The whole service: every route backed by `store`, with the shared middleware and the request timeout.
+pub fn app(store: crate::store::Store) -> Router {
+    with_middleware(
+        health::router()
+            .merge(ready::router())
+            .layer(timeout_layer(REQUEST_TIMEOUT))
+            .with_state(store),
+    )
 }
 
 /// A timeout answering 503 `timeout` (as problem+json, through [`with_middleware`]).

@@ -1,0 +1,31 @@
+//! Readiness: `GET /readyz` answers 200 while the database answers, 503 `unavailable` otherwise, so load
+//! balancers and orchestrators only send traffic to replicas that can serve it.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+
+use super::ApiError;
+use crate::store::Store;
+
+/// The `/readyz` route.
+pub fn router() -> Router<Store> {
+    Router::new().route("/readyz", get(readyz))
+}
+
+async fn readyz(State(store): State<Store>) -> Response {
+    match store.ping().await {
+        Ok(()) => Json(serde_json::json!({"status": "ok"})).into_response(),
+        Err(error) => {
+            tracing::warn!(%error, "readiness check failed");
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                "the database is not reachable",
+            )
+            .into_response()
+        }
+    }
+}
