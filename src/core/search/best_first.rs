@@ -111,14 +111,14 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
             if tags.get(entry.id) == Tag::Unknown {
                 let before = ev.checks() as usize;
                 probe(ev, &mut tags, &lattice, entry.id)?;
-                // every solution a probe checked is an upper bound on the optimum
-                for &id in &ev.check_order()[before..] {
-                    if exact_bound {
-                        break;
-                    }
-                    if let Some(c) = ev.cached(id).filter(|c| c.is_solution) {
-                        best = best.min(c.loss);
-                        candidates.push(id);
+                // with a data-dependent metric, every solution a probe checked bounds the optimum
+                // (with an exact bound, the enumeration order already finds the optimum first)
+                if !exact_bound {
+                    for &id in &ev.check_order()[before..] {
+                        if let Some(c) = ev.cached(id).filter(|c| c.is_solution) {
+                            best = best.min(c.loss);
+                            candidates.push(id);
+                        }
                     }
                 }
                 if let Some(b) = below.as_mut() {
