@@ -82,8 +82,7 @@ pub struct Grouper {
     widths: Vec<Vec<u64>>,
     keys: Vec<u64>,
     class_of: Vec<u32>,
-    dense: Vec<u32>,
-    map: FxHashMap<u64, u32>,
+    ids: KeyIds,
     /// Largest radix product before keys are renumbered; 0 means `u64::MAX` (tests lower it).
     radix_limit: u64,
     /// Source classes (or records) read so far: the work grouping has done.
@@ -322,44 +321,20 @@ impl Grouper {
         if keep_class_of {
             self.class_of.reserve(n);
         }
-        if radix <= DENSE_LIMIT.min((4 * n as u64).max(DENSE_FLOOR)) {
-            if self.dense.len() < radix as usize {
-                self.dense.resize(radix as usize, u32::MAX);
+        let dense = self.ids.begin(radix, n);
+        for i in 0..n {
+            let row = row_at(i);
+            let (id, new) = self.ids.id(dense, key_of(row), counts.len() as u32);
+            if new {
+                counts.push(0);
+                rows.push(row);
             }
-            for i in 0..n {
-                let row = row_at(i);
-                let slot = &mut self.dense[key_of(row) as usize];
-                if *slot == u32::MAX {
-                    *slot = counts.len() as u32;
-                    counts.push(0);
-                    rows.push(row);
-                }
-                let id = *slot;
-                counts[id as usize] += count_at(i);
-                if keep_class_of {
-                    self.class_of.push(id);
-                }
-            }
-            // leave the table all-empty for the next call, touching only used slots
-            for &row in &rows {
-                self.dense[key_of(row) as usize] = u32::MAX;
-            }
-        } else {
-            self.map.clear();
-            for i in 0..n {
-                let row = row_at(i);
-                let next = counts.len() as u32;
-                let id = *self.map.entry(key_of(row)).or_insert(next);
-                if id == next {
-                    counts.push(0);
-                    rows.push(row);
-                }
-                counts[id as usize] += count_at(i);
-                if keep_class_of {
-                    self.class_of.push(id);
-                }
+            counts[id as usize] += count_at(i);
+            if keep_class_of {
+                self.class_of.push(id);
             }
         }
+        self.ids.finish(dense, rows.iter().map(|&row| key_of(row)));
         (counts, rows)
     }
 
@@ -433,33 +408,63 @@ impl Grouper {
         self.class_of.clear();
         self.class_of.reserve(n);
         let mut next: u32 = 0;
-        if radix <= DENSE_LIMIT.min((4 * n as u64).max(DENSE_FLOOR)) {
+        let dense = self.ids.begin(radix, n);
+        for &key in &self.keys {
+            let (id, new) = self.ids.id(dense, key, next);
+            if new {
+                next += 1;
+            }
+            self.class_of.push(id);
+        }
+        self.ids.finish(dense, self.keys.iter().copied());
+        next as usize
+    }
+}
+
+/// Key → class id: a direct-address table for small key ranges, a hash map otherwise. Between calls the
+/// table is all empty (only the slots a call used are reset).
+#[derive(Debug, Default)]
+struct KeyIds {
+    dense: Vec<u32>,
+    map: FxHashMap<u64, u32>,
+}
+
+impl KeyIds {
+    /// Prepares for keys below `radix` from `n` entries; returns whether the direct table is used.
+    fn begin(&mut self, radix: u64, n: usize) -> bool {
+        let dense = radix <= DENSE_LIMIT.min((4 * n as u64).max(DENSE_FLOOR));
+        if dense {
             if self.dense.len() < radix as usize {
                 self.dense.resize(radix as usize, u32::MAX);
             }
-            for &key in &self.keys {
-                let slot = &mut self.dense[key as usize];
-                if *slot == u32::MAX {
-                    *slot = next;
-                    next += 1;
-                }
-                self.class_of.push(*slot);
-            }
-            // leave the table all-empty for the next call, touching only used slots
-            for &key in &self.keys {
-                self.dense[key as usize] = u32::MAX;
-            }
         } else {
             self.map.clear();
-            for &key in &self.keys {
-                let id = *self.map.entry(key).or_insert(next);
-                if id == next {
-                    next += 1;
-                }
-                self.class_of.push(id);
-            }
         }
-        next as usize
+        dense
+    }
+
+    /// The id of `key`, or `next` when it is new (then the flag is true).
+    #[inline]
+    fn id(&mut self, dense: bool, key: u64, next: u32) -> (u32, bool) {
+        if dense {
+            let slot = &mut self.dense[key as usize];
+            if *slot == u32::MAX {
+                *slot = next;
+                (next, true)
+            } else {
+                (*slot, false)
+            }
+        } else {
+            let id = *self.map.entry(key).or_insert(next);
+            (id, id == next)
+        }
+    }
+
+    /// Empties the direct table again, touching only `used` keys.
+    fn finish(&mut self, dense: bool, used: impl Iterator<Item = u64>) {
+        if dense {
+            used.for_each(|key| self.dense[key as usize] = u32::MAX);
+        }
     }
 }
 
