@@ -89,10 +89,8 @@ pub struct SearchResult {
 /// the loss; Flash wins without suppression and for metrics whose bounds are weak before grouping.
 fn resolve_optimal(ev: &Evaluator<'_>) -> Algorithm {
     let metric = ev.metric();
-    if ev.suppression_possible()
-        && metric.has_monotone_static_bound()
-        && metric.has_strong_static_bound()
-    {
+    // strong static bounds are monotone too, as best_first needs
+    if ev.suppression_possible() && metric.has_strong_static_bound() {
         Algorithm::BestFirst
     } else {
         Algorithm::Flash

@@ -55,18 +55,14 @@ pub fn select(
             best = Some(k);
         }
         if done % 64 == 0 {
-            ev_report(ev, done as u64, order.len() as u64);
+            ev.report(Progress {
+                phase: Phase::Selecting,
+                done: done as u64,
+                total: order.len() as u64,
+            });
         }
     }
     Ok(best.map(|(loss, _, id)| (id, loss)))
-}
-
-fn ev_report(ev: &Evaluator<'_>, done: u64, total: u64) {
-    ev.report(Progress {
-        phase: Phase::Selecting,
-        done,
-        total,
-    });
 }
 
 /// Lower bounds of the metric for each candidate.
