@@ -115,7 +115,7 @@ impl DatabaseArgs {
 }
 
 /// Default upload limit: 1 GiB.
-pub const DEFAULT_UPLOAD_LIMIT: u64 = 1 << 30;
+pub const DEFAULT_UPLOAD_LIMIT: u64 = crate::http::state::DEFAULT_UPLOAD_LIMIT;
 
 /// Settings of `anonymizer serve`.
 #[derive(Clone, Args)]

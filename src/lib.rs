@@ -8,7 +8,10 @@
 //! - [`domain`]: the job specification shared by the CLI and the service, validated at the edge.
 //! - [`cli`]: the command line, running the same engine on local files.
 //! - [`store`]: the only place with SQL (PostgreSQL in production, SQLite as the embedded default).
-//! - [`http`], [`config`], [`telemetry`]: the service (in progress).
+//! - [`http`]: the REST API (validate, persist, enqueue; never compute).
+//! - [`worker`]: the only place that turns a queued job into an engine run (claims, leases, heartbeats).
+//! - [`tables`], [`hierarchy_refs`]: stored datasets and hierarchies turned into engine inputs.
+//! - [`app`], [`config`], [`telemetry`], [`metrics`]: the service process.
 
 pub mod app;
 pub mod cli;
@@ -16,6 +19,10 @@ pub mod codec;
 pub mod config;
 pub mod core;
 pub mod domain;
+pub mod hierarchy_refs;
 pub mod http;
+pub mod metrics;
 pub mod store;
+pub mod tables;
 pub mod telemetry;
+pub mod worker;

@@ -149,6 +149,7 @@ fn meta(bytes: &[u8]) -> DatasetMeta {
         sha256: sha256_hex(bytes),
         row_count: 2,
         columns_json: r#"[{"name":"age"}]"#.to_string(),
+        delimiter: ",".to_string(),
     }
 }
 

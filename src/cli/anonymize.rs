@@ -5,19 +5,15 @@
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use super::progress::TerminalProgress;
 use super::AnonymizeArgs;
-use crate::codec::{
-    parse_arx_hierarchy, parse_json_hierarchy, read_table, write_rendering, CsvOptions,
-};
+use crate::codec::{parse_arx_hierarchy, parse_json_hierarchy, read_table, CsvOptions};
 use crate::core::data::Hierarchy;
-use crate::core::engine::anonymize;
+use crate::domain::pipeline::{self, RunError};
 use crate::domain::prepare::csv_options;
 use crate::domain::spec::HierarchySpec;
-use crate::domain::verify::verify_min_class_size;
-use crate::domain::{prepare, JobSpec, Report};
+use crate::domain::JobSpec;
 
 /// Runs the command; errors are one-line messages.
 pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
@@ -36,38 +32,19 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
         .map(Path::to_path_buf)
         .unwrap_or_default();
     let resolve = |source: &HierarchySpec| load_hierarchy(&base, source);
-    let prepared = prepare(&table, &spec, &resolve).map_err(|e| format!("spec: {e}"))?;
-    let input = prepared.input(&table);
     let progress = TerminalProgress::new(args.quiet);
-    let started = Instant::now();
-    let outcome = anonymize(&input, &prepared.plan, &progress);
+    let completed = pipeline::run(&table, &spec, &resolve, &progress);
     progress.finish();
-    let outcome = outcome.map_err(|e| e.to_string())?;
-    let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
-    let rendering = prepared.rendering(&table, &outcome);
-    let needed = prepared
-        .plan
-        .privacy_models
-        .iter()
-        .map(|m| m.min_class_size())
-        .max()
-        .unwrap_or(1);
-    verify_min_class_size(&rendering, needed).map_err(|e| e.to_string())?;
-    write_atomically(&args.output, |w| {
-        write_rendering(w, &rendering, &options).map_err(|e| e.to_string())
+    let completed = completed.map_err(|e| match e {
+        RunError::Spec(e) => format!("spec: {e}"),
+        other => other.to_string(),
     })?;
-    let report = Report::new(
-        &outcome,
-        &prepared.quasi_identifier_names(&table),
-        prepared
-            .plan
-            .privacy_models
-            .iter()
-            .map(|m| m.describe())
-            .collect(),
-        prepared.remove_suppressed,
-        elapsed_ms,
-    );
+    write_atomically(&args.output, |w| {
+        completed.write_csv(w, &options).map_err(|e| e.to_string())
+    })?;
+    let report = completed.report();
+    let outcome = completed.outcome();
+    let elapsed_ms = completed.elapsed_ms();
     match &args.report {
         Some(path) => write_atomically(path, |w| {
             serde_json::to_writer_pretty(&mut *w, &report).map_err(|e| e.to_string())?;

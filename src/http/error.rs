@@ -52,6 +52,9 @@ pub const CODES: &[&str] = &[
     "uncovered_values",
     "undeclared_column",
     "unknown_column",
+    "unknown_hierarchy",
+    "unknown_dataset",
+    "invalid_request",
     // 422: CSV
     "empty_body",
     "no_records",
@@ -326,6 +329,7 @@ impl From<StoreError> for ApiError {
                 "conflict",
                 "the job changed concurrently; retry the request",
             ),
+            StoreError::Invalid(reason) => ApiError::unprocessable("invalid_request", reason),
             StoreError::Database(message) => {
                 tracing::error!(error = %message, "database error");
                 ApiError::internal()

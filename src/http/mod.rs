@@ -4,12 +4,22 @@
 //! Layering, outermost first: set `x-request-id` (a UUID unless the client sent one) → trace span
 //! (method, path, request id; never query strings or bodies) → copy `x-request-id` to the response →
 //! catch panics (500 `internal_error`) → turn bodiless error responses (unknown route, wrong method,
-//! timeout, body limit) into problem+json. Timeouts are applied per router with [`timeout_layer`], so that
-//! streaming routes (uploads, downloads) can go without.
+//! timeout, body limit) into problem+json → record the request's metrics by route template. Timeouts
+//! are applied per route with [`timeout_layer`] by each resource module, so that streaming routes
+//! (uploads, downloads) can go without.
+//!
+//! Data routes take an [`auth::Caller`] (bearer API key → tenant); every store call they make is scoped
+//! to that tenant, so another tenant's id answers 404 exactly like an unknown one.
 
+pub mod auth;
+pub mod datasets;
 pub mod error;
 pub mod health;
+pub mod hierarchies;
+pub mod jobs;
+pub mod metrics;
 pub mod ready;
+pub mod state;
 
 use std::any::Any;
 use std::time::Duration;
@@ -25,6 +35,7 @@ use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 
 pub use error::{ApiError, Problem};
+pub use state::{ApiSettings, AppState};
 
 /// Timeout of non-streaming routes.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -38,14 +49,44 @@ pub fn router() -> Router {
     with_middleware(health::router().layer(timeout_layer(REQUEST_TIMEOUT)))
 }
 
-/// The whole service: every route backed by `store`, with the shared middleware and the request timeout.
-pub fn app(store: crate::store::Store) -> Router {
-    with_middleware(
-        health::router()
-            .merge(ready::router())
-            .layer(timeout_layer(REQUEST_TIMEOUT))
-            .with_state(store),
-    )
+/// The whole service: every route backed by `state`, with the shared middleware and metrics.
+pub fn app(state: AppState) -> Router {
+    let routes = health::router()
+        .layer(timeout_layer(REQUEST_TIMEOUT))
+        .merge(ready::router())
+        .merge(metrics::router())
+        .merge(datasets::router())
+        .merge(hierarchies::router())
+        .merge(jobs::router());
+    with_middleware(routes)
+        .layer(axum::middleware::from_fn_with_state(
+            state.metrics.clone(),
+            record_request_metrics,
+        ))
+        .with_state(state)
+}
+
+/// Observes the request's latency under its route template (`unmatched` for unknown routes).
+async fn record_request_metrics(
+    axum::extract::State(metrics): axum::extract::State<std::sync::Arc<crate::metrics::Metrics>>,
+    request: Request<Body>,
+    next: axum::middleware::Next,
+) -> Response {
+    let started = std::time::Instant::now();
+    let method = request.method().clone();
+    let route = request
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| "unmatched".to_string());
+    let response = next.run(request).await;
+    metrics.observe_request(
+        method.as_str(),
+        &route,
+        response.status().as_u16(),
+        started.elapsed(),
+    );
+    response
 }
 
 /// A timeout answering 503 `timeout` (as problem+json, through [`with_middleware`]).

@@ -7,12 +7,13 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 
-use super::ApiError;
+use super::state::AppState;
+use super::{timeout_layer, ApiError, REQUEST_TIMEOUT};
 use crate::store::Store;
 
 /// The `/readyz` route.
-pub fn router() -> Router<Store> {
-    Router::new().route("/readyz", get(readyz))
+pub fn router() -> Router<AppState> {
+    Router::new().route("/readyz", get(readyz).layer(timeout_layer(REQUEST_TIMEOUT)))
 }
 
 async fn readyz(State(store): State<Store>) -> Response {

@@ -10,6 +10,9 @@ use super::{id_text, now_ms, parse_id, with_pool, with_tx, Result, Store, StoreE
 const KEY_MARK: &str = "anz_";
 const PREFIX_LEN: usize = 8;
 
+/// Fewest characters after `anz_` in an imported key.
+pub const MIN_IMPORTED_SECRET: usize = 32;
+
 /// Who is calling: the tenant and the key that authenticated the request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Principal {
@@ -72,8 +75,41 @@ impl Store {
             Uuid::new_v4().simple(),
             Uuid::new_v4().simple()
         );
-        let prefix = plaintext[KEY_MARK.len()..KEY_MARK.len() + PREFIX_LEN].to_string();
-        let hash = key_hash(&plaintext);
+        let record = self.insert_api_key(tenant_name, &plaintext).await?;
+        Ok((plaintext, record))
+    }
+
+    /// Stores a key chosen by the operator (the bootstrap key of a first start) for the tenant named
+    /// `tenant_name`, creating the tenant when it is new. The key must be `anz_` followed by at least
+    /// [`MIN_IMPORTED_SECRET`] characters; storing a key that already exists is Conflict.
+    pub async fn import_api_key(&self, tenant_name: &str, plaintext: &str) -> Result<ApiKeyRecord> {
+        let secret_ok = plaintext.strip_prefix(KEY_MARK).is_some_and(|s| {
+            s.len() >= MIN_IMPORTED_SECRET && s.bytes().all(|b| b.is_ascii_graphic())
+        });
+        if !secret_ok {
+            return Err(StoreError::Invalid(
+                "an API key is `anz_` followed by at least 32 printable characters",
+            ));
+        }
+        let hash = key_hash(plaintext);
+        let exists: Option<String> = with_pool!(self, pool => {
+            sqlx::query_scalar("select id from api_key where key_hash = $1")
+                .bind(&hash)
+                .fetch_optional(pool)
+                .await?
+        });
+        if exists.is_some() {
+            return Err(StoreError::Conflict("this API key is already stored"));
+        }
+        self.insert_api_key(tenant_name, plaintext).await
+    }
+
+    async fn insert_api_key(&self, tenant_name: &str, plaintext: &str) -> Result<ApiKeyRecord> {
+        let prefix: String = plaintext[KEY_MARK.len()..]
+            .chars()
+            .take(PREFIX_LEN)
+            .collect();
+        let hash = key_hash(plaintext);
         let key_id = Uuid::new_v4();
         let now = now_ms();
 
@@ -107,15 +143,14 @@ impl Store {
         });
         tx.commit().await?;
 
-        let record = ApiKeyRecord {
+        Ok(ApiKeyRecord {
             id: key_id,
             tenant_id: parse_id(&tenant_id)?,
             tenant_name: tenant_name.to_string(),
             prefix,
             created_at: now,
             revoked_at: None,
-        };
-        Ok((plaintext, record))
+        })
     }
 
     /// The principal of a valid, unrevoked key; `None` for anything else.

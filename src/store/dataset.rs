@@ -19,6 +19,8 @@ pub struct Dataset {
     pub sha256: String,
     pub row_count: u64,
     pub columns_json: String,
+    /// The field delimiter the CSV was uploaded with (one character).
+    pub delimiter: String,
     pub chunk_count: u64,
     pub created_at: i64,
     pub updated_at: i64,
@@ -32,6 +34,8 @@ pub struct DatasetMeta {
     pub sha256: String,
     pub row_count: u64,
     pub columns_json: String,
+    /// The field delimiter (one character).
+    pub delimiter: String,
 }
 
 #[derive(sqlx::FromRow)]
@@ -43,6 +47,7 @@ struct DatasetRow {
     sha256: String,
     row_count: i64,
     columns_json: String,
+    delimiter: String,
     chunk_count: i64,
     created_at: i64,
     updated_at: i64,
@@ -60,6 +65,7 @@ impl TryFrom<DatasetRow> for Dataset {
             sha256: row.sha256,
             row_count: to_u64(row.row_count)?,
             columns_json: row.columns_json,
+            delimiter: row.delimiter,
             chunk_count: to_u64(row.chunk_count)?,
             created_at: row.created_at,
             updated_at: row.updated_at,
@@ -69,7 +75,8 @@ impl TryFrom<DatasetRow> for Dataset {
 
 macro_rules! dataset_columns {
     () => {
-        "id, tenant_id, name, byte_size, sha256, row_count, columns_json, chunk_count, created_at, updated_at"
+        "id, tenant_id, name, byte_size, sha256, row_count, columns_json, delimiter, chunk_count, created_at, \
+         updated_at"
     };
 }
 
@@ -138,7 +145,7 @@ impl DatasetUpload {
         with_tx!(&mut tx, conn => {
             sqlx::query(
                 "update dataset set byte_size = $2, sha256 = $3, row_count = $4, columns_json = $5, \
-                 chunk_count = $6, updated_at = $7 where id = $1",
+                 chunk_count = $6, updated_at = $7, delimiter = $8 where id = $1",
             )
             .bind(id_text(id))
             .bind(to_i64(written)?)
@@ -147,6 +154,7 @@ impl DatasetUpload {
             .bind(&meta.columns_json)
             .bind(chunk_count)
             .bind(now)
+            .bind(&meta.delimiter)
             .execute(&mut *conn)
             .await?;
         });
@@ -159,6 +167,7 @@ impl DatasetUpload {
             sha256,
             row_count: meta.row_count,
             columns_json: meta.columns_json,
+            delimiter: meta.delimiter,
             chunk_count: to_u64(chunk_count)?,
             created_at,
             updated_at: now,

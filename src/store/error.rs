@@ -16,6 +16,9 @@ pub enum StoreError {
     /// job was cancelled, finished or deleted). The worker must stop and drop its output.
     #[error("the job's lease was lost")]
     LeaseLost,
+    /// An argument the store refuses; the text is a stable, value-free reason.
+    #[error("invalid: {0}")]
+    Invalid(&'static str),
     #[error("database error: {0}")]
     Database(String),
 }

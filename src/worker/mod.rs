@@ -1,0 +1,1 @@
+//! The workers: claim queued jobs and run them on the engine.
