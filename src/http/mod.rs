@@ -66,6 +66,21 @@ pub fn app(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// The operations routes only (`/healthz`, `/readyz`, `/metrics`, `/openapi.yaml`), for processes that
+/// run workers without the API (`--role worker`).
+pub fn operations_app(state: AppState) -> Router {
+    let routes = health::router()
+        .layer(timeout_layer(REQUEST_TIMEOUT))
+        .merge(ready::router())
+        .merge(metrics::router());
+    with_middleware(routes)
+        .layer(axum::middleware::from_fn_with_state(
+            state.metrics.clone(),
+            record_request_metrics,
+        ))
+        .with_state(state)
+}
+
 /// Observes the request's latency under its route template (`unmatched` for unknown routes).
 async fn record_request_metrics(
     axum::extract::State(metrics): axum::extract::State<std::sync::Arc<crate::metrics::Metrics>>,
