@@ -1,0 +1,266 @@
+//! The API under test: the real router (`http::app`) served over real HTTP on a random loopback port,
+//! backed by a real store (a SQLite temp file, or a fresh PostgreSQL database per test on
+//! TEST_DATABASE_URL, dropped afterwards), with two tenants' keys. Cases are async functions taking a
+//! [`Service`]; `api_cases!` runs each on both backends.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use anonymizer::http::{self, ApiSettings, AppState};
+use anonymizer::store::{Backend, Store};
+use sqlx::Connection;
+use uuid::Uuid;
+
+const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+
+/// Runs each named case on SQLite and on PostgreSQL.
+#[macro_export]
+macro_rules! api_cases {
+    ($($case:ident),* $(,)?) => {
+        $(
+            mod $case {
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn sqlite() {
+                    $crate::harness::run(anonymizer::store::Backend::Sqlite, super::$case).await;
+                }
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn postgres() {
+                    $crate::harness::run(anonymizer::store::Backend::Postgres, super::$case).await;
+                }
+            }
+        )*
+    };
+}
+
+/// A running service and clients for it.
+#[derive(Clone)]
+pub struct Service {
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    /// The state behind the router (store, tables, metrics, wake-up).
+    pub state: AppState,
+    /// A key of tenant `alpha`.
+    pub key: String,
+    /// A key of tenant `beta`.
+    pub other_key: String,
+    /// An HTTP client (no automatic decompression, so tests see raw encodings).
+    pub client: reqwest::Client,
+}
+
+impl Service {
+    /// The store behind the service.
+    pub fn store(&self) -> &Store {
+        &self.state.store
+    }
+
+    /// `base` + `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// A request with tenant alpha's key.
+    pub fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        self.client
+            .request(method, self.url(path))
+            .bearer_auth(&self.key)
+    }
+
+    /// A GET with tenant alpha's key.
+    pub fn get(&self, path: &str) -> reqwest::RequestBuilder {
+        self.request(reqwest::Method::GET, path)
+    }
+
+    /// A POST with tenant alpha's key.
+    pub fn post(&self, path: &str) -> reqwest::RequestBuilder {
+        self.request(reqwest::Method::POST, path)
+    }
+
+    /// A DELETE with tenant alpha's key.
+    pub fn delete(&self, path: &str) -> reqwest::RequestBuilder {
+        self.request(reqwest::Method::DELETE, path)
+    }
+
+    /// Uploads `csv` as dataset `name` (comma-delimited) and returns its JSON; panics unless 201.
+    pub async fn upload(&self, name: &str, csv: &[u8]) -> serde_json::Value {
+        self.upload_with(name, csv, ",").await
+    }
+
+    /// Uploads `csv` with `delimiter` and returns its JSON; panics unless 201.
+    pub async fn upload_with(&self, name: &str, csv: &[u8], delimiter: &str) -> serde_json::Value {
+        let response = self
+            .post("/v1/datasets")
+            .query(&[("name", name), ("delimiter", delimiter)])
+            .header("content-type", "text/csv")
+            .body(csv.to_vec())
+            .send()
+            .await
+            .expect("upload request");
+        let status = response.status();
+        let body: serde_json::Value = response.json().await.expect("upload answer is JSON");
+        assert_eq!(status, 201, "upload failed: {body}");
+        body
+    }
+}
+
+/// Asserts a problem+json answer with `status` and `code`; returns the problem.
+pub async fn expect_problem(
+    response: reqwest::Response,
+    status: u16,
+    code: &str,
+) -> serde_json::Value {
+    let actual = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let text = response.text().await.expect("body");
+    assert_eq!(
+        actual, status,
+        "expected {status} {code}, got {actual}: {text}"
+    );
+    assert_eq!(content_type, "application/problem+json", "{text}");
+    let problem: serde_json::Value = serde_json::from_str(&text).expect("problem is JSON");
+    assert_eq!(problem["code"], code, "{problem}");
+    assert_eq!(problem["status"], status, "{problem}");
+    problem
+}
+
+/// Runs `case` against a fresh service on `backend`, then tears everything down even if it panicked.
+pub async fn run<F, Fut>(backend: Backend, case: F)
+where
+    F: FnOnce(Service) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    run_with(backend, ApiSettings::default(), case).await
+}
+
+/// [`run`] with custom API settings.
+pub async fn run_with<F, Fut>(backend: Backend, settings: ApiSettings, case: F)
+where
+    F: FnOnce(Service) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let database = Database::create(backend).await;
+    let store = Store::connect(&database.url, 10)
+        .await
+        .expect("open the store");
+    assert_eq!(store.backend(), backend);
+    store.migrate().await.expect("migrate");
+    let (key, _) = store.create_api_key("alpha").await.expect("key alpha");
+    let (other_key, _) = store.create_api_key("beta").await.expect("key beta");
+    let state = AppState::new(store.clone()).with_settings(settings);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("address"));
+    let app = http::app(state.clone());
+    let server = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let client = reqwest::Client::builder()
+        .no_gzip()
+        .build()
+        .expect("client");
+    let service = Service {
+        base,
+        state,
+        key,
+        other_key,
+        client,
+    };
+    let outcome = tokio::spawn(case(service)).await;
+    server.abort();
+    let _ = server.await;
+    store.close().await;
+    database.drop().await;
+    if let Err(e) = outcome {
+        std::panic::resume_unwind(e.into_panic());
+    }
+}
+
+/// A throwaway database.
+pub struct Database {
+    /// Its URL.
+    pub url: String,
+    kind: DatabaseKind,
+}
+
+enum DatabaseKind {
+    Sqlite(Arc<tempfile::TempDir>),
+    Postgres { admin_url: String, name: String },
+}
+
+impl Database {
+    /// A fresh, empty database of `backend`.
+    pub async fn create(backend: Backend) -> Database {
+        match backend {
+            Backend::Sqlite => {
+                let dir = tempfile::tempdir().expect("temp dir");
+                let url = format!("sqlite://{}", dir.path().join("api.sqlite").display());
+                Database {
+                    url,
+                    kind: DatabaseKind::Sqlite(Arc::new(dir)),
+                }
+            }
+            Backend::Postgres => {
+                let admin_url = std::env::var("TEST_DATABASE_URL")
+                    .unwrap_or_else(|_| DEFAULT_ADMIN_URL.to_string());
+                let name = format!("anonymizer_api_{}", Uuid::new_v4().simple());
+                let mut admin = sqlx::PgConnection::connect(&admin_url)
+                    .await
+                    .unwrap_or_else(|e| panic!("PostgreSQL at TEST_DATABASE_URL is required: {e}"));
+                sqlx::query(&format!("create database {name} template template0"))
+                    .execute(&mut admin)
+                    .await
+                    .expect("create test database");
+                Database {
+                    url: database_url(&admin_url, &name),
+                    kind: DatabaseKind::Postgres { admin_url, name },
+                }
+            }
+        }
+    }
+
+    /// Removes the database.
+    pub async fn drop(self) {
+        if let DatabaseKind::Postgres { admin_url, name } = self.kind {
+            let mut admin = sqlx::PgConnection::connect(&admin_url)
+                .await
+                .expect("admin connection");
+            sqlx::query(&format!("drop database if exists {name} with (force)"))
+                .execute(&mut admin)
+                .await
+                .expect("drop test database");
+        }
+    }
+}
+
+/// `admin_url` with its database replaced by `name` (query parameters kept).
+fn database_url(admin_url: &str, name: &str) -> String {
+    let (base, query) = match admin_url.split_once('?') {
+        Some((base, query)) => (base, format!("?{query}")),
+        None => (admin_url, String::new()),
+    };
+    let scheme_end = base.find("://").map_or(0, |i| i + 3);
+    let host_end = base[scheme_end..]
+        .find('/')
+        .map_or(base.len(), |i| scheme_end + i);
+    format!("{}/{name}{query}", &base[..host_end])
+}
+
+/// Lowercase hex SHA-256.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The repository's test data directory.
+pub fn data_dir() -> std::path::PathBuf {
+    std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data"))
+}

@@ -1,0 +1,11 @@
+//! Integration suite of the HTTP API on both backends: the real router over real HTTP with a real store.
+//! One module per resource; `harness` starts the service.
+
+#![allow(dead_code)]
+
+mod harness;
+
+mod auth;
+mod datasets;
+mod hierarchies;
+mod jobs;
