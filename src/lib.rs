@@ -22,6 +22,7 @@ pub mod domain;
 pub mod hierarchy_refs;
 pub mod http;
 pub mod metrics;
+pub mod retention;
 pub mod store;
 pub mod tables;
 pub mod telemetry;

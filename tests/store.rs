@@ -46,6 +46,8 @@ on_both_backends!(
     expired_lease_is_reclaimed_and_fenced,
     cancel_queued_and_running_jobs,
     complete_fail_and_release,
+    retention_purges_old_data_but_not_live_jobs,
+    imported_keys_authenticate_once,
 );
 
 async fn run_sqlite<F, Fut>(case: F)
@@ -944,4 +946,65 @@ async fn complete_fail_and_release(store: Store) {
         .expect("job");
     assert_eq!((again.id, again.attempt), (back.id, claimed.attempt + 1));
     assert_eq!(store.claim_next("w3", 60_000).await.expect("claim"), None);
+}
+
+async fn retention_purges_old_data_but_not_live_jobs(store: Store) {
+    let t = tenant(&store, "acme").await;
+    let finished_data = dataset(&store, t, "finished", b"a\n1\n").await;
+    let live_data = dataset(&store, t, "live", b"a\n2\n").await;
+    let done = job(&store, t, finished_data).await;
+    let claimed = store
+        .claim_next("w", 60_000)
+        .await
+        .expect("claim")
+        .expect("job");
+    assert_eq!(claimed.id, done.id);
+    store
+        .complete_job(done.id, claimed.attempt, "{}", [b"out".as_slice()])
+        .await
+        .expect("complete");
+    let live = job(&store, t, live_data).await;
+
+    // a cutoff in the past deletes nothing
+    let purged = store.purge_expired(0).await.expect("purge");
+    assert_eq!(purged, anonymizer::store::Purged::default());
+
+    // a cutoff in the future: the finished dataset goes with its job; the live one stays
+    let purged = store.purge_expired(i64::MAX).await.expect("purge");
+    assert_eq!(purged.datasets, 1);
+    assert_not_found(store.get_dataset(t, finished_data).await);
+    assert_not_found(store.get_job(t, done.id).await);
+    assert_eq!(
+        store.job_output_chunk(done.id, 0).await.expect("chunk"),
+        None
+    );
+    assert_eq!(read_dataset(&store, live_data).await, b"a\n2\n");
+    assert_eq!(
+        store.get_job(t, live.id).await.expect("job").state,
+        JobState::Queued
+    );
+}
+
+async fn imported_keys_authenticate_once(store: Store) {
+    let key = "anz_operator-chosen-secret-0123456789abcdef";
+    let record = store.import_api_key("default", key).await.expect("import");
+    let principal = store.authenticate(key).await.expect("auth").expect("valid");
+    assert_eq!(principal.tenant_id, record.tenant_id);
+    assert!(matches!(
+        store.import_api_key("default", key).await,
+        Err(StoreError::Conflict(_))
+    ));
+    for weak in [
+        "anz_short",
+        "no-prefix-0123456789abcdef0123456789abcdef",
+        "anz_has space 0123456789abcdef0123456789",
+    ] {
+        assert!(
+            matches!(
+                store.import_api_key("default", weak).await,
+                Err(StoreError::Invalid(_))
+            ),
+            "{weak}"
+        );
+    }
 }

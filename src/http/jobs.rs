@@ -1,10 +1,558 @@
-//! Routes of /v1/jobs.
+//! `/v1/jobs`: submit (validated here, against the dataset's columns and hierarchies, so a bad spec never
+//! reaches the queue), read, list, cancel, and fetch the report and the anonymized CSV of a job.
+//!
+//! Submission answers 202 with `Location` and wakes this process's idle workers; the job itself runs on
+//! a worker (`crate::worker`), never in a handler. With an `Idempotency-Key`, the same key and body
+//! return the same job and the same key with another body is 409 `idempotency_conflict`; "the same body"
+//! compares the JSON documents with object keys sorted, so formatting and key order do not matter.
 
-use axum::Router;
+use std::sync::Arc;
 
+use axum::body::{Body, Bytes};
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+use tower_http::compression::CompressionLayer;
+use uuid::Uuid;
+
+use super::auth::Caller;
 use super::state::AppState;
+use super::time::rfc3339;
+use super::{timeout_layer, ApiError, REQUEST_TIMEOUT};
+use crate::codec::CsvOptions;
+use crate::core::data::Table;
+use crate::domain::{prepare, JobSpec, SpecError};
+use crate::hierarchy_refs::{FetchError, StoredHierarchies};
+use crate::store::{Cursor, Job, JobFilter, JobState, StoreError};
+use crate::tables::LoadError;
+
+/// Largest job request body (inline hierarchies can be large).
+pub const MAX_JOB_REQUEST_BYTES: usize = 64 << 20;
+
+/// Longest accepted `Idempotency-Key`.
+pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 200;
+
+/// Default and largest page sizes of `GET /v1/jobs`.
+const DEFAULT_PAGE: u32 = 50;
+const MAX_PAGE: u32 = 500;
 
 /// The /v1/jobs routes.
 pub fn router() -> Router<AppState> {
     Router::new()
+        .route(
+            "/v1/jobs",
+            post(create_job)
+                .layer(DefaultBodyLimit::max(MAX_JOB_REQUEST_BYTES))
+                .get(list_jobs)
+                .layer(timeout_layer(REQUEST_TIMEOUT)),
+        )
+        .route(
+            "/v1/jobs/{id}",
+            get(get_job).layer(timeout_layer(REQUEST_TIMEOUT)),
+        )
+        .route(
+            "/v1/jobs/{id}/cancel",
+            post(cancel_job).layer(timeout_layer(REQUEST_TIMEOUT)),
+        )
+        .route(
+            "/v1/jobs/{id}/result",
+            get(get_result).layer(timeout_layer(REQUEST_TIMEOUT)),
+        )
+        // streamed: no request timeout; gzip when the client accepts it
+        .route(
+            "/v1/jobs/{id}/output",
+            get(get_output).layer(CompressionLayer::new().gzip(true)),
+        )
+}
+
+/// A job as the API shows it.
+pub fn job_json(job: &Job) -> Value {
+    let parse = |text: &Option<String>| {
+        text.as_deref()
+            .and_then(|t| serde_json::from_str::<Value>(t).ok())
+            .unwrap_or(Value::Null)
+    };
+    let failure = match (&job.failure_code, &job.failure_message) {
+        (Some(code), message) => {
+            json!({"code": code, "message": message.clone().unwrap_or_default()})
+        }
+        _ => Value::Null,
+    };
+    json!({
+        "id": job.id,
+        "dataset_id": job.dataset_id,
+        "state": job.state.as_str(),
+        "progress": parse(&job.progress_json),
+        "attempt": job.attempt,
+        "cancel_requested": job.cancel_requested,
+        "failure": failure,
+        "created_at": rfc3339(job.created_at),
+        "updated_at": rfc3339(job.updated_at),
+        "started_at": job.started_at.map(rfc3339),
+        "finished_at": job.finished_at.map(rfc3339),
+        "spec": parse(&Some(job.spec_json.clone())),
+    })
+}
+
+/// A path id; a malformed one is as unknown as a missing one.
+fn job_id(text: &str) -> Result<Uuid, ApiError> {
+    Uuid::try_parse(text).map_err(|_| ApiError::not_found("job"))
+}
+
+/// Maps NotFound to "no such job" and everything else through the shared conversion.
+fn job_error(e: StoreError) -> ApiError {
+    match e {
+        StoreError::NotFound => ApiError::not_found("job"),
+        other => other.into(),
+    }
+}
+
+async fn create_job(
+    State(state): State<AppState>,
+    caller: Caller,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    require_json(&headers)?;
+    let idempotency_key = idempotency_key(&headers)?;
+    let (dataset_id, spec_json, spec) = parse_request(&body)?;
+    let request_hash = request_hash(dataset_id, &spec_json)?;
+    let tenant = caller.tenant();
+
+    if let Some(key) = &idempotency_key {
+        if let Some(job) = state
+            .store
+            .job_by_idempotency_key(tenant, key, &request_hash)
+            .await?
+        {
+            return Ok(accepted(&job));
+        }
+    }
+
+    validate(&state, tenant, dataset_id, &spec).await?;
+    let (job, created) = state
+        .store
+        .create_job(
+            tenant,
+            dataset_id,
+            &spec_json,
+            idempotency_key.as_deref(),
+            &request_hash,
+        )
+        .await
+        .map_err(|e| match e {
+            // the dataset was deleted between validation and insertion
+            StoreError::NotFound => unknown_dataset(),
+            other => other.into(),
+        })?;
+    if created {
+        state.job_queued.notify_one();
+        tracing::info!(job = %job.id, dataset = %dataset_id, "job queued");
+    }
+    Ok(accepted(&job))
+}
+
+/// 202 with `Location` and the job.
+fn accepted(job: &Job) -> Response {
+    let location = format!("/v1/jobs/{}", job.id);
+    (
+        StatusCode::ACCEPTED,
+        [(header::LOCATION, location)],
+        Json(job_json(job)),
+    )
+        .into_response()
+}
+
+fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    if essence == "application/json" || essence.ends_with("+json") {
+        Ok(())
+    } else {
+        Err(ApiError::unsupported_media_type("application/json"))
+    }
+}
+
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+    let Some(value) = headers.get("idempotency-key") else {
+        return Ok(None);
+    };
+    let key = value
+        .to_str()
+        .ok()
+        .map(str::trim)
+        .filter(|k| {
+            !k.is_empty()
+                && k.len() <= MAX_IDEMPOTENCY_KEY_LEN
+                && k.bytes().all(|b| b.is_ascii_graphic())
+        })
+        .ok_or_else(|| {
+            ApiError::bad_request(
+                "bad_request",
+                format!(
+                    "Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY_LEN} printable ASCII characters"
+                ),
+            )
+        })?;
+    Ok(Some(key.to_string()))
+}
+
+/// Splits the request into the dataset id and the spec (stored as the request minus `dataset_id`).
+fn parse_request(body: &[u8]) -> Result<(Uuid, String, JobSpec), ApiError> {
+    let document: Value = serde_json::from_slice(body).map_err(|e| {
+        let code = if e.is_syntax() || e.is_eof() {
+            "malformed_json"
+        } else {
+            "invalid_spec"
+        };
+        ApiError::from(SpecError::new("", code, e.to_string()))
+    })?;
+    let Value::Object(mut object) = document else {
+        return Err(SpecError::new("", "invalid_spec", "the request must be a JSON object").into());
+    };
+    let dataset_id = match object.remove("dataset_id") {
+        None => {
+            return Err(
+                SpecError::new("/dataset_id", "invalid_spec", "dataset_id is required").into(),
+            )
+        }
+        Some(Value::String(text)) => Uuid::try_parse(&text).map_err(|_| unknown_dataset())?,
+        Some(_) => {
+            return Err(SpecError::new(
+                "/dataset_id",
+                "invalid_spec",
+                "dataset_id must be a string",
+            )
+            .into())
+        }
+    };
+    let spec_json =
+        serde_json::to_string(&Value::Object(object)).map_err(|_| ApiError::internal())?;
+    let spec = JobSpec::from_json(spec_json.as_bytes())?;
+    Ok((dataset_id, spec_json, spec))
+}
+
+fn unknown_dataset() -> ApiError {
+    ApiError::unprocessable("unknown_dataset", "no dataset with this id exists")
+        .with_pointer("/dataset_id")
+}
+
+/// SHA-256 over the dataset id and the spec with object keys sorted.
+fn request_hash(dataset_id: Uuid, spec_json: &str) -> Result<String, ApiError> {
+    let spec: Value = serde_json::from_str(spec_json).map_err(|_| ApiError::internal())?;
+    let canonical = serde_json::to_string(&sorted(spec)).map_err(|_| ApiError::internal())?;
+    let mut hasher = Sha256::new();
+    hasher.update(dataset_id.as_bytes());
+    hasher.update(canonical.as_bytes());
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
+/// `value` with every object's keys in sorted order.
+fn sorted(value: Value) -> Value {
+    match value {
+        Value::Object(object) => {
+            let mut entries: Vec<(String, Value)> = object.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k, sorted(v)))
+                    .collect::<Map<String, Value>>(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(sorted).collect()),
+        other => other,
+    }
+}
+
+/// Everything the worker would check before running: the dataset exists for the tenant, the spec's
+/// delimiter matches the upload's, referenced hierarchies exist, and the spec fits the table (columns,
+/// roles, hierarchies covering every value, k within the table, limits).
+async fn validate(
+    state: &AppState,
+    tenant: Uuid,
+    dataset_id: Uuid,
+    spec: &JobSpec,
+) -> Result<(), ApiError> {
+    let dataset = match state.store.get_dataset(tenant, dataset_id).await {
+        Ok(dataset) => dataset,
+        Err(StoreError::NotFound) => return Err(unknown_dataset()),
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(delimiter) = &spec.csv.delimiter {
+        let requested = CsvOptions::with_delimiter(delimiter).map_err(|e| {
+            ApiError::from(SpecError::new(
+                "/csv/delimiter",
+                "invalid_delimiter",
+                e.to_string(),
+            ))
+        })?;
+        let stored =
+            CsvOptions::with_delimiter(&dataset.delimiter).map_err(|_| ApiError::internal())?;
+        if requested.delimiter != stored.delimiter {
+            return Err(SpecError::new(
+                "/csv/delimiter",
+                "invalid_delimiter",
+                "csv.delimiter differs from the delimiter the dataset was uploaded with; leave it out",
+            )
+            .into());
+        }
+    }
+    let hierarchies = StoredHierarchies::fetch(&state.store, tenant, spec)
+        .await
+        .map_err(|e| match e {
+            FetchError::Spec(e) => ApiError::from(e),
+            FetchError::Store(e) => ApiError::from(e),
+        })?;
+    let table = state
+        .tables
+        .load(&state.store, &dataset)
+        .await
+        .map_err(|e| match e {
+            LoadError::Store(StoreError::NotFound) => unknown_dataset(),
+            LoadError::Store(e) => ApiError::from(e),
+            LoadError::Codec(_) | LoadError::Internal => {
+                tracing::error!(dataset = %dataset_id, "a stored dataset does not parse");
+                ApiError::internal()
+            }
+        })?;
+    let spec = spec.clone();
+    tokio::task::spawn_blocking(move || check_spec(&table, &spec, &hierarchies))
+        .await
+        .map_err(|_| ApiError::internal())?
+}
+
+fn check_spec(
+    table: &Arc<Table>,
+    spec: &JobSpec,
+    hierarchies: &StoredHierarchies,
+) -> Result<(), ApiError> {
+    let resolve = |source: &crate::domain::spec::HierarchySpec| hierarchies.resolve(source);
+    prepare(table, spec, &resolve)?;
+    Ok(())
+}
+
+async fn get_job(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let job = state
+        .store
+        .get_job(caller.tenant(), job_id(&id)?)
+        .await
+        .map_err(job_error)?;
+    Ok(Json(job_json(&job)))
+}
+
+/// Query of `GET /v1/jobs`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListQuery {
+    state: Option<String>,
+    dataset_id: Option<String>,
+    limit: Option<u32>,
+    cursor: Option<String>,
+}
+
+async fn list_jobs(
+    State(state): State<AppState>,
+    caller: Caller,
+    query: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let Query(query) = query?;
+    let job_state = match &query.state {
+        None => None,
+        Some(text) => Some(JobState::parse(text).ok_or_else(|| {
+            ApiError::bad_request(
+                "invalid_query",
+                "state is one of queued, running, succeeded, failed, cancelled",
+            )
+        })?),
+    };
+    let dataset_id =
+        match &query.dataset_id {
+            None => None,
+            Some(text) => Some(Uuid::try_parse(text).map_err(|_| {
+                ApiError::bad_request("invalid_query", "dataset_id is not a valid id")
+            })?),
+        };
+    let limit = query.limit.unwrap_or(DEFAULT_PAGE);
+    if !(1..=MAX_PAGE).contains(&limit) {
+        return Err(ApiError::bad_request(
+            "invalid_query",
+            format!("limit is between 1 and {MAX_PAGE}"),
+        ));
+    }
+    let cursor = query
+        .cursor
+        .as_deref()
+        .map(str::parse::<Cursor>)
+        .transpose()?;
+    let page = state
+        .store
+        .list_jobs(
+            caller.tenant(),
+            JobFilter {
+                state: job_state,
+                dataset_id,
+            },
+            cursor,
+            limit,
+        )
+        .await?;
+    Ok(Json(json!({
+        "items": page.items.iter().map(job_json).collect::<Vec<_>>(),
+        "next_cursor": page.next_cursor.map(|c| c.to_string()),
+    })))
+}
+
+async fn cancel_job(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let job = state
+        .store
+        .request_cancel(caller.tenant(), job_id(&id)?)
+        .await
+        .map_err(job_error)?;
+    if matches!(job.state, JobState::Succeeded | JobState::Failed) {
+        return Err(ApiError::conflict(
+            "conflict",
+            format!("the job already {}", job.state.as_str()),
+        ));
+    }
+    Ok((StatusCode::ACCEPTED, Json(job_json(&job))).into_response())
+}
+
+async fn get_result(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let result = state
+        .store
+        .job_result(caller.tenant(), job_id(&id)?)
+        .await
+        .map_err(job_error)?;
+    Ok((
+        [(header::CONTENT_TYPE, "application/json")],
+        result.report_json,
+    )
+        .into_response())
+}
+
+async fn get_output(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let tenant = caller.tenant();
+    let id = job_id(&id)?;
+    let result = state
+        .store
+        .job_result(tenant, id)
+        .await
+        .map_err(job_error)?;
+    let job = state.store.get_job(tenant, id).await.map_err(job_error)?;
+    let file_name = match state.store.get_dataset(tenant, job.dataset_id).await {
+        Ok(dataset) => format!("{}-anonymized.csv", safe_file_stem(&dataset.name)),
+        Err(_) => format!("{id}-anonymized.csv"),
+    };
+    let store = state.store.clone();
+    let chunks = result.output_chunk_count;
+    let stream = futures_util::stream::unfold(0u64, move |seq| {
+        let store = store.clone();
+        async move {
+            if seq >= chunks {
+                return None;
+            }
+            let item = match store.job_output_chunk(id, seq).await {
+                Ok(Some(bytes)) => Ok(Bytes::from(bytes)),
+                Ok(None) => Err(std::io::Error::other("an output chunk is missing")),
+                Err(e) => {
+                    tracing::error!(job = %id, error = %e, "reading an output chunk failed");
+                    Err(std::io::Error::other("reading the output failed"))
+                }
+            };
+            Some((item, seq + 1))
+        }
+    });
+    let mut response = Response::new(Body::from_stream(stream));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/csv; charset=utf-8"),
+    );
+    headers.insert(
+        header::CONTENT_LENGTH,
+        HeaderValue::from(result.output_byte_size),
+    );
+    if let Ok(value) = HeaderValue::from_str(&format!("attachment; filename=\"{file_name}\"")) {
+        headers.insert(header::CONTENT_DISPOSITION, value);
+    }
+    if let Ok(value) = HeaderValue::from_str(&result.output_sha256) {
+        headers.insert("x-checksum-sha256", value);
+    }
+    Ok(response)
+}
+
+/// A dataset name reduced to characters safe in a quoted `filename`.
+fn safe_file_stem(name: &str) -> String {
+    let stem: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(100)
+        .collect();
+    if stem.is_empty() {
+        "dataset".to_string()
+    } else {
+        stem
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_hash_ignores_key_order_and_formatting() {
+        let id = Uuid::new_v4();
+        let a = request_hash(id, r#"{"a": 1, "b": {"y": [1, 2], "x": null}}"#).unwrap();
+        let b = request_hash(id, r#"{"b":{"x":null,"y":[1,2]},"a":1}"#).unwrap();
+        let c = request_hash(id, r#"{"b":{"x":null,"y":[2,1]},"a":1}"#).unwrap();
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        assert_ne!(a, request_hash(Uuid::new_v4(), r#"{"a": 1}"#).unwrap());
+    }
+
+    #[test]
+    fn file_stems_are_safe() {
+        assert_eq!(safe_file_stem("adult 2026\"; x"), "adult_2026___x");
+        assert_eq!(safe_file_stem(""), "dataset");
+    }
 }

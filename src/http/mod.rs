@@ -20,6 +20,7 @@ pub mod jobs;
 pub mod metrics;
 pub mod ready;
 pub mod state;
+pub mod time;
 
 use std::any::Any;
 use std::time::Duration;

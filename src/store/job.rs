@@ -259,7 +259,9 @@ impl Store {
         }
     }
 
-    async fn job_by_idempotency_key(
+    /// The tenant's job created with idempotency key `key`, if any; Conflict when it was created from a
+    /// request with another hash.
+    pub async fn job_by_idempotency_key(
         &self,
         tenant: Uuid,
         key: &str,

@@ -19,6 +19,7 @@ mod dataset;
 mod error;
 mod hierarchy;
 mod job;
+mod retention;
 
 use std::fmt;
 use std::str::FromStr;
@@ -35,6 +36,7 @@ pub use dataset::{Dataset, DatasetMeta, DatasetUpload};
 pub use error::{InvalidCursor, StoreError};
 pub use hierarchy::Hierarchy;
 pub use job::{ClaimedJob, HeartbeatAck, Job, JobFilter, JobResult, JobState};
+pub use retention::Purged;
 
 /// Result of every store operation.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;

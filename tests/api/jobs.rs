@@ -1,1 +1,536 @@
-//! Tests of /v1/jobs.
+//! `/v1/jobs` on both backends: validation errors with pointers, idempotency, reading, listing with
+//! filters and cursors, cancellation, tenant isolation, results and downloads (gzip, checksum), and
+//! deletion of a dataset removing its jobs. Jobs run through the real worker, driven step by step with
+//! `run_once` (no sleeping).
+
+use std::sync::Arc;
+
+use anonymizer::worker::{Worker, WorkerSettings};
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+use crate::api_cases;
+use crate::harness::{data_dir, expect_problem, sha256_hex, Service};
+
+api_cases!(
+    validation_errors_carry_pointers,
+    idempotency_keys_make_retries_safe,
+    jobs_are_read_listed_and_paginated,
+    queued_jobs_cancel_at_once,
+    tenants_see_only_their_jobs,
+    lifecycle_result_and_download,
+    failed_jobs_say_why,
+    deleting_a_dataset_removes_its_jobs,
+);
+
+/// The ARX toy table (7 records, `;`-delimited).
+fn toy_csv() -> Vec<u8> {
+    std::fs::read(data_dir().join("arx_test/test.csv")).expect("toy table")
+}
+
+fn hierarchy_text(name: &str) -> String {
+    std::fs::read_to_string(data_dir().join(format!("arx_test/test_hierarchy_{name}.csv")))
+        .expect("toy hierarchy")
+}
+
+/// A valid spec for the toy table: k-anonymity with inline hierarchies of each form.
+fn toy_spec(dataset_id: &str, k: u64) -> Value {
+    json!({
+        "dataset_id": dataset_id,
+        "attributes": {
+            "age": {"role": "quasi_identifier", "hierarchy": {"arx": hierarchy_text("age")}},
+            "gender": {"role": "quasi_identifier", "hierarchy": {"levels": [["male", "*"], ["female", "*"]]}},
+            "zipcode": {"role": "quasi_identifier", "hierarchy": {"arx": hierarchy_text("zipcode")}},
+        },
+        "privacy_models": [{"type": "k_anonymity", "k": k}],
+        "suppression_limit": 0.0,
+        "algorithm": {"type": "flash"},
+        "metric": "granularity",
+    })
+}
+
+async fn toy_dataset(service: &Service) -> String {
+    let dataset = service.upload_with("toy", &toy_csv(), ";").await;
+    dataset["id"].as_str().expect("dataset id").to_string()
+}
+
+async fn submit(service: &Service, body: &Value) -> reqwest::Response {
+    service
+        .post("/v1/jobs")
+        .json(body)
+        .send()
+        .await
+        .expect("submit")
+}
+
+async fn submit_ok(service: &Service, body: &Value) -> Value {
+    let response = submit(service, body).await;
+    let status = response.status();
+    let location = response
+        .headers()
+        .get("location")
+        .map(|v| v.to_str().unwrap().to_string());
+    let job: Value = response.json().await.expect("job JSON");
+    assert_eq!(status, StatusCode::ACCEPTED, "{job}");
+    assert_eq!(
+        location.as_deref(),
+        Some(&*format!("/v1/jobs/{}", job["id"].as_str().unwrap()))
+    );
+    assert_eq!(job["state"], "queued");
+    job
+}
+
+fn worker(service: &Service) -> Worker {
+    Worker::new(
+        service.store().clone(),
+        service.state.tables.clone(),
+        Arc::clone(&service.state.metrics),
+        WorkerSettings::for_tests("api-test-worker"),
+    )
+}
+
+async fn get_json(service: &Service, path: &str) -> Value {
+    let response = service.get(path).send().await.expect("GET");
+    assert_eq!(response.status(), StatusCode::OK, "{path}");
+    response.json().await.expect("JSON")
+}
+
+async fn validation_errors_carry_pointers(service: Service) {
+    let id = toy_dataset(&service).await;
+    let valid = toy_spec(&id, 2);
+    let case = |edit: &dyn Fn(&mut Value)| {
+        let mut body = valid.clone();
+        edit(&mut body);
+        body
+    };
+    let cases: Vec<(Value, u16, &str, &str)> = vec![
+        (
+            case(&|b| {
+                b["attributes"]["agee"] = b["attributes"]["age"].take();
+                b["attributes"].as_object_mut().unwrap().remove("age");
+            }),
+            422,
+            "unknown_column",
+            "/attributes/agee",
+        ),
+        (
+            case(&|b| b["attributes"]["age"] = json!({"role": "quasi_identifier"})),
+            422,
+            "missing_hierarchy",
+            "/attributes/age/hierarchy",
+        ),
+        (
+            case(&|b| b["attributes"]["gender"]["hierarchy"] = json!({"levels": [["male", "*"]]})),
+            422,
+            "uncovered_values",
+            "/attributes/gender/hierarchy",
+        ),
+        (
+            case(&|b| b["privacy_models"][0]["k"] = json!(0)),
+            422,
+            "invalid_k",
+            "/privacy_models/0/k",
+        ),
+        (
+            case(&|b| b["privacy_models"][0]["k"] = json!(8)),
+            422,
+            "k_exceeds_rows",
+            "/privacy_models/0/k",
+        ),
+        (
+            case(&|b| b["suppression_limit"] = json!(1.5)),
+            422,
+            "invalid_suppression_limit",
+            "/suppression_limit",
+        ),
+        (
+            case(&|b| b["algorithm"] = json!({"type": "simulated_annealing"})),
+            422,
+            "invalid_spec",
+            "/algorithm",
+        ),
+        (
+            case(&|b| b["metric"] = json!("happiness")),
+            422,
+            "invalid_spec",
+            "/metric",
+        ),
+        (
+            case(&|b| {
+                b["attributes"].as_object_mut().unwrap().remove("zipcode");
+            }),
+            422,
+            "undeclared_column",
+            "/attributes",
+        ),
+        (
+            case(&|b| {
+                b["attributes"]["age"]["hierarchy"] =
+                    json!({"id": "00000000-0000-4000-8000-000000000000"})
+            }),
+            422,
+            "unknown_hierarchy",
+            "/attributes/age/hierarchy/id",
+        ),
+        (
+            case(&|b| b["dataset_id"] = json!("00000000-0000-4000-8000-000000000000")),
+            422,
+            "unknown_dataset",
+            "/dataset_id",
+        ),
+        (
+            case(&|b| b["csv"] = json!({"delimiter": ","})),
+            422,
+            "invalid_delimiter",
+            "/csv/delimiter",
+        ),
+    ];
+    for (body, status, code, pointer) in cases {
+        let problem = expect_problem(submit(&service, &body).await, status, code).await;
+        assert_eq!(problem["pointer"], pointer, "{problem}");
+    }
+
+    // malformed JSON, a non-object, and a wrong content type
+    let response = service
+        .post("/v1/jobs")
+        .header("content-type", "application/json")
+        .body("{\"dataset_id\": ")
+        .send()
+        .await
+        .unwrap();
+    expect_problem(response, 400, "malformed_json").await;
+    let response = service
+        .post("/v1/jobs")
+        .header("content-type", "application/json")
+        .body("[1, 2]")
+        .send()
+        .await
+        .unwrap();
+    expect_problem(response, 422, "invalid_spec").await;
+    let response = service
+        .post("/v1/jobs")
+        .header("content-type", "text/plain")
+        .body(valid.to_string())
+        .send()
+        .await
+        .unwrap();
+    expect_problem(response, 415, "unsupported_media_type").await;
+
+    // nothing was queued by any of these
+    let list = get_json(&service, "/v1/jobs").await;
+    assert_eq!(list["items"].as_array().unwrap().len(), 0);
+}
+
+async fn idempotency_keys_make_retries_safe(service: Service) {
+    let id = toy_dataset(&service).await;
+    let body = toy_spec(&id, 2);
+    let send = |body: Value, key: &'static str| {
+        service
+            .post("/v1/jobs")
+            .header("idempotency-key", key)
+            .json(&body)
+            .send()
+    };
+    let first: Value = send(body.clone(), "etl-run-1")
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let retry = send(body.clone(), "etl-run-1").await.unwrap();
+    assert_eq!(retry.status(), StatusCode::ACCEPTED);
+    let retry: Value = retry.json().await.unwrap();
+    assert_eq!(first["id"], retry["id"]);
+
+    // the same document with another key order and formatting is the same request
+    let reordered: Value =
+        serde_json::from_str(&serde_json::to_string_pretty(&body).unwrap()).unwrap();
+    let again: Value = send(reordered, "etl-run-1")
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(first["id"], again["id"]);
+
+    let mut other = body.clone();
+    other["privacy_models"][0]["k"] = json!(3);
+    expect_problem(
+        send(other.clone(), "etl-run-1").await.unwrap(),
+        409,
+        "idempotency_conflict",
+    )
+    .await;
+    // another key is another job
+    let second: Value = send(other, "etl-run-2")
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_ne!(first["id"], second["id"]);
+    // keys are per tenant: beta's identical key does not see alpha's job (its dataset is alpha's: 422)
+    let response = service
+        .client
+        .post(service.url("/v1/jobs"))
+        .bearer_auth(&service.other_key)
+        .header("idempotency-key", "etl-run-1")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    expect_problem(response, 422, "unknown_dataset").await;
+    let list = get_json(&service, "/v1/jobs").await;
+    assert_eq!(list["items"].as_array().unwrap().len(), 2);
+}
+
+async fn jobs_are_read_listed_and_paginated(service: Service) {
+    let first = toy_dataset(&service).await;
+    let second = toy_dataset(&service).await;
+    let mut ids = Vec::new();
+    for i in 0..5 {
+        let dataset = if i % 2 == 0 { &first } else { &second };
+        ids.push(submit_ok(&service, &toy_spec(dataset, 2)).await["id"].clone());
+    }
+    let job = get_json(&service, &format!("/v1/jobs/{}", ids[0].as_str().unwrap())).await;
+    assert_eq!(job["id"], ids[0]);
+    assert_eq!(job["dataset_id"], first.as_str());
+    assert_eq!(job["attempt"], 0);
+    assert_eq!(job["spec"]["privacy_models"][0]["k"], 2);
+    assert!(job["spec"].get("dataset_id").is_none());
+    assert!(job["created_at"].as_str().unwrap().ends_with('Z'));
+
+    // pages of 2, newest first, each job exactly once
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut path = "/v1/jobs?limit=2".to_string();
+        if let Some(c) = &cursor {
+            path.push_str(&format!("&cursor={c}"));
+        }
+        let page = get_json(&service, &path).await;
+        let items = page["items"].as_array().unwrap();
+        assert!(items.len() <= 2);
+        seen.extend(items.iter().map(|j| j["id"].clone()));
+        match page["next_cursor"].as_str() {
+            Some(c) => cursor = Some(c.to_string()),
+            None => break,
+        }
+    }
+    let mut expected = ids.clone();
+    expected.reverse();
+    assert_eq!(seen, expected);
+
+    // filters
+    let by_dataset = get_json(&service, &format!("/v1/jobs?dataset_id={second}")).await;
+    assert_eq!(by_dataset["items"].as_array().unwrap().len(), 2);
+    let queued = get_json(&service, "/v1/jobs?state=queued").await;
+    assert_eq!(queued["items"].as_array().unwrap().len(), 5);
+    let running = get_json(&service, "/v1/jobs?state=running").await;
+    assert_eq!(running["items"].as_array().unwrap().len(), 0);
+
+    for bad in [
+        "/v1/jobs?state=sleeping",
+        "/v1/jobs?limit=0",
+        "/v1/jobs?limit=501",
+        "/v1/jobs?cursor=nonsense",
+        "/v1/jobs?dataset_id=42",
+        "/v1/jobs?colour=blue",
+    ] {
+        let response = service.get(bad).send().await.unwrap();
+        expect_problem(response, 400, "invalid_query").await;
+    }
+    for missing in [
+        "/v1/jobs/00000000-0000-4000-8000-000000000000",
+        "/v1/jobs/not-a-uuid",
+    ] {
+        expect_problem(service.get(missing).send().await.unwrap(), 404, "not_found").await;
+    }
+}
+
+async fn queued_jobs_cancel_at_once(service: Service) {
+    let id = toy_dataset(&service).await;
+    let job = submit_ok(&service, &toy_spec(&id, 2)).await;
+    let path = format!("/v1/jobs/{}/cancel", job["id"].as_str().unwrap());
+    let response = service.post(&path).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    let cancelled: Value = response.json().await.unwrap();
+    assert_eq!(cancelled["state"], "cancelled");
+    assert!(cancelled["finished_at"].is_string());
+    // again: a no-op
+    let again: Value = service
+        .post(&path)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(again["state"], "cancelled");
+    // a worker finds nothing to run
+    assert!(worker(&service).run_once().await.unwrap().is_none());
+    // no result for a cancelled job
+    let result = service
+        .get(&format!("/v1/jobs/{}/result", job["id"].as_str().unwrap()))
+        .send()
+        .await
+        .unwrap();
+    expect_problem(result, 409, "job_not_succeeded").await;
+}
+
+async fn tenants_see_only_their_jobs(service: Service) {
+    let id = toy_dataset(&service).await;
+    let job = submit_ok(&service, &toy_spec(&id, 2)).await;
+    let job_id = job["id"].as_str().unwrap();
+    let beta = |method: reqwest::Method, path: String| {
+        service
+            .client
+            .request(method, service.url(&path))
+            .bearer_auth(&service.other_key)
+            .send()
+    };
+    for (method, path) in [
+        (reqwest::Method::GET, format!("/v1/jobs/{job_id}")),
+        (reqwest::Method::POST, format!("/v1/jobs/{job_id}/cancel")),
+        (reqwest::Method::GET, format!("/v1/jobs/{job_id}/result")),
+        (reqwest::Method::GET, format!("/v1/jobs/{job_id}/output")),
+    ] {
+        let response = beta(method, path.clone()).await.unwrap();
+        let problem = expect_problem(response, 404, "not_found").await;
+        // exactly the answer an unknown id gets
+        let unknown = path.replace(job_id, "00000000-0000-4000-8000-000000000000");
+        let unknown = expect_problem(
+            service.get(&unknown).send().await.unwrap(),
+            404,
+            "not_found",
+        )
+        .await;
+        assert_eq!(problem["detail"], unknown["detail"]);
+    }
+    let list: Value = beta(reqwest::Method::GET, "/v1/jobs".into())
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(list["items"].as_array().unwrap().len(), 0);
+    // alpha's job was not cancelled by beta's attempt
+    let job = get_json(&service, &format!("/v1/jobs/{job_id}")).await;
+    assert_eq!(job["state"], "queued");
+    assert_eq!(job["cancel_requested"], false);
+}
+
+async fn lifecycle_result_and_download(service: Service) {
+    let id = toy_dataset(&service).await;
+    let job = submit_ok(&service, &toy_spec(&id, 2)).await;
+    let job_id = job["id"].as_str().unwrap().to_string();
+    let early = service
+        .get(&format!("/v1/jobs/{job_id}/output"))
+        .send()
+        .await
+        .unwrap();
+    expect_problem(early, 409, "job_not_succeeded").await;
+
+    let summary = worker(&service).run_once().await.unwrap();
+    assert!(summary.is_some());
+    let job = get_json(&service, &format!("/v1/jobs/{job_id}")).await;
+    assert_eq!(job["state"], "succeeded", "{job}");
+    assert_eq!(job["attempt"], 1);
+    assert!(job["finished_at"].is_string());
+    assert!(job["failure"].is_null());
+
+    let report = get_json(&service, &format!("/v1/jobs/{job_id}/result")).await;
+    assert_eq!(report["records"], 7);
+    assert_eq!(report["search"]["algorithm"], "flash");
+
+    let response = service
+        .get(&format!("/v1/jobs/{job_id}/output"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let headers = response.headers().clone();
+    let csv = response.bytes().await.unwrap();
+    assert_eq!(headers["content-type"], "text/csv; charset=utf-8");
+    assert_eq!(
+        headers["content-disposition"],
+        "attachment; filename=\"toy-anonymized.csv\""
+    );
+    assert_eq!(headers["x-checksum-sha256"], sha256_hex(&csv).as_str());
+    let text = std::str::from_utf8(&csv).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("age;gender;zipcode"));
+    let records: Vec<&str> = lines.collect();
+    assert_eq!(records.len(), 7);
+    for record in &records {
+        let same = records.iter().filter(|r| *r == record).count();
+        assert!(same >= 2, "class of size {same} in a 2-anonymous output");
+    }
+
+    // gzip on request; the checksum is the uncompressed CSV's
+    let response = service
+        .get(&format!("/v1/jobs/{job_id}/output"))
+        .header("accept-encoding", "gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["content-encoding"], "gzip");
+    assert_eq!(
+        response.headers()["x-checksum-sha256"],
+        sha256_hex(&csv).as_str()
+    );
+    let compressed = response.bytes().await.unwrap();
+    let mut decoder = flate2::read::GzDecoder::new(&compressed[..]);
+    let mut decompressed = Vec::new();
+    std::io::Read::read_to_end(&mut decoder, &mut decompressed).unwrap();
+    assert_eq!(decompressed, csv.to_vec());
+
+    // cancelling a finished job is a conflict
+    let response = service
+        .post(&format!("/v1/jobs/{job_id}/cancel"))
+        .send()
+        .await
+        .unwrap();
+    expect_problem(response, 409, "conflict").await;
+}
+
+async fn failed_jobs_say_why(service: Service) {
+    let id = toy_dataset(&service).await;
+    // 7-anonymity of 7 records without suppression: only the top node works; exhaustive with a tiny
+    // node limit refuses the lattice at run time
+    let mut body = toy_spec(&id, 2);
+    body["algorithm"] = json!({"type": "exhaustive", "max_nodes": 2});
+    let job = submit_ok(&service, &body).await;
+    worker(&service).run_once().await.unwrap();
+    let job = get_json(
+        &service,
+        &format!("/v1/jobs/{}", job["id"].as_str().unwrap()),
+    )
+    .await;
+    assert_eq!(job["state"], "failed", "{job}");
+    assert_eq!(job["failure"]["code"], "lattice_too_large", "{job}");
+    let message = job["failure"]["message"].as_str().unwrap();
+    assert!(message.contains("exhaustive"), "{message}");
+    for value in ["81667", "female", "34"] {
+        assert!(!message.contains(value), "{message}");
+    }
+}
+
+async fn deleting_a_dataset_removes_its_jobs(service: Service) {
+    let id = toy_dataset(&service).await;
+    let job = submit_ok(&service, &toy_spec(&id, 2)).await;
+    worker(&service).run_once().await.unwrap();
+    let job_id = job["id"].as_str().unwrap();
+    let response = service
+        .delete(&format!("/v1/datasets/{id}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    for path in [
+        format!("/v1/jobs/{job_id}"),
+        format!("/v1/jobs/{job_id}/output"),
+    ] {
+        expect_problem(service.get(&path).send().await.unwrap(), 404, "not_found").await;
+    }
+}

@@ -1,0 +1,495 @@
+//! Service benchmarks against the real binary (`anonymizer serve`) over loopback HTTP, on SQLite and on
+//! PostgreSQL (TEST_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres; a fresh database
+//! per run, dropped afterwards):
+//! - upload throughput of a ~200 MB CSV (adult's records repeated), MB/s of CSV bytes (target ≥ 50);
+//! - latency of `GET /v1/jobs/{id}` under an open-loop 1,000 requests/s while two long jobs run
+//!   (target p99 ≤ 20 ms);
+//! - end-to-end adult (upload, submit 5-anonymity at 4 %, poll every 5 ms, download) minus the engine's
+//!   own time from the report (target ≤ 1 s).
+//! Every figure is the median of several runs. Run with `cargo bench --bench service` (or
+//! `scripts/bench`); `cargo bench --bench service -- --quick` runs one short round as a smoke test.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use sqlx::Connection;
+
+const BIN: &str = env!("CARGO_BIN_EXE_anonymizer");
+const KEY: &str = "anz_bench-bootstrap-key-0123456789abcdef0123456789";
+const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    // `cargo test --benches` runs benches without `--bench`: then only a smoke round.
+    let quick = quick || !std::env::args().any(|a| a == "--bench");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(run(quick));
+}
+
+async fn run(quick: bool) {
+    let upload_mb = if quick { 8 } else { 200 };
+    let runs = if quick { 1 } else { 3 };
+    println!(
+        "service benchmarks (medians of {runs} runs{})",
+        if quick { ", quick" } else { "" }
+    );
+    let csv = repeated_adult(upload_mb << 20);
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        let mut rates = Vec::new();
+        for _ in 0..runs {
+            let database = Database::create(backend).await;
+            let server = Server::start(&database.url, &[]).await;
+            let started = Instant::now();
+            let dataset = upload(&server, "big", csv.clone()).await;
+            let seconds = started.elapsed().as_secs_f64();
+            assert_eq!(dataset["byte_size"], csv.len());
+            rates.push(csv.len() as f64 / 1e6 / seconds);
+            drop(server);
+            database.drop().await;
+        }
+        println!(
+            "upload {:>4} MB into {:<8}: median {:6.1} MB/s  (runs: {})",
+            csv.len() >> 20,
+            backend.name(),
+            median(&mut rates),
+            list(&rates)
+        );
+    }
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        end_to_end(backend, if quick { 1 } else { 5 }).await;
+    }
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        latency_under_load(
+            backend,
+            if quick { 2 } else { 10 },
+            if quick { 1 } else { 3 },
+        )
+        .await;
+    }
+}
+
+/// Upload → job → poll → download of adult; prints total and total minus engine time.
+async fn end_to_end(backend: Backend, runs: usize) {
+    let database = Database::create(backend).await;
+    let server = Server::start(&database.url, &[]).await;
+    let csv = std::fs::read(adult_dir().join("adult.csv")).expect("adult");
+    let mut totals = Vec::new();
+    let mut overheads = Vec::new();
+    for _ in 0..runs {
+        let started = Instant::now();
+        let dataset = upload(&server, "adult", csv.clone()).await;
+        let location = submit(
+            &server,
+            &adult_spec(dataset["id"].as_str().unwrap(), "nu_entropy", 0.04),
+        )
+        .await;
+        wait_until_done(&server, &location, Duration::from_millis(5)).await;
+        let report: Value = server
+            .get(&format!("{location}/result"))
+            .await
+            .json()
+            .await
+            .unwrap();
+        let output = server
+            .get(&format!("{location}/output"))
+            .await
+            .bytes()
+            .await
+            .unwrap();
+        assert!(!output.is_empty());
+        let total = started.elapsed().as_secs_f64() * 1000.0;
+        let engine = report["search"]["elapsed_ms"].as_f64().unwrap_or(0.0);
+        totals.push(total);
+        overheads.push(total - engine);
+    }
+    println!(
+        "end-to-end adult on {:<8}: median {:6.1} ms total, {:6.1} ms beyond the engine  (runs: {})",
+        backend.name(),
+        median(&mut totals),
+        median(&mut overheads),
+        list(&overheads)
+    );
+    drop(server);
+    database.drop().await;
+}
+
+/// Open-loop GETs of one job at 1,000 requests/s for `seconds` while two long jobs run.
+async fn latency_under_load(backend: Backend, seconds: u64, runs: usize) {
+    let database = Database::create(backend).await;
+    let server = Server::start(&database.url, &[("ANONYMIZER_WORKER_SLOTS", "2")]).await;
+    let full = std::fs::read(data_dir().join("adult_full/adult_full.csv")).expect("adult_full");
+    let dataset = upload(&server, "adult_full", full).await;
+    let mut p50s = Vec::new();
+    let mut p99s = Vec::new();
+    for _ in 0..runs {
+        // two long jobs (adult_full, exact nu_entropy at 2 %: tens of seconds each)
+        let mut long_jobs = Vec::new();
+        for _ in 0..2 {
+            long_jobs
+                .push(submit(&server, &adult_full_spec(dataset["id"].as_str().unwrap())).await);
+        }
+        wait_until_running(&server, &long_jobs).await;
+        let target = long_jobs[0].clone();
+        let interval = Duration::from_micros(1000);
+        let total = (seconds * 1000) as usize;
+        let start = tokio::time::Instant::now();
+        let mut handles = Vec::with_capacity(total);
+        for i in 0..total {
+            tokio::time::sleep_until(start + interval * i as u32).await;
+            let client = server.client.clone();
+            let url = format!("{}{}", server.base, target);
+            handles.push(tokio::spawn(async move {
+                let sent = Instant::now();
+                let response = client.get(url).bearer_auth(KEY).send().await;
+                let ok = matches!(&response, Ok(r) if r.status() == 200);
+                if let Ok(r) = response {
+                    let _ = r.bytes().await;
+                }
+                (sent.elapsed(), ok)
+            }));
+        }
+        let achieved = total as f64 / start.elapsed().as_secs_f64();
+        let mut latencies = Vec::with_capacity(total);
+        let mut failures = 0;
+        for handle in handles {
+            let (latency, ok) = handle.await.expect("request task");
+            latencies.push(latency.as_secs_f64() * 1000.0);
+            failures += usize::from(!ok);
+        }
+        latencies.sort_by(f64::total_cmp);
+        let p50 = latencies[latencies.len() / 2];
+        let p99 = latencies[latencies.len() * 99 / 100];
+        p50s.push(p50);
+        p99s.push(p99);
+        println!(
+            "  run on {:<8}: {total} GETs at {achieved:.0}/s sent, p50 {p50:.2} ms, p99 {p99:.2} ms, max {:.1} ms, {failures} failed",
+            backend.name(),
+            latencies[latencies.len() - 1]
+        );
+        for job in &long_jobs {
+            let _ = server.post(&format!("{job}/cancel")).await;
+        }
+        for job in &long_jobs {
+            wait_until_done(&server, job, Duration::from_millis(50)).await;
+        }
+    }
+    println!(
+        "GET /v1/jobs/{{id}} at 1000/s while 2 jobs run on {:<8}: median p50 {:.2} ms, median p99 {:.2} ms",
+        backend.name(),
+        median(&mut p50s),
+        median(&mut p99s)
+    );
+    drop(server);
+    database.drop().await;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// the server and requests
+
+struct Server {
+    child: Child,
+    base: String,
+    client: reqwest::Client,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    async fn start(database_url: &str, env: &[(&str, &str)]) -> Server {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("free port");
+        let data_dir = std::env::temp_dir().join(format!("anonymizer-bench-{port}"));
+        let mut command = Command::new(BIN);
+        command
+            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+            .env("DATABASE_URL", database_url)
+            .env("ANONYMIZER_DATA_DIR", &data_dir)
+            .env("ANONYMIZER_BOOTSTRAP_KEY", KEY)
+            .env("ANONYMIZER_UPLOAD_LIMIT", (1u64 << 31).to_string())
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        let child = command.spawn().expect("start the server");
+        let server = Server {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+            client: reqwest::Client::builder()
+                .pool_max_idle_per_host(256)
+                .build()
+                .expect("client"),
+        };
+        let started = Instant::now();
+        loop {
+            if let Ok(r) = server
+                .client
+                .get(format!("{}/readyz", server.base))
+                .send()
+                .await
+            {
+                if r.status() == 200 {
+                    return server;
+                }
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "server not ready"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    async fn get(&self, path: &str) -> reqwest::Response {
+        self.client
+            .get(format!("{}{path}", self.base))
+            .bearer_auth(KEY)
+            .send()
+            .await
+            .expect("GET")
+    }
+
+    async fn post(&self, path: &str) -> reqwest::Response {
+        self.client
+            .post(format!("{}{path}", self.base))
+            .bearer_auth(KEY)
+            .send()
+            .await
+            .expect("POST")
+    }
+}
+
+async fn upload(server: &Server, name: &str, csv: Vec<u8>) -> Value {
+    let response = server
+        .client
+        .post(format!(
+            "{}/v1/datasets?name={name}&delimiter=;",
+            server.base
+        ))
+        .bearer_auth(KEY)
+        .header("content-type", "text/csv")
+        .body(csv)
+        .send()
+        .await
+        .expect("upload");
+    let status = response.status();
+    let body: Value = response.json().await.expect("JSON");
+    assert_eq!(status, 201, "{body}");
+    body
+}
+
+async fn submit(server: &Server, spec: &Value) -> String {
+    let response = server
+        .client
+        .post(format!("{}/v1/jobs", server.base))
+        .bearer_auth(KEY)
+        .json(spec)
+        .send()
+        .await
+        .expect("submit");
+    assert_eq!(response.status(), 202);
+    response.headers()["location"].to_str().unwrap().to_string()
+}
+
+async fn wait_until_done(server: &Server, location: &str, every: Duration) -> Value {
+    loop {
+        let job: Value = server.get(location).await.json().await.unwrap();
+        match job["state"].as_str().unwrap_or("") {
+            "succeeded" | "failed" | "cancelled" => return job,
+            _ => tokio::time::sleep(every).await,
+        }
+    }
+}
+
+async fn wait_until_running(server: &Server, locations: &[String]) {
+    for location in locations {
+        loop {
+            let job: Value = server.get(location).await.json().await.unwrap();
+            if job["state"] == "running" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// data and specs
+
+fn data_dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data"))
+}
+
+fn adult_dir() -> PathBuf {
+    data_dir().join("adult")
+}
+
+/// Adult's header and its records repeated to at least `bytes`.
+fn repeated_adult(bytes: usize) -> Vec<u8> {
+    let text = std::fs::read(adult_dir().join("adult.csv")).expect("adult");
+    let header_end = text.iter().position(|&b| b == b'\n').expect("header") + 1;
+    let mut out = Vec::with_capacity(bytes + text.len());
+    out.extend_from_slice(&text[..header_end]);
+    while out.len() < bytes {
+        out.extend_from_slice(&text[header_end..]);
+    }
+    out
+}
+
+fn quasi_identifiers(dir: &Path, prefix: &str, columns: &[&str]) -> serde_json::Map<String, Value> {
+    columns
+        .iter()
+        .map(|&c| {
+            let arx = std::fs::read_to_string(dir.join(format!("{prefix}_hierarchy_{c}.csv")))
+                .expect("hierarchy");
+            (
+                c.to_string(),
+                json!({"role": "quasi_identifier", "hierarchy": {"arx": arx}}),
+            )
+        })
+        .collect()
+}
+
+fn adult_spec(dataset_id: &str, metric: &str, limit: f64) -> Value {
+    let columns = [
+        "sex",
+        "age",
+        "race",
+        "marital-status",
+        "education",
+        "native-country",
+        "workclass",
+        "occupation",
+        "salary-class",
+    ];
+    json!({
+        "dataset_id": dataset_id,
+        "attributes": quasi_identifiers(&adult_dir(), "adult", &columns),
+        "privacy_models": [{"type": "k_anonymity", "k": 5}],
+        "suppression_limit": limit,
+        "algorithm": {"type": "optimal"},
+        "metric": metric,
+    })
+}
+
+fn adult_full_spec(dataset_id: &str) -> Value {
+    let dir = data_dir().join("adult_full");
+    let header = std::fs::read_to_string(dir.join("adult_full.csv")).expect("adult_full");
+    let columns: Vec<&str> = header.lines().next().expect("header").split(';').collect();
+    let mut attributes = quasi_identifiers(&dir, "adult_full", &columns);
+    // the age hierarchy lists some leaves twice; keep each leaf's first row
+    if let Some(age) = attributes.get_mut("age") {
+        let arx = age["hierarchy"]["arx"].as_str().unwrap_or("").to_string();
+        let mut seen = std::collections::HashSet::new();
+        let deduplicated: String = arx
+            .lines()
+            .filter(|l| seen.insert(l.split(';').next().unwrap_or("").to_string()))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        age["hierarchy"]["arx"] = Value::String(deduplicated);
+    }
+    json!({
+        "dataset_id": dataset_id,
+        "attributes": attributes,
+        "privacy_models": [{"type": "k_anonymity", "k": 5}],
+        "suppression_limit": 0.02,
+        "algorithm": {"type": "optimal"},
+        "metric": "nu_entropy",
+    })
+}
+
+// ---------------------------------------------------------------------------------------------------
+// databases and statistics
+
+#[derive(Clone, Copy)]
+enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    fn name(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        }
+    }
+}
+
+struct Database {
+    url: String,
+    postgres: Option<(String, String)>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Database {
+    async fn create(backend: Backend) -> Database {
+        match backend {
+            Backend::Sqlite => {
+                let dir = tempfile::tempdir().expect("temp dir");
+                Database {
+                    url: format!("sqlite://{}", dir.path().join("bench.sqlite").display()),
+                    postgres: None,
+                    _dir: Some(dir),
+                }
+            }
+            Backend::Postgres => {
+                let admin = std::env::var("TEST_DATABASE_URL")
+                    .unwrap_or_else(|_| DEFAULT_ADMIN_URL.to_string());
+                let name = format!("anonymizer_bench_{}", uuid::Uuid::new_v4().simple());
+                let mut connection = sqlx::PgConnection::connect(&admin)
+                    .await
+                    .expect("PostgreSQL");
+                sqlx::query(&format!("create database {name} template template0"))
+                    .execute(&mut connection)
+                    .await
+                    .expect("create database");
+                let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
+                Database {
+                    url: format!("{base}/{name}"),
+                    postgres: Some((admin.clone(), name)),
+                    _dir: None,
+                }
+            }
+        }
+    }
+
+    async fn drop(self) {
+        if let Some((admin, name)) = self.postgres {
+            let mut connection = sqlx::PgConnection::connect(&admin)
+                .await
+                .expect("PostgreSQL");
+            let _ = sqlx::query(&format!("drop database if exists {name} with (force)"))
+                .execute(&mut connection)
+                .await;
+        }
+    }
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn list(values: &[f64]) -> String {
+    values
+        .iter()
+        .map(|v| format!("{v:.1}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}

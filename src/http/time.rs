@@ -1,0 +1,47 @@
+//! Timestamps on the wire: the store keeps unix milliseconds; the API shows RFC 3339 UTC strings with
+//! millisecond precision (`2026-11-21T10:17:00.123Z`).
+
+/// RFC 3339 UTC text of `unix_ms` milliseconds since the epoch.
+pub fn rfc3339(unix_ms: i64) -> String {
+    let seconds = unix_ms.div_euclid(1000);
+    let millis = unix_ms.rem_euclid(1000);
+    let days = seconds.div_euclid(86_400);
+    let second_of_day = seconds.rem_euclid(86_400);
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        second_of_day / 3600,
+        second_of_day % 3600 / 60,
+        second_of_day % 60
+    )
+}
+
+/// Proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let mp = (5 * day_of_year + 2) / 153;
+    let day = (day_of_year - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rfc3339;
+
+    #[test]
+    fn formats_known_instants() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
+        // 2000-02-29T12:34:56.789Z (a leap day)
+        assert_eq!(rfc3339(951_827_696_789), "2000-02-29T12:34:56.789Z");
+        // 2026-11-21T10:17:00Z
+        assert_eq!(rfc3339(1_795_256_220_000), "2026-11-21T10:17:00.000Z");
+        assert_eq!(rfc3339(-1), "1969-12-31T23:59:59.999Z");
+    }
+}
