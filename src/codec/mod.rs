@@ -3,6 +3,7 @@
 
 pub mod csv_table;
 pub mod hierarchy;
+pub mod profile;
 
 pub use csv_table::{read_table, write_rendering, CsvOptions};
 pub use hierarchy::{parse_arx_hierarchy, parse_json_hierarchy};

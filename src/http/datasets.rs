@@ -1,10 +1,463 @@
-//! Routes of /v1/datasets.
+//! Routes of /v1/datasets: streamed CSV uploads (optionally gzip-encoded), listing, reading and deleting
+//! a tenant's datasets.
+//!
+//! An upload is parsed while it streams in. Each body frame is counted against the upload limit
+//! (decompressed bytes), handed to the store's upload (which hashes and chunks it inside one transaction)
+//! and passed through a bounded channel to a blocking thread running [`codec::read_table`] — the parser
+//! jobs use — so every stored dataset is known to parse. When the parser rejects the CSV, the limit is
+//! exceeded or the body cannot be read, reading stops and the upload is rolled back: nothing is stored.
+//! On success the columns are profiled from the parsed table, the metadata committed, and the table put
+//! in the shared cache for the jobs that follow.
+//!
+//! Errors name lines, columns and counts, never cell values.
 
-use axum::Router;
+use std::io::{self, Read};
+use std::sync::Arc;
 
+use axum::body::{Body, Bytes};
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+use tower_http::decompression::RequestDecompressionLayer;
+use uuid::Uuid;
+
+use super::auth::Caller;
 use super::state::AppState;
+use super::{timeout_layer, ApiError, REQUEST_TIMEOUT};
+use crate::codec::profile::{profile_table, ColumnProfile};
+use crate::codec::{read_table, CodecError, CsvOptions};
+use crate::core::data::Table;
+use crate::store::{Cursor, Dataset, DatasetUpload, StoreError};
 
-/// The /v1/datasets routes.
+/// Longest accepted display name, in characters.
+pub const MAX_NAME_CHARS: usize = 200;
+
+/// Default page size of list routes.
+pub const DEFAULT_PAGE_SIZE: u32 = 50;
+
+/// Largest page size of list routes.
+pub const MAX_PAGE_SIZE: u32 = 500;
+
+/// Body frames queued between the upload and its parser. Frames are up to a few hundred KiB, so the
+/// parser may lag the network by some MiB without stalling it.
+const PARSER_QUEUE_FRAMES: usize = 256;
+
+/// The /v1/datasets routes. The upload streams and has no timeout; the others have [`REQUEST_TIMEOUT`].
 pub fn router() -> Router<AppState> {
     Router::new()
+        .route(
+            "/v1/datasets",
+            post(create)
+                .layer(RequestDecompressionLayer::new())
+                .merge(get(list).layer(timeout_layer(REQUEST_TIMEOUT))),
+        )
+        .route(
+            "/v1/datasets/{id}",
+            get(show)
+                .delete(remove)
+                .layer(timeout_layer(REQUEST_TIMEOUT)),
+        )
+}
+
+/// A dataset as the API shows it (the `Dataset` schema).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DatasetView {
+    /// The dataset id.
+    pub id: Uuid,
+    /// The display name.
+    pub name: String,
+    /// Bytes of the uncompressed CSV as stored.
+    pub byte_size: u64,
+    /// Hex SHA-256 of the stored CSV.
+    pub sha256: String,
+    /// Records, the header excluded.
+    pub row_count: u64,
+    /// Column profiles, in header order.
+    pub columns: Vec<ColumnProfile>,
+    /// The field delimiter (one character).
+    pub delimiter: String,
+    /// Creation time, RFC 3339 UTC.
+    pub created_at: String,
+}
+
+impl DatasetView {
+    /// The view of a stored dataset. Fails (500) only when its stored column list does not parse.
+    pub fn of(dataset: &Dataset) -> Result<Self, ApiError> {
+        let columns = serde_json::from_str(&dataset.columns_json).map_err(|_| {
+            tracing::error!(dataset = %dataset.id, "stored column list does not parse");
+            ApiError::internal()
+        })?;
+        Ok(DatasetView {
+            id: dataset.id,
+            name: dataset.name.clone(),
+            byte_size: dataset.byte_size,
+            sha256: dataset.sha256.clone(),
+            row_count: dataset.row_count,
+            columns,
+            delimiter: dataset.delimiter.clone(),
+            created_at: rfc3339(dataset.created_at),
+        })
+    }
+}
+
+/// One page of datasets (the `DatasetList` schema).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DatasetList {
+    /// The datasets of this page, newest first.
+    pub items: Vec<DatasetView>,
+    /// The cursor of the next page; null on the last one.
+    pub next_cursor: Option<String>,
+}
+
+/// Renders unix milliseconds as an RFC 3339 UTC timestamp with milliseconds,
+/// e.g. `2026-11-21T10:15:00.000Z` (the API's `date-time` format).
+pub fn rfc3339(unix_ms: i64) -> String {
+    let days = unix_ms.div_euclid(86_400_000);
+    let ms_of_day = unix_ms.rem_euclid(86_400_000);
+    let (year, month, day) = civil_from_days(days);
+    let seconds = ms_of_day / 1000;
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        seconds / 3600,
+        seconds / 60 % 60,
+        seconds % 60,
+        ms_of_day % 1000
+    )
+}
+
+/// The proleptic Gregorian date of a day count since 1970-01-01 (H. Hinnant's `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// The id in a resource path; a malformed one is 404 `not_found` for `resource`, exactly like an
+/// unknown id.
+pub fn path_id(
+    path: Result<Path<String>, PathRejection>,
+    resource: &str,
+) -> Result<Uuid, ApiError> {
+    path.ok()
+        .and_then(|Path(text)| Uuid::try_parse(&text).ok())
+        .ok_or_else(|| ApiError::not_found(resource))
+}
+
+/// Maps a store error, answering an unknown (or another tenant's) id with 404 for `resource`.
+pub fn store_error(resource: &str) -> impl Fn(StoreError) -> ApiError + '_ {
+    move |e| match e {
+        StoreError::NotFound => ApiError::not_found(resource),
+        other => other.into(),
+    }
+}
+
+/// Checks that the request's `Content-Type` is `expected` (parameters such as `charset` allowed);
+/// otherwise 415 naming `expected`.
+pub fn require_media_type(headers: &HeaderMap, expected: &str) -> Result<(), ApiError> {
+    if media_type(headers).is_some_and(|m| m.eq_ignore_ascii_case(expected)) {
+        Ok(())
+    } else {
+        Err(ApiError::unsupported_media_type(expected))
+    }
+}
+
+/// The media type of `Content-Type` without its parameters, trimmed.
+pub fn media_type(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
+    Some(value.split(';').next().unwrap_or("").trim())
+}
+
+/// Checks a display name's length (400 `invalid_query` for a query parameter).
+pub fn check_name(name: &str) -> Result<(), ApiError> {
+    if name.chars().count() > MAX_NAME_CHARS {
+        return Err(ApiError::bad_request(
+            "invalid_query",
+            format!("name must be at most {MAX_NAME_CHARS} characters"),
+        ));
+    }
+    Ok(())
+}
+
+/// `limit` and `cursor` of a list route: 400 `invalid_query` for a limit outside 1..=500 or a cursor
+/// this service did not return.
+pub fn page_params(
+    limit: Option<u32>,
+    cursor: Option<&str>,
+) -> Result<(u32, Option<Cursor>), ApiError> {
+    let limit = limit.unwrap_or(DEFAULT_PAGE_SIZE);
+    if !(1..=MAX_PAGE_SIZE).contains(&limit) {
+        return Err(ApiError::bad_request(
+            "invalid_query",
+            format!("limit must be between 1 and {MAX_PAGE_SIZE}"),
+        ));
+    }
+    let cursor = cursor
+        .filter(|c| !c.is_empty())
+        .map(str::parse::<Cursor>)
+        .transpose()?;
+    Ok((limit, cursor))
+}
+
+#[derive(Debug, Deserialize)]
+struct UploadParams {
+    name: Option<String>,
+    delimiter: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ListParams {
+    limit: Option<u32>,
+    cursor: Option<String>,
+}
+
+async fn create(
+    caller: Caller,
+    State(state): State<AppState>,
+    query: Result<Query<UploadParams>, QueryRejection>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let Query(params) = query?;
+    require_media_type(&headers, "text/csv")?;
+    let options = CsvOptions::with_delimiter(params.delimiter.as_deref().unwrap_or(","))?;
+    let name = params.name.filter(|n| !n.is_empty());
+    if let Some(name) = &name {
+        check_name(name)?;
+    }
+    let limit = state.settings.upload_limit;
+    // present only without Content-Encoding (decompression removes it)
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit) {
+        return Err(ApiError::payload_too_large(limit));
+    }
+
+    let id = Uuid::new_v4();
+    let name = name.unwrap_or_else(|| id.to_string());
+    let mut upload = state
+        .store
+        .begin_dataset_with_id(caller.tenant(), id, &name)
+        .await?;
+    let (table, columns) = match receive(&mut upload, body, options, limit).await {
+        Ok(parsed) => parsed,
+        Err(error) => {
+            if let Err(e) = upload.abort().await {
+                tracing::warn!(error = %e, "rolling back a rejected upload failed");
+            }
+            return Err(error);
+        }
+    };
+    let columns_json = serde_json::to_string(&columns).map_err(|_| ApiError::internal())?;
+    let delimiter = char::from(options.delimiter).to_string();
+    let dataset = upload
+        .finish_as_written(table.row_count() as u64, columns_json, delimiter)
+        .await?;
+    state.tables.insert(dataset.id, Arc::new(table));
+    state.metrics.add_uploaded_bytes(dataset.byte_size);
+    tracing::info!(
+        dataset = %dataset.id,
+        bytes = dataset.byte_size,
+        rows = dataset.row_count,
+        "dataset stored"
+    );
+    let location = HeaderValue::from_str(&format!("/v1/datasets/{}", dataset.id))
+        .map_err(|_| ApiError::internal())?;
+    let view = DatasetView::of(&dataset)?;
+    Ok((
+        StatusCode::CREATED,
+        [(header::LOCATION, location)],
+        Json(view),
+    )
+        .into_response())
+}
+
+/// Streams `body` into `upload` and through the parser; returns the parsed table and its column
+/// profiles. Any error leaves the upload to be aborted by the caller.
+async fn receive(
+    upload: &mut DatasetUpload,
+    body: Body,
+    options: CsvOptions,
+    limit: u64,
+) -> Result<(Table, Vec<ColumnProfile>), ApiError> {
+    let (sender, receiver) = mpsc::channel::<Bytes>(PARSER_QUEUE_FRAMES);
+    let parser = tokio::task::spawn_blocking(move || {
+        let table = read_table(ChannelReader::new(receiver), &options)?;
+        let columns = profile_table(&table);
+        Ok::<_, CodecError>((table, columns))
+    });
+    let mut stream = body.into_data_stream();
+    let mut received: u64 = 0;
+    while let Some(frame) = stream.next().await {
+        // a client that went away, or a truncated or corrupt gzip stream
+        let bytes = frame.map_err(|_| {
+            ApiError::bad_request(
+                "bad_request",
+                "the request body could not be read (interrupted, or not a valid gzip stream)",
+            )
+        })?;
+        received += bytes.len() as u64;
+        if received > limit {
+            return Err(ApiError::payload_too_large(limit));
+        }
+        if sender.send(bytes.clone()).await.is_err() {
+            // the parser stopped early: it rejected the CSV
+            break;
+        }
+        upload.write(&bytes).await?;
+    }
+    drop(sender);
+    match parser.await {
+        Ok(Ok(parsed)) => Ok(parsed),
+        Ok(Err(codec)) => Err(codec.into()),
+        Err(_) => {
+            tracing::error!("the upload parser panicked");
+            Err(ApiError::internal())
+        }
+    }
+}
+
+/// An [`io::Read`] over body frames arriving on a channel; end of input when the sender is dropped.
+/// Runs on a blocking thread.
+struct ChannelReader {
+    receiver: mpsc::Receiver<Bytes>,
+    current: Bytes,
+}
+
+impl ChannelReader {
+    fn new(receiver: mpsc::Receiver<Bytes>) -> Self {
+        ChannelReader {
+            receiver,
+            current: Bytes::new(),
+        }
+    }
+}
+
+impl Read for ChannelReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while self.current.is_empty() {
+            match self.receiver.blocking_recv() {
+                Some(frame) => self.current = frame,
+                None => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.current.len());
+        let head = self.current.split_to(n);
+        buf[..n].copy_from_slice(&head);
+        Ok(n)
+    }
+}
+
+async fn list(
+    caller: Caller,
+    State(state): State<AppState>,
+    query: Result<Query<ListParams>, QueryRejection>,
+) -> Result<Json<DatasetList>, ApiError> {
+    let Query(params) = query?;
+    let (limit, cursor) = page_params(params.limit, params.cursor.as_deref())?;
+    let page = state
+        .store
+        .list_datasets(caller.tenant(), cursor, limit)
+        .await?;
+    let items = page
+        .items
+        .iter()
+        .map(DatasetView::of)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Json(DatasetList {
+        items,
+        next_cursor: page.next_cursor.map(|c| c.to_string()),
+    }))
+}
+
+async fn show(
+    caller: Caller,
+    State(state): State<AppState>,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<Json<DatasetView>, ApiError> {
+    let id = path_id(path, "dataset")?;
+    let dataset = state
+        .store
+        .get_dataset(caller.tenant(), id)
+        .await
+        .map_err(store_error("dataset"))?;
+    Ok(Json(DatasetView::of(&dataset)?))
+}
+
+async fn remove(
+    caller: Caller,
+    State(state): State<AppState>,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<StatusCode, ApiError> {
+    let id = path_id(path, "dataset")?;
+    state
+        .store
+        .delete_dataset(caller.tenant(), id)
+        .await
+        .map_err(store_error("dataset"))?;
+    state.tables.remove(id);
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_rfc3339_utc() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(rfc3339(1_795_256_100_123), "2026-11-21T10:15:00.123Z");
+        assert_eq!(rfc3339(-1), "1969-12-31T23:59:59.999Z");
+        assert_eq!(rfc3339(253_402_300_799_999), "9999-12-31T23:59:59.999Z");
+        assert_eq!(rfc3339(68_169_600_000), "1972-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn channel_reader_concatenates_frames() {
+        let (sender, receiver) = mpsc::channel(4);
+        let reader = std::thread::spawn(move || {
+            let mut text = String::new();
+            ChannelReader::new(receiver)
+                .read_to_string(&mut text)
+                .unwrap();
+            text
+        });
+        for frame in ["a;b\n1", "", ";2\n", "3;4\n"] {
+            sender.blocking_send(Bytes::from(frame)).unwrap();
+        }
+        drop(sender);
+        assert_eq!(reader.join().unwrap(), "a;b\n1;2\n3;4\n");
+    }
+
+    #[test]
+    fn page_parameters_are_checked() {
+        assert_eq!(page_params(None, None).unwrap(), (50, None));
+        assert!(page_params(Some(0), None).is_err());
+        assert!(page_params(Some(501), None).is_err());
+        let e = page_params(Some(2), Some("nope")).unwrap_err();
+        assert_eq!(e.code(), "invalid_query");
+        let cursor = Cursor {
+            created_at: 5,
+            id: Uuid::new_v4(),
+        };
+        assert_eq!(
+            page_params(Some(2), Some(&cursor.to_string())).unwrap(),
+            (2, Some(cursor))
+        );
+    }
 }

@@ -1,10 +1,262 @@
-//! Routes of /v1/hierarchies.
+//! Routes of /v1/hierarchies: storing a generalization hierarchy sent as an ARX hierarchy CSV
+//! (`text/csv`) or as JSON levels (`application/json`).
+//!
+//! Either form is validated in full (same number of levels on every row, one parent per label, a single
+//! top value) and stored normalized as the JSON document [`codec::parse_json_hierarchy`] reads:
+//! `{"levels": [[original, level1, ..., top], ...]}`, one row per distinct original value in order of
+//! first appearance. Jobs refer to it by id. Errors name lines and levels, never labels.
+//!
+//! [`codec::parse_json_hierarchy`]: crate::codec::parse_json_hierarchy
 
-use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
 
+use super::auth::Caller;
+use super::datasets::{check_name, media_type, rfc3339, MAX_NAME_CHARS};
+use super::error::redact_serde_values;
 use super::state::AppState;
+use super::{timeout_layer, ApiError, REQUEST_TIMEOUT};
+use crate::codec::{parse_arx_hierarchy, CodecError, CsvOptions};
+use crate::core::data::Hierarchy;
+use crate::store::Hierarchy as StoredHierarchy;
+
+/// Largest accepted hierarchy body, in bytes (64 MiB).
+pub const HIERARCHY_BODY_LIMIT: usize = 64 << 20;
 
 /// The /v1/hierarchies routes.
 pub fn router() -> Router<AppState> {
-    Router::new()
+    Router::new().route(
+        "/v1/hierarchies",
+        post(create)
+            .layer::<_, std::convert::Infallible>(DefaultBodyLimit::max(HIERARCHY_BODY_LIMIT))
+            .layer(timeout_layer(REQUEST_TIMEOUT)),
+    )
+}
+
+/// A stored hierarchy as the API shows it (the `Hierarchy` schema).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HierarchyView {
+    /// The hierarchy id.
+    pub id: Uuid,
+    /// The display name.
+    pub name: String,
+    /// Levels, the original values included.
+    pub level_count: usize,
+    /// Original values (rows).
+    pub value_count: usize,
+    /// Creation time, RFC 3339 UTC.
+    pub created_at: String,
+}
+
+impl HierarchyView {
+    /// The view of a stored hierarchy, given its parsed structure.
+    pub fn of(stored: &StoredHierarchy, hierarchy: &Hierarchy) -> Self {
+        HierarchyView {
+            id: stored.id,
+            name: stored.name.clone(),
+            level_count: hierarchy.height(),
+            value_count: hierarchy.leaf_count(),
+            created_at: rfc3339(stored.created_at),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct CreateParams {
+    name: Option<String>,
+    delimiter: Option<String>,
+}
+
+/// The JSON body: the `HierarchyLevels` schema plus an optional display name.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LevelsBody {
+    #[serde(default)]
+    name: Option<String>,
+    levels: Vec<Vec<String>>,
+}
+
+async fn create(
+    caller: Caller,
+    State(state): State<AppState>,
+    query: Result<Query<CreateParams>, QueryRejection>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let Query(params) = query?;
+    let media = media_type(&headers).map(str::to_ascii_lowercase);
+    let json = match media.as_deref() {
+        Some("text/csv") => false,
+        Some("application/json") => true,
+        _ => {
+            return Err(ApiError::unsupported_media_type(
+                "text/csv (ARX hierarchy) or application/json (levels)",
+            ))
+        }
+    };
+    let body = body.map_err(|rejection| {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::payload_too_large(HIERARCHY_BODY_LIMIT as u64)
+        } else {
+            ApiError::bad_request("bad_request", "the request body could not be read")
+        }
+    })?;
+    let query_name = params.name.filter(|n| !n.is_empty());
+    if let Some(name) = &query_name {
+        check_name(name)?;
+    }
+    let delimiter = if json {
+        None
+    } else {
+        Some(CsvOptions::with_delimiter(params.delimiter.as_deref().unwrap_or(";"))?.delimiter)
+    };
+
+    let parsed = tokio::task::spawn_blocking(move || parse(&body, delimiter))
+        .await
+        .map_err(|_| {
+            tracing::error!("the hierarchy parser panicked");
+            ApiError::internal()
+        })??;
+    let body_name = parsed.name.filter(|n| !n.is_empty());
+    if let Some(name) = &body_name {
+        if name.chars().count() > MAX_NAME_CHARS {
+            return Err(ApiError::unprocessable(
+                "invalid_request",
+                format!("name must be at most {MAX_NAME_CHARS} characters"),
+            )
+            .with_pointer("/name"));
+        }
+    }
+
+    let id = Uuid::new_v4();
+    let name = query_name.or(body_name).unwrap_or_else(|| id.to_string());
+    let stored = state
+        .store
+        .create_hierarchy_with_id(caller.tenant(), id, &name, &parsed.content_json)
+        .await?;
+    let location = HeaderValue::from_str(&format!("/v1/hierarchies/{}", stored.id))
+        .map_err(|_| ApiError::internal())?;
+    Ok((
+        StatusCode::CREATED,
+        [(header::LOCATION, location)],
+        Json(HierarchyView::of(&stored, &parsed.hierarchy)),
+    )
+        .into_response())
+}
+
+/// A validated hierarchy body.
+struct Parsed {
+    hierarchy: Hierarchy,
+    content_json: String,
+    name: Option<String>,
+}
+
+/// Parses and validates an ARX CSV body (`delimiter` given) or a JSON body, and normalizes it.
+fn parse(body: &[u8], delimiter: Option<u8>) -> Result<Parsed, ApiError> {
+    let (hierarchy, name) = match delimiter {
+        Some(delimiter) => {
+            let hierarchy = parse_arx_hierarchy(body, delimiter).map_err(hierarchy_error)?;
+            (hierarchy, None)
+        }
+        None => {
+            let doc: LevelsBody = serde_json::from_slice(body).map_err(|e| {
+                let message = redact_serde_values(&e.to_string());
+                if e.is_syntax() || e.is_eof() {
+                    ApiError::bad_request("malformed_json", message)
+                } else {
+                    ApiError::unprocessable(
+                        "invalid_hierarchy",
+                        format!(
+                            "expected {{\"levels\": [[value, level1, ..., top], ...]}}: {message}"
+                        ),
+                    )
+                }
+            })?;
+            let hierarchy = Hierarchy::from_rows(&doc.levels)
+                .map_err(|e| hierarchy_error(CodecError::Hierarchy(e)))?;
+            (hierarchy, doc.name)
+        }
+    };
+    let content_json = normalized_json(&hierarchy).map_err(|_| ApiError::internal())?;
+    Ok(Parsed {
+        hierarchy,
+        content_json,
+        name,
+    })
+}
+
+/// Every problem of a hierarchy body is 422 `invalid_hierarchy` with the codec's value-free message.
+fn hierarchy_error(e: CodecError) -> ApiError {
+    ApiError::unprocessable("invalid_hierarchy", e.to_string())
+}
+
+/// `{"levels": [[original, level1, ..., top], ...]}`, one row per original value in code order.
+pub fn normalized_json(hierarchy: &Hierarchy) -> Result<String, serde_json::Error> {
+    let height = hierarchy.height();
+    let leaves = hierarchy.labels(0);
+    let levels: Vec<Vec<&str>> = (0..leaves.len() as u32)
+        .map(|leaf| {
+            (0..height)
+                .map(|level| {
+                    hierarchy
+                        .labels(level)
+                        .value(hierarchy.ancestor(leaf, level))
+                })
+                .collect()
+        })
+        .collect();
+    serde_json::to_string(&serde_json::json!({ "levels": levels }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::parse_json_hierarchy;
+
+    #[test]
+    fn arx_bodies_are_normalized_to_json_levels() {
+        let parsed = parse(b"39;30-39;*\n41;40-49;*\n39;30-39;*\n", Some(b';')).unwrap();
+        assert_eq!(
+            parsed.content_json,
+            r#"{"levels":[["39","30-39","*"],["41","40-49","*"]]}"#
+        );
+        let back = parse_json_hierarchy(parsed.content_json.as_bytes()).unwrap();
+        assert_eq!(back.height(), 3);
+        assert_eq!(back.leaf_count(), 2);
+    }
+
+    #[test]
+    fn json_bodies_carry_an_optional_name() {
+        let parsed = parse(
+            br#"{"name": "sex", "levels": [["m", "*"], ["f", "*"]]}"#,
+            None,
+        )
+        .unwrap();
+        assert_eq!(parsed.name.as_deref(), Some("sex"));
+        assert_eq!(parsed.hierarchy.leaf_count(), 2);
+    }
+
+    #[test]
+    fn errors_are_specific_and_value_free() {
+        let e = parse(b"{\"levels\": ", None).err().unwrap();
+        assert_eq!(e.code(), "malformed_json");
+        let e = parse(br#"{"levels": "secret-value"}"#, None).err().unwrap();
+        assert_eq!(e.code(), "invalid_hierarchy");
+        assert!(!e.detail().contains("secret"), "{}", e.detail());
+        let e = parse(br#"{"levels": [["secret-value", "a"], ["x", "b"]]}"#, None)
+            .err()
+            .unwrap();
+        assert_eq!(e.code(), "invalid_hierarchy");
+        assert!(!e.detail().contains("secret"), "{}", e.detail());
+        let e = parse(b"a;x;*\nb;*\n", Some(b';')).err().unwrap();
+        assert_eq!(e.code(), "invalid_hierarchy");
+        assert!(e.detail().contains("line 2"), "{}", e.detail());
+    }
 }

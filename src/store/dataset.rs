@@ -126,6 +126,42 @@ impl DatasetUpload {
     /// Writes the last chunk and the metadata, and commits. Fails with Conflict (and rolls back) when
     /// `meta.byte_size` or `meta.sha256` do not describe the bytes written.
     pub async fn finish(self, meta: DatasetMeta) -> Result<Dataset> {
+        let DatasetMeta {
+            byte_size,
+            sha256,
+            row_count,
+            columns_json,
+            delimiter,
+        } = meta;
+        self.commit(
+            Some((byte_size, sha256)),
+            row_count,
+            columns_json,
+            delimiter,
+        )
+        .await
+    }
+
+    /// Like [`finish`](DatasetUpload::finish), taking the size and SHA-256 from the bytes written (the
+    /// upload hashes them as they arrive), so the caller need not hash them a second time.
+    pub async fn finish_as_written(
+        self,
+        row_count: u64,
+        columns_json: String,
+        delimiter: String,
+    ) -> Result<Dataset> {
+        self.commit(None, row_count, columns_json, delimiter).await
+    }
+
+    /// Writes the last chunk and the metadata and commits; with `expected` (size, sha256), rolls back
+    /// with Conflict unless they describe the bytes written.
+    async fn commit(
+        self,
+        expected: Option<(u64, String)>,
+        row_count: u64,
+        columns_json: String,
+        delimiter: String,
+    ) -> Result<Dataset> {
         let DatasetUpload {
             mut tx,
             writer,
@@ -135,11 +171,13 @@ impl DatasetUpload {
             created_at,
         } = self;
         let (chunk_count, written, sha256) = writer.finish(&mut tx).await?;
-        if written != meta.byte_size || !sha256.eq_ignore_ascii_case(&meta.sha256) {
-            tx.rollback().await?;
-            return Err(StoreError::Conflict(
-                "dataset size or checksum does not match the bytes written",
-            ));
+        if let Some((byte_size, expected_sha256)) = expected {
+            if written != byte_size || !sha256.eq_ignore_ascii_case(&expected_sha256) {
+                tx.rollback().await?;
+                return Err(StoreError::Conflict(
+                    "dataset size or checksum does not match the bytes written",
+                ));
+            }
         }
         let now = now_ms();
         with_tx!(&mut tx, conn => {
@@ -150,11 +188,11 @@ impl DatasetUpload {
             .bind(id_text(id))
             .bind(to_i64(written)?)
             .bind(&sha256)
-            .bind(to_i64(meta.row_count)?)
-            .bind(&meta.columns_json)
+            .bind(to_i64(row_count)?)
+            .bind(&columns_json)
             .bind(chunk_count)
             .bind(now)
-            .bind(&meta.delimiter)
+            .bind(&delimiter)
             .execute(&mut *conn)
             .await?;
         });
@@ -165,9 +203,9 @@ impl DatasetUpload {
             name,
             byte_size: written,
             sha256,
-            row_count: meta.row_count,
-            columns_json: meta.columns_json,
-            delimiter: meta.delimiter,
+            row_count,
+            columns_json,
+            delimiter,
             chunk_count: to_u64(chunk_count)?,
             created_at,
             updated_at: now,
@@ -184,7 +222,18 @@ impl Store {
     /// Starts an upload for `tenant`. The dataset row is inserted at once (inside the transaction), so
     /// chunks can reference it.
     pub async fn begin_dataset(&self, tenant: Uuid, name: &str) -> Result<DatasetUpload> {
-        let id = Uuid::new_v4();
+        self.begin_dataset_with_id(tenant, Uuid::new_v4(), name)
+            .await
+    }
+
+    /// [`Store::begin_dataset`] with an id chosen by the caller (a fresh v4 UUID, so that a name can
+    /// default to it).
+    pub async fn begin_dataset_with_id(
+        &self,
+        tenant: Uuid,
+        id: Uuid,
+        name: &str,
+    ) -> Result<DatasetUpload> {
         let now = now_ms();
         let mut tx = self.begin_write().await?;
         with_tx!(&mut tx, conn => {

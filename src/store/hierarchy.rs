@@ -31,7 +31,21 @@ impl Store {
         name: &str,
         content_json: &str,
     ) -> Result<Uuid> {
-        let id = Uuid::new_v4();
+        let stored = self
+            .create_hierarchy_with_id(tenant, Uuid::new_v4(), name, content_json)
+            .await?;
+        Ok(stored.id)
+    }
+
+    /// Stores a hierarchy under an id chosen by the caller (a fresh v4 UUID, so that a name can default
+    /// to it) and returns it as stored.
+    pub async fn create_hierarchy_with_id(
+        &self,
+        tenant: Uuid,
+        id: Uuid,
+        name: &str,
+        content_json: &str,
+    ) -> Result<Hierarchy> {
         let now = now_ms();
         with_pool!(self, pool => {
             sqlx::query(
@@ -46,7 +60,14 @@ impl Store {
             .execute(pool)
             .await?;
         });
-        Ok(id)
+        Ok(Hierarchy {
+            id,
+            tenant_id: tenant,
+            name: name.to_string(),
+            content_json: content_json.to_string(),
+            created_at: now,
+            updated_at: now,
+        })
     }
 
     /// The tenant's hierarchy; another tenant's id is NotFound.
