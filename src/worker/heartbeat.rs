@@ -1,6 +1,6 @@
 //! The heartbeat of one running job: a task that renews the lease, stores the latest progress and picks
 //! up cancel requests. A cancel request or a lost lease stops the job through its [`JobControl`]. The
-//! first beat happens at once, so the job's `phase` is visible as soon as it runs.
+//! first beat is awaited before the job is loaded, so its `phase` is visible as soon as it runs.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,17 +25,20 @@ pub(crate) fn interval(lease: Duration) -> Duration {
 /// A running heartbeat; dropping it stops the beats.
 #[derive(Debug)]
 pub(crate) struct Heartbeat {
-    task: JoinHandle<()>,
+    task: Option<JoinHandle<()>>,
 }
 
 impl Drop for Heartbeat {
     fn drop(&mut self) {
-        self.task.abort();
+        if let Some(task) = &self.task {
+            task.abort();
+        }
     }
 }
 
-/// Starts beating for attempt `attempt` of job `id` until dropped, or until the lease is lost.
-pub(crate) fn start(
+/// Beats once for attempt `attempt` of job `id` (so the progress is stored before anything else
+/// happens), then keeps beating in a task until dropped, or until the lease is lost.
+pub(crate) async fn start(
     store: Store,
     id: Uuid,
     attempt: i64,
@@ -44,30 +47,45 @@ pub(crate) fn start(
 ) -> Heartbeat {
     let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
     let pause = interval(lease);
+    if !beat(&store, id, attempt, &control, lease_ms).await {
+        return Heartbeat { task: None };
+    }
     let task = tokio::spawn(async move {
         loop {
-            let progress = control.progress_json();
-            match store
-                .record_heartbeat(id, attempt, &progress, lease_ms)
-                .await
-            {
-                Ok(ack) => {
-                    if ack.cancel_requested {
-                        control.stop(StopReason::CancelRequested);
-                    }
-                }
-                Err(StoreError::LeaseLost) => {
-                    tracing::warn!(job_id = %id, attempt, "the job's lease was lost; stopping it");
-                    control.stop(StopReason::LeaseLost);
-                    return;
-                }
-                // transient: the next beat tries again (the lease outlives a few missed beats)
-                Err(error) => tracing::warn!(job_id = %id, attempt, %error, "a heartbeat failed"),
-            }
             tokio::time::sleep(pause).await;
+            if !beat(&store, id, attempt, &control, lease_ms).await {
+                return;
+            }
         }
     });
-    Heartbeat { task }
+    Heartbeat { task: Some(task) }
+}
+
+/// One beat: renews the lease, stores the progress and stops the job on a cancel request or a lost
+/// lease. False once the lease is lost (no further beat can succeed).
+async fn beat(store: &Store, id: Uuid, attempt: i64, control: &JobControl, lease_ms: i64) -> bool {
+    let progress = control.progress_json();
+    match store
+        .record_heartbeat(id, attempt, &progress, lease_ms)
+        .await
+    {
+        Ok(ack) => {
+            if ack.cancel_requested {
+                control.stop(StopReason::CancelRequested);
+            }
+            true
+        }
+        Err(StoreError::LeaseLost) => {
+            tracing::warn!(job_id = %id, attempt, "the job's lease was lost; stopping it");
+            control.stop(StopReason::LeaseLost);
+            false
+        }
+        // transient: the next beat tries again (the lease outlives a few missed beats)
+        Err(error) => {
+            tracing::warn!(job_id = %id, attempt, %error, "a heartbeat failed");
+            true
+        }
+    }
 }
 
 #[cfg(test)]

@@ -63,7 +63,8 @@ pub(super) async fn run(
         job.attempt,
         control.clone(),
         shared.settings.lease,
-    );
+    )
+    .await;
 
     let decision = match load(shared, &job).await {
         Err(decision) => decision,
