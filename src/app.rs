@@ -37,6 +37,10 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     let state = http::AppState::new(store.clone()).with_settings(http::ApiSettings {
         upload_limit: config.upload_limit,
     });
+    // bound before the workers start, so a busy port fails the start before any job is claimed
+    let listener = TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.listen))?;
     let (stop, stopping) = watch::channel(false);
     // the workers share the API's table cache and metrics, so a job submitted right after its upload
     // reuses the parsed table
@@ -69,9 +73,6 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     } else {
         http::operations_app(state)
     };
-    let listener = TcpListener::bind(config.listen)
-        .await
-        .with_context(|| format!("cannot listen on {}", config.listen))?;
     tracing::info!(
         address = %listener.local_addr()?,
         backend = ?store.backend(),
