@@ -1,12 +1,16 @@
 //! The service process: connects the store (running migrations unless disabled), serves the HTTP API
-//! and shuts down gracefully on SIGINT or SIGTERM.
+//! (or only the operations routes with `--role worker`), runs the worker supervisor (`--role all` or
+//! `worker`) and shuts down gracefully on SIGINT or SIGTERM: stop accepting requests, stop claiming,
+//! give running jobs the grace period, hand the rest back to the queue, close the store.
 
 use anyhow::Context;
 use tokio::net::TcpListener;
+use tokio::sync::watch;
 
 use crate::config::ServeConfig;
 use crate::http;
 use crate::store::Store;
+use crate::worker::{Worker, WorkerSettings};
 
 /// Connections the pool may open.
 const MAX_CONNECTIONS: u32 = 16;
@@ -29,20 +33,85 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
             .context("database migrations failed")?;
     }
     ensure_an_api_key(&store, &config).await?;
+    install_panic_hook();
     let state = http::AppState::new(store.clone()).with_settings(http::ApiSettings {
         upload_limit: config.upload_limit,
     });
+    // bound before the workers start, so a busy port fails the start before any job is claimed
     let listener = TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("cannot listen on {}", config.listen))?;
-    tracing::info!(address = %listener.local_addr()?, backend = ?store.backend(), "serving");
-    axum::serve(listener, http::app(state))
-        .with_graceful_shutdown(shutdown_signal())
+    let (stop, stopping) = watch::channel(false);
+    // the workers share the API's table cache and metrics, so a job submitted right after its upload
+    // reuses the parsed table
+    let supervisor = if config.role.runs_workers() {
+        let settings = WorkerSettings::from_config(&config);
+        tracing::info!(
+            worker_id = %settings.worker_id,
+            slots = settings.slots,
+            threads_per_job = settings.threads_per_job,
+            lease_secs = settings.lease.as_secs(),
+            "starting the workers"
+        );
+        let worker = Worker::new(
+            store.clone(),
+            state.tables.clone(),
+            state.metrics.clone(),
+            settings,
+        )
+        .context("cannot start the engine's threads")?;
+        Some(tokio::spawn(worker.run(
+            state.job_queued.clone(),
+            stopping.clone(),
+            config.shutdown_grace(),
+        )))
+    } else {
+        None
+    };
+    let router = if config.role.runs_api() {
+        http::app(state)
+    } else {
+        http::operations_app(state)
+    };
+    tracing::info!(
+        address = %listener.local_addr()?,
+        backend = ?store.backend(),
+        role = ?config.role,
+        "serving"
+    );
+    let signal = tokio::spawn(async move {
+        shutdown_signal().await;
+        let _ = stop.send(true);
+    });
+    let mut http_stopping = stopping.clone();
+    let served = axum::serve(listener, router)
+        .with_graceful_shutdown(async move {
+            let _ = http_stopping.wait_for(|stop| *stop).await;
+        })
         .await
-        .context("the server failed")?;
+        .context("the server failed");
+    // the server may also have ended with an error: dropping the sender stops the workers too
+    signal.abort();
+    if let Some(supervisor) = supervisor {
+        if supervisor.await.is_err() {
+            tracing::error!("the worker supervisor failed");
+        }
+    }
     store.close().await;
     tracing::info!("stopped");
-    Ok(())
+    served
+}
+
+/// Logs panics without their payload (it may quote data) instead of printing them to stderr. Request
+/// handlers and engine runs catch their panics and carry on; this only keeps the message out of the logs.
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let location = info
+            .location()
+            .map(|l| format!("{}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        tracing::error!(%location, "a thread panicked");
+    }));
 }
 
 /// Tenant that owns the bootstrap key.

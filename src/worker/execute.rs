@@ -1,0 +1,73 @@
+//! What a worker runs on its blocking thread: the [`Executor`] (by default [`run_pipeline`], the shared
+//! run pipeline), its input (a loaded table, the job's spec and its stored hierarchies) and its output
+//! (the CSV bytes and the report JSON). Tests substitute an executor that panics or loops.
+
+use std::sync::Arc;
+
+use crate::codec::CsvOptions;
+use crate::core::control::Control;
+use crate::core::data::Table;
+use crate::domain::pipeline::{self, RunError};
+use crate::domain::JobSpec;
+use crate::hierarchy_refs::StoredHierarchies;
+
+/// Everything one run needs, borrowed from the runner.
+#[derive(Debug, Clone, Copy)]
+pub struct JobInput<'a> {
+    /// The dataset, parsed.
+    pub table: &'a Table,
+    /// The job's spec.
+    pub spec: &'a JobSpec,
+    /// The stored hierarchies the spec references.
+    pub hierarchies: &'a StoredHierarchies,
+    /// The dataset's field delimiter, used for the output too.
+    pub delimiter: &'a str,
+}
+
+/// The result of a successful run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobOutput {
+    /// The anonymized table as CSV (header first).
+    pub csv: Vec<u8>,
+    /// The run's report as JSON.
+    pub report_json: String,
+}
+
+/// Why a run produced no output. Messages are free of cell values.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecuteError {
+    /// The pipeline refused the spec, the engine found no result or stopped, or verification failed.
+    #[error("{0}")]
+    Run(#[from] RunError),
+    /// The output could not be serialized.
+    #[error("{0}")]
+    Output(&'static str),
+}
+
+/// The function a worker runs for a job, on a blocking thread inside the worker's rayon pool.
+pub type Executor =
+    Arc<dyn Fn(&JobInput<'_>, &dyn Control) -> Result<JobOutput, ExecuteError> + Send + Sync>;
+
+/// The default executor: validates the spec against the table, runs the engine, verifies the output,
+/// writes it as CSV with the dataset's delimiter and serializes the report.
+pub fn run_pipeline(
+    input: &JobInput<'_>,
+    control: &dyn Control,
+) -> Result<JobOutput, ExecuteError> {
+    let resolve = |source: &crate::domain::spec::HierarchySpec| input.hierarchies.resolve(source);
+    let completed = pipeline::run(input.table, input.spec, &resolve, control)?;
+    let options = CsvOptions::with_delimiter(input.delimiter)
+        .map_err(|_| ExecuteError::Output("the dataset's delimiter is not usable"))?;
+    let mut csv = Vec::new();
+    completed
+        .write_csv(&mut csv, &options)
+        .map_err(|_| ExecuteError::Output("the output could not be written"))?;
+    let report_json = serde_json::to_string(&completed.report())
+        .map_err(|_| ExecuteError::Output("the report could not be serialized"))?;
+    Ok(JobOutput { csv, report_json })
+}
+
+/// [`run_pipeline`] as an [`Executor`].
+pub fn default_executor() -> Executor {
+    Arc::new(run_pipeline)
+}

@@ -1,0 +1,231 @@
+//! One claimed job, from claim to terminal state: load the dataset (through the shared table cache), the
+//! spec and the stored hierarchies; run the executor on a blocking thread inside the worker's rayon pool
+//! while a heartbeat keeps the lease; then write the terminal state the run calls for. Nothing here logs
+//! a cell value or a panic payload.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::OwnedSemaphorePermit;
+
+use super::control::{JobControl, StopReason};
+use super::execute::{ExecuteError, JobInput};
+use super::heartbeat;
+use super::terminal::{self, JobOutcome, Terminal};
+use super::{JobRunSummary, Shared};
+use crate::core::error::CoreError;
+use crate::domain::pipeline::RunError;
+use crate::domain::JobSpec;
+use crate::hierarchy_refs::{FetchError, StoredHierarchies};
+use crate::store::{ClaimedJob, StoreError};
+use crate::tables::LoadError;
+
+/// The failure code of a job stopped at its deadline.
+pub const DEADLINE_EXCEEDED: &str = "deadline_exceeded";
+
+/// The failure code of everything that is not the client's doing.
+pub const INTERNAL_ERROR: &str = "internal_error";
+
+/// The failure message of a panicking engine (the payload may quote data, so it is never shown).
+const ENGINE_PANICKED: &str = "the engine failed unexpectedly";
+
+/// What is left to do once the run is over.
+enum Decision {
+    /// Write this terminal state.
+    Write(Terminal),
+    /// Write nothing: the job is no longer this attempt's.
+    Skip(JobOutcome),
+}
+
+/// Everything the executor needs, loaded before the engine starts.
+struct Loaded {
+    table: Arc<crate::core::data::Table>,
+    spec: JobSpec,
+    hierarchies: StoredHierarchies,
+    delimiter: String,
+}
+
+/// Runs `job` to its terminal state. `permit` (the supervisor's slot) is held until the engine's
+/// blocking thread is done, even when this future is dropped earlier.
+pub(super) async fn run(
+    shared: &Arc<Shared>,
+    job: ClaimedJob,
+    permit: Option<OwnedSemaphorePermit>,
+) -> JobRunSummary {
+    let started = Instant::now();
+    let deadline = shared.settings.deadline;
+    let control = Arc::new(JobControl::new(started + deadline));
+    let _registration = shared.register(job.id, job.attempt, control.clone());
+    tracing::info!(job_id = %job.id, attempt = job.attempt, "job started");
+    let beat = heartbeat::start(
+        shared.store.clone(),
+        job.id,
+        job.attempt,
+        control.clone(),
+        shared.settings.lease,
+    )
+    .await;
+
+    let decision = match load(shared, &job).await {
+        Err(decision) => decision,
+        Ok(_) if control.stop_reason().is_some() => stopped(&control, deadline),
+        Ok(loaded) => execute(shared, loaded, &control, deadline, permit).await,
+    };
+    drop(beat);
+
+    let outcome = match decision {
+        Decision::Write(terminal) => {
+            terminal::write(&shared.store, job.id, job.attempt, terminal).await
+        }
+        Decision::Skip(outcome) => outcome,
+    };
+    let elapsed = started.elapsed();
+    shared.metrics.observe_job(outcome.as_str(), elapsed);
+    match &outcome {
+        JobOutcome::Failed { code } => tracing::info!(
+            job_id = %job.id, attempt = job.attempt, outcome = outcome.as_str(), code = %code,
+            elapsed_ms = elapsed.as_millis() as u64, "job finished"
+        ),
+        _ => tracing::info!(
+            job_id = %job.id, attempt = job.attempt, outcome = outcome.as_str(),
+            elapsed_ms = elapsed.as_millis() as u64, "job finished"
+        ),
+    }
+    JobRunSummary {
+        job_id: job.id,
+        attempt: job.attempt,
+        outcome,
+        elapsed,
+    }
+}
+
+/// Reads the dataset's table (cached), the spec and the stored hierarchies.
+async fn load(shared: &Shared, job: &ClaimedJob) -> Result<Loaded, Decision> {
+    let dataset = match shared.store.get_dataset(job.tenant, job.dataset_id).await {
+        Ok(dataset) => dataset,
+        Err(StoreError::NotFound) => return Err(dataset_gone()),
+        Err(error) => {
+            tracing::warn!(job_id = %job.id, %error, "reading the job's dataset failed");
+            return Err(fail(INTERNAL_ERROR, "the dataset could not be read"));
+        }
+    };
+    let table = match shared.tables.load(&shared.store, &dataset).await {
+        Ok(table) => table,
+        Err(LoadError::Store(StoreError::NotFound)) => return Err(dataset_gone()),
+        Err(error) => {
+            tracing::warn!(job_id = %job.id, %error, "loading the job's dataset failed");
+            return Err(fail(INTERNAL_ERROR, "the dataset could not be loaded"));
+        }
+    };
+    let spec =
+        JobSpec::from_json(job.spec_json.as_bytes()).map_err(|e| fail(e.code, e.to_string()))?;
+    let hierarchies = match StoredHierarchies::fetch(&shared.store, job.tenant, &spec).await {
+        Ok(hierarchies) => hierarchies,
+        Err(FetchError::Spec(e)) => return Err(fail(e.code, e.to_string())),
+        Err(FetchError::Store(error)) => {
+            tracing::warn!(job_id = %job.id, %error, "reading the job's hierarchies failed");
+            return Err(fail(
+                INTERNAL_ERROR,
+                "the job's hierarchies could not be read",
+            ));
+        }
+    };
+    Ok(Loaded {
+        table,
+        spec,
+        hierarchies,
+        delimiter: dataset.delimiter,
+    })
+}
+
+/// The dataset was deleted, and with it the job (the foreign keys cascade): the fenced write below finds
+/// no row and changes nothing. It is tried anyway, so that a job can never keep running without a
+/// dataset.
+fn dataset_gone() -> Decision {
+    fail(INTERNAL_ERROR, "the job's dataset no longer exists")
+}
+
+/// Runs the executor on a blocking thread inside the worker's pool and decides what to write.
+async fn execute(
+    shared: &Shared,
+    loaded: Loaded,
+    control: &Arc<JobControl>,
+    deadline: Duration,
+    permit: Option<OwnedSemaphorePermit>,
+) -> Decision {
+    let pool = shared.pool.clone();
+    let executor = shared.executor.clone();
+    let engine_control = control.clone();
+    let handle = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        let input = JobInput {
+            table: &loaded.table,
+            spec: &loaded.spec,
+            hierarchies: &loaded.hierarchies,
+            delimiter: &loaded.delimiter,
+        };
+        pool.install(|| executor(&input, engine_control.as_ref()))
+    });
+    match handle.await {
+        Ok(Ok(output)) => match control.stop_reason() {
+            Some(StopReason::LeaseLost) => Decision::Skip(JobOutcome::LeaseLost),
+            _ => Decision::Write(Terminal::Complete(output)),
+        },
+        Ok(Err(error)) => match control.stop_reason() {
+            Some(_) => stopped(control, deadline),
+            None => failed(&error),
+        },
+        Err(join) if join.is_panic() => {
+            // the payload is dropped unread: it may quote data
+            tracing::error!("the engine panicked");
+            match control.stop_reason() {
+                Some(StopReason::LeaseLost) => Decision::Skip(JobOutcome::LeaseLost),
+                _ => fail(INTERNAL_ERROR, ENGINE_PANICKED),
+            }
+        }
+        // the runtime is shutting down: the lease expires and the job runs again elsewhere
+        Err(_) => Decision::Skip(JobOutcome::Abandoned),
+    }
+}
+
+/// The terminal state of a job that was told to stop.
+fn stopped(control: &JobControl, deadline: Duration) -> Decision {
+    match control.stop_reason() {
+        Some(StopReason::CancelRequested) => Decision::Write(Terminal::Cancel),
+        Some(StopReason::LeaseLost) => Decision::Skip(JobOutcome::LeaseLost),
+        Some(StopReason::Deadline) => fail(
+            DEADLINE_EXCEEDED,
+            format!(
+                "the job ran longer than the deadline of {} s",
+                deadline.as_secs_f64()
+            ),
+        ),
+        Some(StopReason::Shutdown) => Decision::Write(Terminal::Release),
+        None => fail(INTERNAL_ERROR, "the job stopped without a reason"),
+    }
+}
+
+/// The failure of a run that ended with an error on its own.
+fn failed(error: &ExecuteError) -> Decision {
+    match error {
+        ExecuteError::Run(RunError::Spec(e)) => fail(e.code, e.to_string()),
+        ExecuteError::Run(RunError::Core(e)) => {
+            let code = match e {
+                CoreError::InvalidParameter { .. } => "invalid_parameter",
+                CoreError::TooFewRecords { .. } => "too_few_records",
+                CoreError::LatticeTooLarge { .. } => "lattice_too_large",
+                CoreError::NoSolution { .. } => "no_solution",
+                CoreError::Cancelled => {
+                    return fail(INTERNAL_ERROR, "the engine stopped without being asked to")
+                }
+            };
+            fail(code, e.to_string())
+        }
+        ExecuteError::Run(RunError::Verification(e)) => fail(INTERNAL_ERROR, e.to_string()),
+        ExecuteError::Output(message) => fail(INTERNAL_ERROR, *message),
+    }
+}
+
+fn fail(code: &'static str, message: impl Into<String>) -> Decision {
+    Decision::Write(Terminal::fail(code, message))
+}

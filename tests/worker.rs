@@ -1,0 +1,610 @@
+//! Integration suite of `src/worker`: jobs seeded through the store API and driven with `run_once` (or
+//! the supervisor for shutdown and wake-ups) on SQLite (a temp file) and PostgreSQL (a fresh database per
+//! test on TEST_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres, dropped afterwards).
+//! Real databases and the real engine; substitute executors only where a job must panic or run forever.
+
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anonymizer::core::control::Control;
+use anonymizer::core::error::CoreError;
+use anonymizer::domain::pipeline::RunError;
+use anonymizer::metrics::Metrics;
+use anonymizer::store::{Backend, DatasetMeta, Job, JobState, Store, CHUNK_SIZE};
+use anonymizer::tables::TableCache;
+use anonymizer::worker::{
+    run_pipeline, ExecuteError, Executor, JobInput, JobOutcome, JobOutput, Worker, WorkerSettings,
+};
+use sha2::{Digest, Sha256};
+use sqlx::Connection;
+use tokio::sync::{watch, Notify};
+use uuid::Uuid;
+
+const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+
+/// Runs `case` on a migrated store of each backend, then cleans up even when the case panicked.
+macro_rules! on_both_backends {
+    ($($case:ident),* $(,)?) => {
+        $(
+            mod $case {
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn sqlite() {
+                    super::run_sqlite(super::$case).await;
+                }
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn postgres() {
+                    super::run_postgres(super::$case).await;
+                }
+            }
+        )*
+    };
+}
+
+on_both_backends!(
+    a_real_job_succeeds_with_a_k_anonymous_output,
+    concurrent_workers_run_distinct_jobs_once,
+    a_panicking_engine_fails_the_job_and_the_worker_lives_on,
+    a_cancel_request_stops_a_running_job,
+    a_job_past_its_deadline_fails,
+    a_lost_lease_drops_the_output,
+    a_spec_that_no_longer_fits_fails_with_its_code,
+    shutdown_releases_running_jobs,
+    a_wake_up_starts_a_queued_job_at_once,
+);
+
+async fn run_sqlite<F, Fut>(case: F)
+where
+    F: FnOnce(Store) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = format!("sqlite://{}", dir.path().join("db/worker.sqlite").display());
+    let store = Store::connect(&url, 8).await.expect("open sqlite");
+    assert_eq!(store.backend(), Backend::Sqlite);
+    store.migrate().await.expect("migrate sqlite");
+    let outcome = tokio::spawn(case(store.clone())).await;
+    store.close().await;
+    drop(dir);
+    if let Err(e) = outcome {
+        std::panic::resume_unwind(e.into_panic());
+    }
+}
+
+async fn run_postgres<F, Fut>(case: F)
+where
+    F: FnOnce(Store) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let admin_url =
+        std::env::var("TEST_DATABASE_URL").unwrap_or_else(|_| DEFAULT_ADMIN_URL.to_string());
+    let name = format!("anonymizer_w_{}", Uuid::new_v4().simple());
+    let mut admin = sqlx::PgConnection::connect(&admin_url)
+        .await
+        .unwrap_or_else(|e| panic!("PostgreSQL at TEST_DATABASE_URL is required: {e}"));
+    sqlx::query(&format!("create database {name} template template0"))
+        .execute(&mut admin)
+        .await
+        .expect("create test database");
+    let store = Store::connect(&database_url(&admin_url, &name), 16)
+        .await
+        .expect("open postgres");
+    assert_eq!(store.backend(), Backend::Postgres);
+    store.migrate().await.expect("migrate postgres");
+    let outcome = tokio::spawn(case(store.clone())).await;
+    store.close().await;
+    sqlx::query(&format!("drop database if exists {name} with (force)"))
+        .execute(&mut admin)
+        .await
+        .expect("drop test database");
+    if let Err(e) = outcome {
+        std::panic::resume_unwind(e.into_panic());
+    }
+}
+
+/// `admin_url` with its database replaced by `name` (query parameters kept).
+fn database_url(admin_url: &str, name: &str) -> String {
+    let (base, query) = match admin_url.split_once('?') {
+        Some((base, query)) => (base, format!("?{query}")),
+        None => (admin_url, String::new()),
+    };
+    let scheme_end = base.find("://").map_or(0, |i| i + 3);
+    let host_end = base[scheme_end..]
+        .find('/')
+        .map_or(base.len(), |i| scheme_end + i);
+    format!("{}/{name}{query}", &base[..host_end])
+}
+
+// ---------------------------------------------------------------------------------------------------
+// fixtures
+
+const ARX_TEST: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/arx_test");
+
+/// The quasi-identifiers of the arx_test table.
+const QUASI_IDENTIFIERS: [&str; 3] = ["age", "gender", "zipcode"];
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+async fn tenant(store: &Store) -> Uuid {
+    store
+        .create_api_key("acme")
+        .await
+        .expect("create key")
+        .1
+        .tenant_id
+}
+
+/// Uploads arx_test's table (7 rows, `;`-separated) through the store API.
+async fn arx_dataset(store: &Store, tenant: Uuid) -> Uuid {
+    let bytes = std::fs::read(format!("{ARX_TEST}/test.csv")).expect("test.csv");
+    let mut upload = store
+        .begin_dataset(tenant, "test.csv")
+        .await
+        .expect("begin");
+    upload.write(&bytes).await.expect("write");
+    upload
+        .finish(DatasetMeta {
+            byte_size: bytes.len() as u64,
+            sha256: sha256_hex(&bytes),
+            row_count: 7,
+            columns_json: r#"[{"name":"age"},{"name":"gender"},{"name":"zipcode"}]"#.to_string(),
+            delimiter: ";".to_string(),
+        })
+        .await
+        .expect("finish")
+        .id
+}
+
+/// A k-anonymity spec for arx_test, hierarchies inlined as ARX text.
+fn arx_spec(k: u64) -> String {
+    let mut attributes = serde_json::Map::new();
+    for column in QUASI_IDENTIFIERS {
+        let text = std::fs::read_to_string(format!("{ARX_TEST}/test_hierarchy_{column}.csv"))
+            .expect("hierarchy");
+        attributes.insert(
+            column.to_string(),
+            serde_json::json!({"role": "quasi_identifier", "hierarchy": {"arx": text}}),
+        );
+    }
+    serde_json::json!({
+        "attributes": attributes,
+        "privacy_models": [{"type": "k_anonymity", "k": k}],
+        "suppression_limit": 0.0,
+    })
+    .to_string()
+}
+
+async fn queue(store: &Store, tenant: Uuid, dataset: Uuid, spec: &str) -> Job {
+    store
+        .create_job(tenant, dataset, spec, None, &sha256_hex(spec.as_bytes()))
+        .await
+        .expect("create job")
+        .0
+}
+
+fn settings(lease: Duration, deadline: Duration) -> WorkerSettings {
+    WorkerSettings {
+        worker_id: format!("test-{}", Uuid::new_v4().simple()),
+        slots: 1,
+        threads_per_job: 1,
+        lease,
+        deadline,
+        poll_interval: Duration::from_millis(50),
+    }
+}
+
+fn worker_with(store: &Store, settings: WorkerSettings) -> Worker {
+    Worker::new(
+        store.clone(),
+        TableCache::default(),
+        Arc::new(Metrics::default()),
+        settings,
+    )
+    .expect("worker")
+}
+
+fn default_worker(store: &Store) -> Worker {
+    worker_with(
+        store,
+        settings(Duration::from_secs(30), Duration::from_secs(60)),
+    )
+}
+
+/// An executor that runs until its control stops it, then returns `stale` output (or Cancelled).
+fn endless(return_output: bool) -> Executor {
+    Arc::new(move |_input: &JobInput<'_>, control: &dyn Control| {
+        while !control.is_cancelled() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if return_output {
+            Ok(JobOutput {
+                csv: b"stale\n".to_vec(),
+                report_json: r#"{"stale":true}"#.to_string(),
+            })
+        } else {
+            Err(ExecuteError::Run(RunError::Core(CoreError::Cancelled)))
+        }
+    })
+}
+
+async fn get(store: &Store, tenant: Uuid, id: Uuid) -> Job {
+    store.get_job(tenant, id).await.expect("get job")
+}
+
+/// Polls the job until `ready` holds (bounded: panics after 10 s).
+async fn wait_for(store: &Store, tenant: Uuid, id: Uuid, ready: impl Fn(&Job) -> bool) -> Job {
+    let started = Instant::now();
+    loop {
+        let job = get(store, tenant, id).await;
+        if ready(&job) {
+            return job;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "job never reached the expected state: {:?} attempt {}",
+            job.state,
+            job.attempt
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+async fn read_output(store: &Store, id: Uuid) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut seq = 0;
+    while let Some(chunk) = store.job_output_chunk(id, seq).await.expect("chunk") {
+        assert!(chunk.len() <= CHUNK_SIZE);
+        out.extend_from_slice(&chunk);
+        seq += 1;
+    }
+    out
+}
+
+/// Checks independently of the engine that `csv` (`;`-separated, header first) keeps every row of
+/// arx_test, and that every combination of quasi-identifier values occurs at least `k` times.
+fn assert_k_anonymous(csv: &[u8], k: usize) {
+    let text = std::str::from_utf8(csv).expect("utf-8 output");
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().expect("header").split(';').collect();
+    assert_eq!(header, QUASI_IDENTIFIERS);
+    let mut classes: HashMap<&str, usize> = HashMap::new();
+    let mut rows = 0;
+    for line in lines {
+        assert_eq!(line.split(';').count(), 3, "ragged output row");
+        *classes.entry(line).or_default() += 1;
+        rows += 1;
+    }
+    assert_eq!(rows, 7, "every record is published");
+    assert!(
+        classes.values().all(|&n| n >= k),
+        "a class is smaller than {k}: sizes {:?}",
+        classes.values().collect::<Vec<_>>()
+    );
+}
+
+// ---------------------------------------------------------------------------------------------------
+// cases
+
+async fn a_real_job_succeeds_with_a_k_anonymous_output(store: Store) {
+    let t = tenant(&store).await;
+    let data = arx_dataset(&store, t).await;
+    let job = queue(&store, t, data, &arx_spec(2)).await;
+    let worker = default_worker(&store);
+
+    let summary = worker.run_once().await.expect("claim").expect("a job");
+    assert_eq!(summary.job_id, job.id);
+    assert_eq!(summary.attempt, 1);
+    assert_eq!(summary.outcome, JobOutcome::Succeeded);
+
+    let done = get(&store, t, job.id).await;
+    assert_eq!(done.state, JobState::Succeeded);
+    assert_eq!(done.attempt, 1);
+    assert!(done.finished_at.is_some() && done.lease_owner.is_none());
+    let progress: serde_json::Value =
+        serde_json::from_str(done.progress_json.as_deref().expect("progress")).expect("json");
+    assert!(progress["phase"].is_string(), "{progress}");
+    assert!(progress["fraction"].is_number(), "{progress}");
+
+    let result = store.job_result(t, job.id).await.expect("result");
+    let report: serde_json::Value = serde_json::from_str(&result.report_json).expect("report");
+    assert_eq!(report["records"], 7);
+    assert_eq!(report["privacy_models"][0], "2-anonymity");
+    let output = read_output(&store, job.id).await;
+    assert_eq!(result.output_byte_size, output.len() as u64);
+    assert_eq!(result.output_sha256, sha256_hex(&output));
+    assert_k_anonymous(&output, 2);
+
+    assert_eq!(
+        worker.run_once().await.expect("claim"),
+        None,
+        "queue is empty"
+    );
+}
+
+async fn concurrent_workers_run_distinct_jobs_once(store: Store) {
+    let t = tenant(&store).await;
+    let data = arx_dataset(&store, t).await;
+    let spec = arx_spec(2);
+    let mut created = HashSet::new();
+    for _ in 0..20 {
+        created.insert(queue(&store, t, data, &spec).await.id);
+    }
+    let tables = TableCache::default();
+    let metrics = Arc::new(Metrics::default());
+    let mut workers = Vec::new();
+    for _ in 0..8 {
+        let worker = Worker::new(
+            store.clone(),
+            tables.clone(),
+            metrics.clone(),
+            settings(Duration::from_secs(30), Duration::from_secs(60)),
+        )
+        .expect("worker");
+        workers.push(tokio::spawn(async move {
+            let mut ran = Vec::new();
+            while let Some(summary) = worker.run_once().await.expect("claim") {
+                ran.push(summary);
+            }
+            ran
+        }));
+    }
+    let mut ran = Vec::new();
+    for worker in workers {
+        ran.extend(worker.await.expect("worker"));
+    }
+    assert_eq!(ran.len(), 20, "every job ran once");
+    assert_eq!(
+        ran.iter().map(|s| s.job_id).collect::<HashSet<_>>(),
+        created
+    );
+    assert!(ran
+        .iter()
+        .all(|s| s.outcome == JobOutcome::Succeeded && s.attempt == 1));
+    for id in created {
+        let job = get(&store, t, id).await;
+        assert_eq!((job.state, job.attempt), (JobState::Succeeded, 1));
+        assert_k_anonymous(&read_output(&store, id).await, 2);
+    }
+    let text = metrics.render(&Default::default());
+    assert!(
+        text.contains("anonymizer_job_duration_seconds_count{outcome=\"succeeded\"} 20"),
+        "{text}"
+    );
+}
+
+async fn a_panicking_engine_fails_the_job_and_the_worker_lives_on(store: Store) {
+    let t = tenant(&store).await;
+    let data = arx_dataset(&store, t).await;
+    let first = queue(&store, t, data, &arx_spec(2)).await;
+    let second = queue(&store, t, data, &arx_spec(3)).await;
+    let panicked = Arc::new(AtomicBool::new(false));
+    let once = panicked.clone();
+    let executor: Executor = Arc::new(move |input: &JobInput<'_>, control: &dyn Control| {
+        if !once.swap(true, Ordering::SeqCst) {
+            panic!("engine bug quoting a cell value");
+        }
+        run_pipeline(input, control)
+    });
+    let worker = default_worker(&store).with_executor(executor);
+
+    let summary = worker.run_once().await.expect("claim").expect("a job");
+    assert_eq!(summary.job_id, first.id);
+    assert_eq!(
+        summary.outcome,
+        JobOutcome::Failed {
+            code: "internal_error".into()
+        }
+    );
+    assert!(panicked.load(Ordering::SeqCst));
+    let failed = get(&store, t, first.id).await;
+    assert_eq!(failed.state, JobState::Failed);
+    assert_eq!(failed.failure_code.as_deref(), Some("internal_error"));
+    let message = failed.failure_message.expect("message");
+    assert_eq!(message, "the engine failed unexpectedly");
+
+    let summary = worker.run_once().await.expect("claim").expect("a job");
+    assert_eq!(summary.job_id, second.id);
+    assert_eq!(summary.outcome, JobOutcome::Succeeded);
+    assert_k_anonymous(&read_output(&store, second.id).await, 3);
+}
+
+async fn a_cancel_request_stops_a_running_job(store: Store) {
+    let t = tenant(&store).await;
+    let data = arx_dataset(&store, t).await;
+    let job = queue(&store, t, data, &arx_spec(2)).await;
+    let worker = default_worker(&store).with_executor(endless(false));
+    let running = tokio::spawn(async move { worker.run_once().await });
+    // running, and the first heartbeat (progress) is in
+    wait_for(&store, t, job.id, |j| {
+        j.state == JobState::Running && j.progress_json.is_some()
+    })
+    .await;
+
+    let asked = Instant::now();
+    let after = store.request_cancel(t, job.id).await.expect("cancel");
+    assert_eq!(after.state, JobState::Running);
+    assert!(after.cancel_requested);
+    let summary = tokio::time::timeout(Duration::from_secs(10), running)
+        .await
+        .expect("the job stops")
+        .expect("task")
+        .expect("claim")
+        .expect("a job");
+    let took = asked.elapsed();
+    assert_eq!(summary.outcome, JobOutcome::Cancelled);
+    assert!(
+        took < Duration::from_millis(1500),
+        "cancelled after {took:?}"
+    );
+    let cancelled = get(&store, t, job.id).await;
+    assert_eq!(cancelled.state, JobState::Cancelled);
+    assert!(cancelled.finished_at.is_some());
+}
+
+async fn a_job_past_its_deadline_fails(store: Store) {
+    let t = tenant(&store).await;
+    let data = arx_dataset(&store, t).await;
+    let job = queue(&store, t, data, &arx_spec(2)).await;
+    let worker = worker_with(
+        &store,
+        settings(Duration::from_secs(30), Duration::from_millis(300)),
+    )
+    .with_executor(endless(false));
+    let summary = tokio::time::timeout(Duration::from_secs(10), worker.run_once())
+        .await
+        .expect("the deadline stops the job")
+        .expect("claim")
+        .expect("a job");
+    assert_eq!(
+        summary.outcome,
+        JobOutcome::Failed {
+            code: "deadline_exceeded".into()
+        }
+    );
+    assert!(summary.elapsed >= Duration::from_millis(300));
+    let failed = get(&store, t, job.id).await;
+    assert_eq!(failed.state, JobState::Failed);
+    assert_eq!(failed.failure_code.as_deref(), Some("deadline_exceeded"));
+    assert_eq!(
+        failed.failure_message.as_deref(),
+        Some("the job ran longer than the deadline of 0.3 s")
+    );
+}
+
+async fn a_lost_lease_drops_the_output(store: Store) {
+    let t = tenant(&store).await;
+    let data = arx_dataset(&store, t).await;
+    let job = queue(&store, t, data, &arx_spec(2)).await;
+    // a 1 ms lease expires between two heartbeats: the first worker looks dead to the second
+    let first = worker_with(
+        &store,
+        settings(Duration::from_millis(1), Duration::from_secs(60)),
+    )
+    .with_executor(endless(true));
+    let second = default_worker(&store);
+    let stale = tokio::spawn(async move { first.run_once().await });
+    wait_for(&store, t, job.id, |j| j.state == JobState::Running).await;
+
+    let started = Instant::now();
+    let summary = loop {
+        if let Some(summary) = second.run_once().await.expect("claim") {
+            break summary;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "never reclaimed"
+        );
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    };
+    assert_eq!((summary.job_id, summary.attempt), (job.id, 2));
+    assert_eq!(summary.outcome, JobOutcome::Succeeded);
+
+    let stale = tokio::time::timeout(Duration::from_secs(10), stale)
+        .await
+        .expect("the first worker stops")
+        .expect("task")
+        .expect("claim")
+        .expect("a job");
+    assert_eq!((stale.job_id, stale.attempt), (job.id, 1));
+    assert_eq!(stale.outcome, JobOutcome::LeaseLost);
+
+    let done = get(&store, t, job.id).await;
+    assert_eq!((done.state, done.attempt), (JobState::Succeeded, 2));
+    let result = store.job_result(t, job.id).await.expect("result");
+    assert!(!result.report_json.contains("stale"));
+    let output = read_output(&store, job.id).await;
+    assert_ne!(output, b"stale\n");
+    assert_k_anonymous(&output, 2);
+}
+
+async fn a_spec_that_no_longer_fits_fails_with_its_code(store: Store) {
+    let t = tenant(&store).await;
+    let data = arx_dataset(&store, t).await;
+    let mut spec: serde_json::Value = serde_json::from_str(&arx_spec(2)).expect("spec");
+    spec["attributes"]["postcode"] = serde_json::json!({"role": "insensitive"});
+    let job = queue(&store, t, data, &spec.to_string()).await;
+    let summary = default_worker(&store)
+        .run_once()
+        .await
+        .expect("claim")
+        .expect("a job");
+    assert_eq!(
+        summary.outcome,
+        JobOutcome::Failed {
+            code: "unknown_column".into()
+        }
+    );
+    let failed = get(&store, t, job.id).await;
+    assert_eq!(failed.state, JobState::Failed);
+    assert_eq!(failed.failure_code.as_deref(), Some("unknown_column"));
+    assert!(failed
+        .failure_message
+        .as_deref()
+        .is_some_and(|m| m.contains("/attributes/postcode")));
+}
+
+async fn shutdown_releases_running_jobs(store: Store) {
+    let t = tenant(&store).await;
+    let data = arx_dataset(&store, t).await;
+    let job = queue(&store, t, data, &arx_spec(2)).await;
+    let worker = default_worker(&store).with_executor(endless(false));
+    let (stop, stopping) = watch::channel(false);
+    let supervisor = tokio::spawn(worker.run(
+        Arc::new(Notify::new()),
+        stopping,
+        Duration::from_millis(200),
+    ));
+    wait_for(&store, t, job.id, |j| j.state == JobState::Running).await;
+
+    stop.send(true).expect("supervisor listens");
+    tokio::time::timeout(Duration::from_secs(10), supervisor)
+        .await
+        .expect("the supervisor stops")
+        .expect("supervisor");
+    let released = get(&store, t, job.id).await;
+    assert_eq!(released.state, JobState::Queued);
+    assert_eq!(released.attempt, 1);
+    assert!(released.lease_owner.is_none() && released.lease_expires_at.is_none());
+
+    // another process picks it up
+    let summary = default_worker(&store)
+        .run_once()
+        .await
+        .expect("claim")
+        .expect("a job");
+    assert_eq!((summary.job_id, summary.attempt), (job.id, 2));
+    assert_eq!(summary.outcome, JobOutcome::Succeeded);
+}
+
+async fn a_wake_up_starts_a_queued_job_at_once(store: Store) {
+    let t = tenant(&store).await;
+    let data = arx_dataset(&store, t).await;
+    let mut slow_poll = settings(Duration::from_secs(30), Duration::from_secs(60));
+    slow_poll.poll_interval = Duration::from_secs(3600);
+    slow_poll.slots = 2;
+    let worker = worker_with(&store, slow_poll);
+    let wake = Arc::new(Notify::new());
+    let (stop, stopping) = watch::channel(false);
+    let supervisor = tokio::spawn(worker.run(wake.clone(), stopping, Duration::from_secs(5)));
+    // let the supervisor find the queue empty and go to sleep for an hour unless woken (had it not
+    // yet, its claim finds the job instead: either order must start the job at once)
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let job = queue(&store, t, data, &arx_spec(2)).await;
+    wake.notify_one();
+    let done = wait_for(&store, t, job.id, |j| j.state == JobState::Succeeded).await;
+    assert_eq!(done.attempt, 1);
+
+    stop.send(true).expect("supervisor listens");
+    tokio::time::timeout(Duration::from_secs(10), supervisor)
+        .await
+        .expect("the supervisor stops")
+        .expect("supervisor");
+}
