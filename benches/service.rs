@@ -6,6 +6,7 @@
 //!   (target p99 ≤ 20 ms);
 //! - end-to-end adult (upload, submit 5-anonymity at 4 %, poll every 5 ms, download) minus the engine's
 //!   own time from the report (target ≤ 1 s).
+//!
 //! Every figure is the median of several runs. Run with `cargo bench --bench service` (or
 //! `scripts/bench`); `cargo bench --bench service -- --quick` runs one short round as a smoke test.
 

@@ -241,7 +241,13 @@ fn parse_request(body: &[u8]) -> Result<(Uuid, String, JobSpec), ApiError> {
     };
     let spec_json =
         serde_json::to_string(&Value::Object(object)).map_err(|_| ApiError::internal())?;
-    let spec = JobSpec::from_json(spec_json.as_bytes())?;
+    // positions refer to the re-serialized spec, not to the client's body: drop them
+    let spec = JobSpec::from_json(spec_json.as_bytes()).map_err(|mut e| {
+        if let Some(at) = e.message.rfind(" at line ") {
+            e.message.truncate(at);
+        }
+        e
+    })?;
     Ok((dataset_id, spec_json, spec))
 }
 
@@ -496,6 +502,8 @@ async fn get_output(
             Some((item, seq + 1))
         }
     });
+    // the compression layer may poll once more after the end
+    let stream = futures_util::StreamExt::fuse(stream);
     let mut response = Response::new(Body::from_stream(stream));
     let headers = response.headers_mut();
     headers.insert(

@@ -4,6 +4,7 @@
 //! `run_once` (no sleeping).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use anonymizer::worker::{Worker, WorkerSettings};
 use reqwest::StatusCode;
@@ -85,8 +86,16 @@ fn worker(service: &Service) -> Worker {
         service.store().clone(),
         service.state.tables.clone(),
         Arc::clone(&service.state.metrics),
-        WorkerSettings::for_tests("api-test-worker"),
+        WorkerSettings {
+            worker_id: "api-test-worker".to_string(),
+            slots: 1,
+            threads_per_job: 1,
+            lease: Duration::from_secs(30),
+            deadline: Duration::from_secs(60),
+            poll_interval: Duration::from_millis(100),
+        },
     )
+    .expect("worker pool")
 }
 
 async fn get_json(service: &Service, path: &str) -> Value {
@@ -147,7 +156,7 @@ async fn validation_errors_carry_pointers(service: Service) {
             case(&|b| b["algorithm"] = json!({"type": "simulated_annealing"})),
             422,
             "invalid_spec",
-            "/algorithm",
+            "/algorithm/type",
         ),
         (
             case(&|b| b["metric"] = json!("happiness")),
@@ -395,12 +404,12 @@ async fn tenants_see_only_their_jobs(service: Service) {
         (reqwest::Method::GET, format!("/v1/jobs/{job_id}/result")),
         (reqwest::Method::GET, format!("/v1/jobs/{job_id}/output")),
     ] {
-        let response = beta(method, path.clone()).await.unwrap();
+        let response = beta(method.clone(), path.clone()).await.unwrap();
         let problem = expect_problem(response, 404, "not_found").await;
         // exactly the answer an unknown id gets
         let unknown = path.replace(job_id, "00000000-0000-4000-8000-000000000000");
         let unknown = expect_problem(
-            service.get(&unknown).send().await.unwrap(),
+            service.request(method, &unknown).send().await.unwrap(),
             404,
             "not_found",
         )
