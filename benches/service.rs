@@ -392,7 +392,14 @@ fn adult_full_spec(dataset_id: &str) -> Value {
     let dir = data_dir().join("adult_full");
     let header = std::fs::read_to_string(dir.join("adult_full.csv")).expect("adult_full");
     let columns: Vec<&str> = header.lines().next().expect("header").split(';').collect();
-    let mut attributes = quasi_identifiers(&dir, "adult_full", &columns);
+    // columns with a hierarchy are quasi-identifiers, the others (education-num) insensitive
+    let (with, without): (Vec<&str>, Vec<&str>) = columns
+        .iter()
+        .partition(|c| dir.join(format!("adult_full_hierarchy_{c}.csv")).exists());
+    let mut attributes = quasi_identifiers(&dir, "adult_full", &with);
+    for column in without {
+        attributes.insert(column.to_string(), json!({"role": "insensitive"}));
+    }
     // the age hierarchy lists some leaves twice; keep each leaf's first row
     if let Some(age) = attributes.get_mut("age") {
         let arx = age["hierarchy"]["arx"].as_str().unwrap_or("").to_string();

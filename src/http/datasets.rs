@@ -28,21 +28,14 @@ use tower_http::decompression::RequestDecompressionLayer;
 use uuid::Uuid;
 
 use super::auth::Caller;
+use super::request::{check_name, page_params, path_id, require_media_type, store_error};
 use super::state::AppState;
+use super::time::rfc3339;
 use super::{timeout_layer, ApiError, REQUEST_TIMEOUT};
 use crate::codec::profile::{profile_table, ColumnProfile};
 use crate::codec::{read_table, CodecError, CsvOptions};
 use crate::core::data::Table;
-use crate::store::{Cursor, Dataset, DatasetUpload, StoreError};
-
-/// Longest accepted display name, in characters.
-pub const MAX_NAME_CHARS: usize = 200;
-
-/// Default page size of list routes.
-pub const DEFAULT_PAGE_SIZE: u32 = 50;
-
-/// Largest page size of list routes.
-pub const MAX_PAGE_SIZE: u32 = 500;
+use crate::store::{Dataset, DatasetUpload};
 
 /// Body frames queued between the upload and its parser. Frames are up to a few hundred KiB, so the
 /// parser may lag the network by some MiB without stalling it.
@@ -113,102 +106,6 @@ pub struct DatasetList {
     pub items: Vec<DatasetView>,
     /// The cursor of the next page; null on the last one.
     pub next_cursor: Option<String>,
-}
-
-/// Renders unix milliseconds as an RFC 3339 UTC timestamp with milliseconds,
-/// e.g. `2026-11-21T10:15:00.000Z` (the API's `date-time` format).
-pub fn rfc3339(unix_ms: i64) -> String {
-    let days = unix_ms.div_euclid(86_400_000);
-    let ms_of_day = unix_ms.rem_euclid(86_400_000);
-    let (year, month, day) = civil_from_days(days);
-    let seconds = ms_of_day / 1000;
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        seconds / 3600,
-        seconds / 60 % 60,
-        seconds % 60,
-        ms_of_day % 1000
-    )
-}
-
-/// The proleptic Gregorian date of a day count since 1970-01-01 (H. Hinnant's `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
-}
-
-/// The id in a resource path; a malformed one is 404 `not_found` for `resource`, exactly like an
-/// unknown id.
-pub fn path_id(
-    path: Result<Path<String>, PathRejection>,
-    resource: &str,
-) -> Result<Uuid, ApiError> {
-    path.ok()
-        .and_then(|Path(text)| Uuid::try_parse(&text).ok())
-        .ok_or_else(|| ApiError::not_found(resource))
-}
-
-/// Maps a store error, answering an unknown (or another tenant's) id with 404 for `resource`.
-pub fn store_error(resource: &str) -> impl Fn(StoreError) -> ApiError + '_ {
-    move |e| match e {
-        StoreError::NotFound => ApiError::not_found(resource),
-        other => other.into(),
-    }
-}
-
-/// Checks that the request's `Content-Type` is `expected` (parameters such as `charset` allowed);
-/// otherwise 415 naming `expected`.
-pub fn require_media_type(headers: &HeaderMap, expected: &str) -> Result<(), ApiError> {
-    if media_type(headers).is_some_and(|m| m.eq_ignore_ascii_case(expected)) {
-        Ok(())
-    } else {
-        Err(ApiError::unsupported_media_type(expected))
-    }
-}
-
-/// The media type of `Content-Type` without its parameters, trimmed.
-pub fn media_type(headers: &HeaderMap) -> Option<&str> {
-    let value = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
-    Some(value.split(';').next().unwrap_or("").trim())
-}
-
-/// Checks a display name's length (400 `invalid_query` for a query parameter).
-pub fn check_name(name: &str) -> Result<(), ApiError> {
-    if name.chars().count() > MAX_NAME_CHARS {
-        return Err(ApiError::bad_request(
-            "invalid_query",
-            format!("name must be at most {MAX_NAME_CHARS} characters"),
-        ));
-    }
-    Ok(())
-}
-
-/// `limit` and `cursor` of a list route: 400 `invalid_query` for a limit outside 1..=500 or a cursor
-/// this service did not return.
-pub fn page_params(
-    limit: Option<u32>,
-    cursor: Option<&str>,
-) -> Result<(u32, Option<Cursor>), ApiError> {
-    let limit = limit.unwrap_or(DEFAULT_PAGE_SIZE);
-    if !(1..=MAX_PAGE_SIZE).contains(&limit) {
-        return Err(ApiError::bad_request(
-            "invalid_query",
-            format!("limit must be between 1 and {MAX_PAGE_SIZE}"),
-        ));
-    }
-    let cursor = cursor
-        .filter(|c| !c.is_empty())
-        .map(str::parse::<Cursor>)
-        .transpose()?;
-    Ok((limit, cursor))
 }
 
 #[derive(Debug, Deserialize)]
@@ -442,22 +339,5 @@ mod tests {
         }
         drop(sender);
         assert_eq!(reader.join().unwrap(), "a;b\n1;2\n3;4\n");
-    }
-
-    #[test]
-    fn page_parameters_are_checked() {
-        assert_eq!(page_params(None, None).unwrap(), (50, None));
-        assert!(page_params(Some(0), None).is_err());
-        assert!(page_params(Some(501), None).is_err());
-        let e = page_params(Some(2), Some("nope")).unwrap_err();
-        assert_eq!(e.code(), "invalid_query");
-        let cursor = Cursor {
-            created_at: 5,
-            id: Uuid::new_v4(),
-        };
-        assert_eq!(
-            page_params(Some(2), Some(&cursor.to_string())).unwrap(),
-            (2, Some(cursor))
-        );
     }
 }

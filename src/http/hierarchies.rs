@@ -19,9 +19,10 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::auth::Caller;
-use super::datasets::{check_name, media_type, rfc3339, MAX_NAME_CHARS};
 use super::error::redact_serde_values;
+use super::request::{check_name, media_type, MAX_NAME_CHARS};
 use super::state::AppState;
+use super::time::rfc3339;
 use super::{timeout_layer, ApiError, REQUEST_TIMEOUT};
 use crate::codec::{parse_arx_hierarchy, CodecError, CsvOptions};
 use crate::core::data::Hierarchy;

@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
+use axum::extract::rejection::PathRejection;
 use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -21,6 +22,7 @@ use tower_http::compression::CompressionLayer;
 use uuid::Uuid;
 
 use super::auth::Caller;
+use super::request::{page_params, path_id, require_media_type, store_error};
 use super::state::AppState;
 use super::time::rfc3339;
 use super::{timeout_layer, ApiError, REQUEST_TIMEOUT};
@@ -28,7 +30,7 @@ use crate::codec::CsvOptions;
 use crate::core::data::Table;
 use crate::domain::{prepare, JobSpec, SpecError};
 use crate::hierarchy_refs::{FetchError, StoredHierarchies};
-use crate::store::{Cursor, Job, JobFilter, JobState, StoreError};
+use crate::store::{Job, JobFilter, JobState, StoreError};
 use crate::tables::LoadError;
 
 /// Largest job request body (inline hierarchies can be large).
@@ -36,10 +38,6 @@ pub const MAX_JOB_REQUEST_BYTES: usize = 64 << 20;
 
 /// Longest accepted `Idempotency-Key`.
 pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 200;
-
-/// Default and largest page sizes of `GET /v1/jobs`.
-const DEFAULT_PAGE: u32 = 50;
-const MAX_PAGE: u32 = 500;
 
 /// The /v1/jobs routes.
 pub fn router() -> Router<AppState> {
@@ -70,8 +68,9 @@ pub fn router() -> Router<AppState> {
         )
 }
 
-/// A job as the API shows it.
-pub fn job_json(job: &Job) -> Value {
+/// A job as the API shows it; the spec only when asked for (it can be megabytes of inline hierarchies,
+/// and dashboards poll this).
+pub fn job_json(job: &Job, with_spec: bool) -> Value {
     let parse = |text: &Option<String>| {
         text.as_deref()
             .and_then(|t| serde_json::from_str::<Value>(t).ok())
@@ -83,7 +82,7 @@ pub fn job_json(job: &Job) -> Value {
         }
         _ => Value::Null,
     };
-    json!({
+    let mut value = json!({
         "id": job.id,
         "dataset_id": job.dataset_id,
         "state": job.state.as_str(),
@@ -95,21 +94,11 @@ pub fn job_json(job: &Job) -> Value {
         "updated_at": rfc3339(job.updated_at),
         "started_at": job.started_at.map(rfc3339),
         "finished_at": job.finished_at.map(rfc3339),
-        "spec": parse(&Some(job.spec_json.clone())),
-    })
-}
-
-/// A path id; a malformed one is as unknown as a missing one.
-fn job_id(text: &str) -> Result<Uuid, ApiError> {
-    Uuid::try_parse(text).map_err(|_| ApiError::not_found("job"))
-}
-
-/// Maps NotFound to "no such job" and everything else through the shared conversion.
-fn job_error(e: StoreError) -> ApiError {
-    match e {
-        StoreError::NotFound => ApiError::not_found("job"),
-        other => other.into(),
+    });
+    if with_spec {
+        value["spec"] = parse(&Some(job.spec_json.clone()));
     }
+    value
 }
 
 async fn create_job(
@@ -118,7 +107,7 @@ async fn create_job(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    require_json(&headers)?;
+    require_media_type(&headers, "application/json")?;
     let idempotency_key = idempotency_key(&headers)?;
     let (dataset_id, spec_json, spec) = parse_request(&body)?;
     let request_hash = request_hash(dataset_id, &spec_json)?;
@@ -163,27 +152,9 @@ fn accepted(job: &Job) -> Response {
     (
         StatusCode::ACCEPTED,
         [(header::LOCATION, location)],
-        Json(job_json(job)),
+        Json(job_json(job, false)),
     )
         .into_response()
-}
-
-fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
-    let content_type = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    let essence = content_type
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    if essence == "application/json" || essence.ends_with("+json") {
-        Ok(())
-    } else {
-        Err(ApiError::unsupported_media_type("application/json"))
-    }
 }
 
 fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
@@ -355,17 +326,38 @@ fn check_spec(
     Ok(())
 }
 
+/// Query of `GET /v1/jobs/{id}`: `include=spec` adds the job's spec.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GetQuery {
+    include: Option<String>,
+}
+
 async fn get_job(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    id: Result<Path<String>, PathRejection>,
+    query: Result<Query<GetQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    let job = state
-        .store
-        .get_job(caller.tenant(), job_id(&id)?)
-        .await
-        .map_err(job_error)?;
-    Ok(Json(job_json(&job)))
+    let Query(query) = query?;
+    let with_spec = match query.include.as_deref() {
+        None => false,
+        Some("spec") => true,
+        Some(_) => {
+            return Err(ApiError::bad_request(
+                "invalid_query",
+                "include accepts only `spec`",
+            ))
+        }
+    };
+    let (tenant, id) = (caller.tenant(), path_id(id, "job")?);
+    let job = if with_spec {
+        state.store.get_job(tenant, id).await
+    } else {
+        state.store.get_job_status(tenant, id).await
+    }
+    .map_err(store_error("job"))?;
+    Ok(Json(job_json(&job, with_spec)))
 }
 
 /// Query of `GET /v1/jobs`.
@@ -400,18 +392,7 @@ async fn list_jobs(
                 ApiError::bad_request("invalid_query", "dataset_id is not a valid id")
             })?),
         };
-    let limit = query.limit.unwrap_or(DEFAULT_PAGE);
-    if !(1..=MAX_PAGE).contains(&limit) {
-        return Err(ApiError::bad_request(
-            "invalid_query",
-            format!("limit is between 1 and {MAX_PAGE}"),
-        ));
-    }
-    let cursor = query
-        .cursor
-        .as_deref()
-        .map(str::parse::<Cursor>)
-        .transpose()?;
+    let (limit, cursor) = page_params(query.limit, query.cursor.as_deref())?;
     let page = state
         .store
         .list_jobs(
@@ -425,7 +406,7 @@ async fn list_jobs(
         )
         .await?;
     Ok(Json(json!({
-        "items": page.items.iter().map(job_json).collect::<Vec<_>>(),
+        "items": page.items.iter().map(|j| job_json(j, false)).collect::<Vec<_>>(),
         "next_cursor": page.next_cursor.map(|c| c.to_string()),
     })))
 }
@@ -433,32 +414,32 @@ async fn list_jobs(
 async fn cancel_job(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    id: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ApiError> {
     let job = state
         .store
-        .request_cancel(caller.tenant(), job_id(&id)?)
+        .request_cancel(caller.tenant(), path_id(id, "job")?)
         .await
-        .map_err(job_error)?;
+        .map_err(store_error("job"))?;
     if matches!(job.state, JobState::Succeeded | JobState::Failed) {
         return Err(ApiError::conflict(
             "conflict",
             format!("the job already {}", job.state.as_str()),
         ));
     }
-    Ok((StatusCode::ACCEPTED, Json(job_json(&job))).into_response())
+    Ok((StatusCode::ACCEPTED, Json(job_json(&job, false))).into_response())
 }
 
 async fn get_result(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    id: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ApiError> {
     let result = state
         .store
-        .job_result(caller.tenant(), job_id(&id)?)
+        .job_result(caller.tenant(), path_id(id, "job")?)
         .await
-        .map_err(job_error)?;
+        .map_err(store_error("job"))?;
     Ok((
         [(header::CONTENT_TYPE, "application/json")],
         result.report_json,
@@ -469,16 +450,20 @@ async fn get_result(
 async fn get_output(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    id: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ApiError> {
     let tenant = caller.tenant();
-    let id = job_id(&id)?;
+    let id = path_id(id, "job")?;
     let result = state
         .store
         .job_result(tenant, id)
         .await
-        .map_err(job_error)?;
-    let job = state.store.get_job(tenant, id).await.map_err(job_error)?;
+        .map_err(store_error("job"))?;
+    let job = state
+        .store
+        .get_job_status(tenant, id)
+        .await
+        .map_err(store_error("job"))?;
     let file_name = match state.store.get_dataset(tenant, job.dataset_id).await {
         Ok(dataset) => format!("{}-anonymized.csv", safe_file_stem(&dataset.name)),
         Err(_) => format!("{id}-anonymized.csv"),

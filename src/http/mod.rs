@@ -19,6 +19,7 @@ pub mod hierarchies;
 pub mod jobs;
 pub mod metrics;
 pub mod ready;
+pub mod request;
 pub mod state;
 pub mod time;
 

@@ -119,6 +119,16 @@ macro_rules! job_columns {
     };
 }
 
+/// [`job_columns`] with an empty `spec_json`: status reads (polling, listing) skip the spec, which can
+/// be megabytes of inline hierarchies.
+macro_rules! job_status_columns {
+    () => {
+        "id, tenant_id, dataset_id, state, '' as spec_json, idempotency_key, request_hash, attempt, \
+         cancel_requested, progress_json, failure_code, failure_message, lease_owner, \
+         lease_expires_at, created_at, updated_at, started_at, finished_at"
+    };
+}
+
 #[derive(sqlx::FromRow)]
 struct JobRow {
     id: String,
@@ -299,7 +309,22 @@ impl Store {
         row.ok_or(StoreError::NotFound)?.try_into()
     }
 
-    /// The tenant's jobs matching `filter`, newest first, at most `limit` (1..=1000) per page.
+    /// The tenant's job without its spec (`spec_json` is empty): what status polling needs.
+    pub async fn get_job_status(&self, tenant: Uuid, id: Uuid) -> Result<Job> {
+        let row: Option<JobRow> = with_pool!(self, pool => {
+            sqlx::query_as(concat!(
+                "select ", job_status_columns!(), " from job where id = $1 and tenant_id = $2"
+            ))
+            .bind(id_text(id))
+            .bind(id_text(tenant))
+            .fetch_optional(pool)
+            .await?
+        });
+        row.ok_or(StoreError::NotFound)?.try_into()
+    }
+
+    /// The tenant's jobs matching `filter`, newest first, at most `limit` (1..=1000) per page, without
+    /// their specs (`spec_json` is empty).
     pub async fn list_jobs(
         &self,
         tenant: Uuid,
@@ -310,7 +335,7 @@ impl Store {
         let limit = page_limit(limit);
         let mut sql = String::from(concat!(
             "select ",
-            job_columns!(),
+            job_status_columns!(),
             " from job where tenant_id = $1"
         ));
         let mut args = vec![Arg::Text(id_text(tenant))];

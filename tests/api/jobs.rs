@@ -302,6 +302,12 @@ async fn jobs_are_read_listed_and_paginated(service: Service) {
         ids.push(submit_ok(&service, &toy_spec(dataset, 2)).await["id"].clone());
     }
     let job = get_json(&service, &format!("/v1/jobs/{}", ids[0].as_str().unwrap())).await;
+    assert!(job.get("spec").is_none(), "status reads leave the spec out");
+    let job = get_json(
+        &service,
+        &format!("/v1/jobs/{}?include=spec", ids[0].as_str().unwrap()),
+    )
+    .await;
     assert_eq!(job["id"], ids[0]);
     assert_eq!(job["dataset_id"], first.as_str());
     assert_eq!(job["attempt"], 0);
