@@ -8,7 +8,8 @@
 //!   own time from the report (target ≤ 1 s).
 //!
 //! Every figure is the median of several runs. Run with `cargo bench --bench service` (or
-//! `scripts/bench`); `cargo bench --bench service -- --quick` runs one short round as a smoke test.
+//! `scripts/bench`); `cargo bench --bench service -- --quick` runs one short round as a smoke test, and
+//! `upload`, `e2e` or `latency` as an argument runs only that section.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -31,10 +32,15 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
-    runtime.block_on(run(quick));
+    // optional section filter: `upload`, `e2e` or `latency`
+    let only = std::env::args()
+        .skip(1)
+        .find(|a| ["upload", "e2e", "latency"].contains(&a.as_str()));
+    runtime.block_on(run(quick, only.as_deref()));
 }
 
-async fn run(quick: bool) {
+async fn run(quick: bool, only: Option<&str>) {
+    let wanted = |section: &str| only.is_none_or(|o| o == section);
     let upload_mb = if quick { 8 } else { 200 };
     let runs = if quick { 1 } else { 3 };
     println!(
@@ -43,6 +49,9 @@ async fn run(quick: bool) {
     );
     let csv = repeated_adult(upload_mb << 20);
     for backend in [Backend::Sqlite, Backend::Postgres] {
+        if !wanted("upload") {
+            break;
+        }
         let mut rates = Vec::new();
         for _ in 0..runs {
             let database = Database::create(backend).await;
@@ -64,9 +73,15 @@ async fn run(quick: bool) {
         );
     }
     for backend in [Backend::Sqlite, Backend::Postgres] {
+        if !wanted("e2e") {
+            break;
+        }
         end_to_end(backend, if quick { 1 } else { 5 }).await;
     }
     for backend in [Backend::Sqlite, Backend::Postgres] {
+        if !wanted("latency") {
+            break;
+        }
         latency_under_load(
             backend,
             if quick { 2 } else { 10 },

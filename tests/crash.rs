@@ -6,6 +6,8 @@
 //!
 //! Every wait is bounded, and child processes are killed when a test fails (see [`Server`]).
 
+#[path = "support/database.rs"]
+mod database;
 mod support;
 
 use std::collections::HashMap;
@@ -17,13 +19,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use anonymizer::store::{DatasetMeta, Job, JobState, Store};
+use anonymizer::store::{Backend, DatasetMeta, Job, JobState, Store};
 use sha2::{Digest, Sha256};
-use sqlx::Connection;
 use uuid::Uuid;
 
 const BIN: &str = env!("CARGO_BIN_EXE_anonymizer");
-const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
 
 /// adult_full's columns, in file order.
@@ -88,16 +88,7 @@ where
     F: FnOnce(String) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let url = format!("sqlite://{}", dir.path().join("crash.sqlite").display());
-    let store = Store::connect(&url, 2).await.expect("open sqlite");
-    store.migrate().await.expect("migrate sqlite");
-    store.close().await;
-    let outcome = tokio::spawn(case(url)).await;
-    drop(dir);
-    if let Err(e) = outcome {
-        std::panic::resume_unwind(e.into_panic());
-    }
+    database::with_url(Backend::Sqlite, case).await
 }
 
 /// Runs `case` with the URL of a fresh, migrated PostgreSQL database, dropped afterwards.
@@ -106,41 +97,7 @@ where
     F: FnOnce(String) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    let admin_url =
-        std::env::var("TEST_DATABASE_URL").unwrap_or_else(|_| DEFAULT_ADMIN_URL.to_string());
-    let name = format!("anonymizer_c_{}", Uuid::new_v4().simple());
-    let mut admin = sqlx::PgConnection::connect(&admin_url)
-        .await
-        .unwrap_or_else(|e| panic!("PostgreSQL at TEST_DATABASE_URL is required: {e}"));
-    sqlx::query(&format!("create database {name} template template0"))
-        .execute(&mut admin)
-        .await
-        .expect("create test database");
-    let url = database_url(&admin_url, &name);
-    let store = Store::connect(&url, 2).await.expect("open postgres");
-    store.migrate().await.expect("migrate postgres");
-    store.close().await;
-    let outcome = tokio::spawn(case(url)).await;
-    sqlx::query(&format!("drop database if exists {name} with (force)"))
-        .execute(&mut admin)
-        .await
-        .expect("drop test database");
-    if let Err(e) = outcome {
-        std::panic::resume_unwind(e.into_panic());
-    }
-}
-
-/// `admin_url` with its database replaced by `name` (query parameters kept).
-fn database_url(admin_url: &str, name: &str) -> String {
-    let (base, query) = match admin_url.split_once('?') {
-        Some((base, query)) => (base, format!("?{query}")),
-        None => (admin_url, String::new()),
-    };
-    let scheme_end = base.find("://").map_or(0, |i| i + 3);
-    let host_end = base[scheme_end..]
-        .find('/')
-        .map_or(base.len(), |i| scheme_end + i);
-    format!("{}/{name}{query}", &base[..host_end])
+    database::with_url(Backend::Postgres, case).await
 }
 
 // ---------------------------------------------------------------------------------------------------

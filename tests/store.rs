@@ -2,6 +2,9 @@
 //! database per test on TEST_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres, dropped
 //! afterwards). Real databases, no mocks; a missing PostgreSQL fails the suite rather than skipping it.
 
+#[path = "support/database.rs"]
+mod database;
+
 use std::collections::HashSet;
 use std::future::Future;
 
@@ -9,10 +12,7 @@ use anonymizer::store::{
     Backend, DatasetMeta, Job, JobFilter, JobState, Page, Store, StoreError, CHUNK_SIZE,
 };
 use sha2::{Digest, Sha256};
-use sqlx::Connection;
 use uuid::Uuid;
-
-const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
 
 /// Runs `case` on a migrated store of each backend, then cleans up even when the case panicked.
 macro_rules! on_both_backends {
@@ -55,17 +55,7 @@ where
     F: FnOnce(Store) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let url = format!("sqlite://{}", dir.path().join("db/store.sqlite").display());
-    let store = Store::connect(&url, 8).await.expect("open sqlite");
-    assert_eq!(store.backend(), Backend::Sqlite);
-    store.migrate().await.expect("migrate sqlite");
-    let outcome = tokio::spawn(case(store.clone())).await;
-    store.close().await;
-    drop(dir);
-    if let Err(e) = outcome {
-        std::panic::resume_unwind(e.into_panic());
-    }
+    database::with_store(Backend::Sqlite, 8, case).await
 }
 
 async fn run_postgres<F, Fut>(case: F)
@@ -73,44 +63,7 @@ where
     F: FnOnce(Store) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    let admin_url =
-        std::env::var("TEST_DATABASE_URL").unwrap_or_else(|_| DEFAULT_ADMIN_URL.to_string());
-    let name = format!("anonymizer_t_{}", Uuid::new_v4().simple());
-    let mut admin = sqlx::PgConnection::connect(&admin_url)
-        .await
-        .unwrap_or_else(|e| panic!("PostgreSQL at TEST_DATABASE_URL is required: {e}"));
-    // template0 accepts no connections, so concurrent creations never collide on it
-    sqlx::query(&format!("create database {name} template template0"))
-        .execute(&mut admin)
-        .await
-        .expect("create test database");
-    let store = Store::connect(&database_url(&admin_url, &name), 10)
-        .await
-        .expect("open postgres");
-    assert_eq!(store.backend(), Backend::Postgres);
-    store.migrate().await.expect("migrate postgres");
-    let outcome = tokio::spawn(case(store.clone())).await;
-    store.close().await;
-    sqlx::query(&format!("drop database if exists {name} with (force)"))
-        .execute(&mut admin)
-        .await
-        .expect("drop test database");
-    if let Err(e) = outcome {
-        std::panic::resume_unwind(e.into_panic());
-    }
-}
-
-/// `admin_url` with its database replaced by `name` (query parameters kept).
-fn database_url(admin_url: &str, name: &str) -> String {
-    let (base, query) = match admin_url.split_once('?') {
-        Some((base, query)) => (base, format!("?{query}")),
-        None => (admin_url, String::new()),
-    };
-    let scheme_end = base.find("://").map_or(0, |i| i + 3);
-    let host_end = base[scheme_end..]
-        .find('/')
-        .map_or(base.len(), |i| scheme_end + i);
-    format!("{}/{name}{query}", &base[..host_end])
+    database::with_store(Backend::Postgres, 10, case).await
 }
 
 // ---------------------------------------------------------------------------------------------------

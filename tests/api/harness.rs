@@ -1,17 +1,13 @@
 //! The API under test: the real router (`http::app`) served over real HTTP on a random loopback port,
-//! backed by a real store (a SQLite temp file, or a fresh PostgreSQL database per test on
-//! TEST_DATABASE_URL, dropped afterwards), with two tenants' keys. Cases are async functions taking a
-//! [`Service`]; `api_cases!` runs each on both backends.
+//! backed by a real store (a throwaway database from `tests/support/database.rs`), with two tenants'
+//! keys. Cases are async functions taking a [`Service`]; `api_cases!` runs each on both backends.
 
 use std::future::Future;
-use std::sync::Arc;
 
 use anonymizer::http::{self, ApiSettings, AppState};
 use anonymizer::store::{Backend, Store};
-use sqlx::Connection;
-use uuid::Uuid;
 
-const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+use crate::database::TestDatabase;
 
 /// Runs each named case on SQLite and on PostgreSQL.
 #[macro_export]
@@ -143,12 +139,9 @@ where
     F: FnOnce(Service) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    let database = Database::create(backend).await;
-    let store = Store::connect(&database.url, 10)
-        .await
-        .expect("open the store");
+    let database = TestDatabase::create(backend).await;
+    let store = database.open(10).await;
     assert_eq!(store.backend(), backend);
-    store.migrate().await.expect("migrate");
     let (key, _) = store.create_api_key("alpha").await.expect("key alpha");
     let (other_key, _) = store.create_api_key("beta").await.expect("key beta");
     let state = AppState::new(store.clone()).with_settings(settings);
@@ -179,76 +172,6 @@ where
     if let Err(e) = outcome {
         std::panic::resume_unwind(e.into_panic());
     }
-}
-
-/// A throwaway database.
-pub struct Database {
-    /// Its URL.
-    pub url: String,
-    kind: DatabaseKind,
-}
-
-enum DatabaseKind {
-    Sqlite(Arc<tempfile::TempDir>),
-    Postgres { admin_url: String, name: String },
-}
-
-impl Database {
-    /// A fresh, empty database of `backend`.
-    pub async fn create(backend: Backend) -> Database {
-        match backend {
-            Backend::Sqlite => {
-                let dir = tempfile::tempdir().expect("temp dir");
-                let url = format!("sqlite://{}", dir.path().join("api.sqlite").display());
-                Database {
-                    url,
-                    kind: DatabaseKind::Sqlite(Arc::new(dir)),
-                }
-            }
-            Backend::Postgres => {
-                let admin_url = std::env::var("TEST_DATABASE_URL")
-                    .unwrap_or_else(|_| DEFAULT_ADMIN_URL.to_string());
-                let name = format!("anonymizer_api_{}", Uuid::new_v4().simple());
-                let mut admin = sqlx::PgConnection::connect(&admin_url)
-                    .await
-                    .unwrap_or_else(|e| panic!("PostgreSQL at TEST_DATABASE_URL is required: {e}"));
-                sqlx::query(&format!("create database {name} template template0"))
-                    .execute(&mut admin)
-                    .await
-                    .expect("create test database");
-                Database {
-                    url: database_url(&admin_url, &name),
-                    kind: DatabaseKind::Postgres { admin_url, name },
-                }
-            }
-        }
-    }
-
-    /// Removes the database.
-    pub async fn drop(self) {
-        if let DatabaseKind::Postgres { admin_url, name } = self.kind {
-            let mut admin = sqlx::PgConnection::connect(&admin_url)
-                .await
-                .expect("admin connection");
-            sqlx::query(&format!("drop database if exists {name} with (force)"))
-                .execute(&mut admin)
-                .await
-                .expect("drop test database");
-        }
-    }
-}
-
-/// `admin_url` with its database replaced by `name` (query parameters kept).
-fn database_url(admin_url: &str, name: &str) -> String {
-    let (base, query) = match admin_url.split_once('?') {
-        Some((base, query)) => (base, format!("?{query}")),
-        None => (admin_url, String::new()),
-    };
-    let scheme_end = base.find("://").map_or(0, |i| i + 3);
-    let host_end = base[scheme_end..]
-        .find('/')
-        .map_or(base.len(), |i| scheme_end + i);
-    format!("{}/{name}{query}", &base[..host_end])
 }
 
 /// Lowercase hex SHA-256.

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+#[path = "../support/database.rs"]
+mod database;
 mod harness;
 
 mod auth;
