@@ -65,7 +65,7 @@ async fn run(quick: bool, only: Option<&str>) {
             database.drop().await;
         }
         println!(
-            "upload {:>4} MB into {:<8}: median {:6.1} MB/s  (runs: {})",
+            "upload {:>4} MiB into {:<8}: median {:6.1} MB/s  (runs: {})",
             csv.len() >> 20,
             backend.name(),
             median(&mut rates),
