@@ -68,6 +68,15 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     } else {
         None
     };
+    // retention runs where the API runs (one sweeper per API process; sweeps are idempotent)
+    let sweeper = match config.retention() {
+        Some(retention) if config.role.runs_api() => Some(tokio::spawn(crate::retention::run(
+            store.clone(),
+            retention,
+            stopping.clone(),
+        ))),
+        _ => None,
+    };
     let router = if config.role.runs_api() {
         http::app(state)
     } else {
@@ -92,6 +101,9 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         .context("the server failed");
     // the server may also have ended with an error: dropping the sender stops the workers too
     signal.abort();
+    if let Some(sweeper) = sweeper {
+        sweeper.abort();
+    }
     if let Some(supervisor) = supervisor {
         if supervisor.await.is_err() {
             tracing::error!("the worker supervisor failed");

@@ -918,9 +918,13 @@ async fn retention_purges_old_data_but_not_live_jobs(store: Store) {
         .expect("complete");
     let live = job(&store, t, live_data).await;
 
-    // a cutoff in the past deletes nothing
+    // a cutoff in the past deletes nothing, nor does a sweep keeping an hour
     let purged = store.purge_expired(0).await.expect("purge");
     assert_eq!(purged, anonymizer::store::Purged::default());
+    let swept = anonymizer::retention::sweep(&store, std::time::Duration::from_secs(3600))
+        .await
+        .expect("sweep");
+    assert_eq!(swept, anonymizer::store::Purged::default());
 
     // a cutoff in the future: the finished dataset goes with its job; the live one stays
     let purged = store.purge_expired(i64::MAX).await.expect("purge");

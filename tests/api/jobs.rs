@@ -22,6 +22,7 @@ api_cases!(
     lifecycle_result_and_download,
     failed_jobs_say_why,
     deleting_a_dataset_removes_its_jobs,
+    stored_hierarchies_are_used_by_id,
 );
 
 /// The ARX toy table (7 records, `;`-delimited).
@@ -548,4 +549,83 @@ async fn deleting_a_dataset_removes_its_jobs(service: Service) {
     ] {
         expect_problem(service.get(&path).send().await.unwrap(), 404, "not_found").await;
     }
+}
+
+async fn stored_hierarchies_are_used_by_id(service: Service) {
+    let id = toy_dataset(&service).await;
+    let response = service
+        .post("/v1/hierarchies")
+        .query(&[("name", "zipcode")])
+        .header("content-type", "text/csv")
+        .body(hierarchy_text("zipcode"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let hierarchy: Value = response.json().await.unwrap();
+    let mut body = toy_spec(&id, 2);
+    body["attributes"]["zipcode"]["hierarchy"] = json!({"id": hierarchy["id"]});
+    let job = submit_ok(&service, &body).await;
+    worker(&service).run_once().await.unwrap();
+    let job_id = job["id"].as_str().unwrap();
+    let job = get_json(&service, &format!("/v1/jobs/{job_id}")).await;
+    assert_eq!(job["state"], "succeeded", "{job}");
+    let inline = submit_ok(&service, &toy_spec(&id, 2)).await;
+    worker(&service).run_once().await.unwrap();
+    // the same hierarchy by id or inline gives the same output
+    let output = |job: String| {
+        let service = service.clone();
+        async move {
+            service
+                .get(&format!("/v1/jobs/{job}/output"))
+                .send()
+                .await
+                .unwrap()
+                .bytes()
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(
+        output(job_id.to_string()).await,
+        output(inline["id"].as_str().unwrap().to_string()).await
+    );
+    // another tenant cannot use the id
+    let response = service
+        .client
+        .post(service.url("/v1/hierarchies"))
+        .bearer_auth(&service.other_key)
+        .header("content-type", "text/csv")
+        .body("a;*\n")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let beta_dataset = service
+        .client
+        .post(service.url("/v1/datasets?name=toy&delimiter=;"))
+        .bearer_auth(&service.other_key)
+        .header("content-type", "text/csv")
+        .body(toy_csv())
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap();
+    let body = {
+        let mut b = toy_spec(beta_dataset["id"].as_str().unwrap(), 2);
+        b["attributes"]["zipcode"]["hierarchy"] = json!({"id": hierarchy["id"]});
+        b
+    };
+    let response = service
+        .client
+        .post(service.url("/v1/jobs"))
+        .bearer_auth(&service.other_key)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let problem = expect_problem(response, 422, "unknown_hierarchy").await;
+    assert_eq!(problem["pointer"], "/attributes/zipcode/hierarchy/id");
 }
