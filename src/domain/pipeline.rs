@@ -12,7 +12,7 @@ use crate::core::data::Table;
 use crate::core::engine::{anonymize, Outcome};
 use crate::core::error::CoreError;
 
-use super::verify::{verify_min_class_size, VerificationError};
+use super::verify::{verify, VerificationError};
 use super::{prepare, HierarchyResolver, JobSpec, Prepared, Report, SpecError};
 
 /// Why a run produced nothing. Every variant's message is free of cell values.
@@ -55,9 +55,9 @@ pub fn run<'t>(
         outcome,
         elapsed_ms,
     };
-    verify_min_class_size(
+    verify(
         &completed.prepared.rendering(table, &completed.outcome),
-        completed.min_class_size(),
+        &completed.prepared.requirements,
     )?;
     Ok(completed)
 }
@@ -71,17 +71,6 @@ impl Completed<'_> {
     /// Engine time in milliseconds.
     pub fn elapsed_ms(&self) -> f64 {
         self.elapsed_ms
-    }
-
-    /// The smallest class every requested model accepts.
-    fn min_class_size(&self) -> u64 {
-        self.prepared
-            .plan
-            .privacy_models
-            .iter()
-            .map(|m| m.min_class_size())
-            .max()
-            .unwrap_or(1)
     }
 
     /// Writes the anonymized table as CSV (header first).
