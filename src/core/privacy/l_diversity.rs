@@ -410,4 +410,40 @@ mod tests {
         assert!(recursive(3.0, 2).is_monotone_without_suppression());
         assert!(!distinct(2).is_size_only());
     }
+
+    /// Note §2.7: every variant is merge-monotone (two passing classes merge into a passing class), on
+    /// random pairs of histograms over 4 values.
+    #[test]
+    fn passing_classes_merge_into_passing_classes() {
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = |n: u32| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((state >> 33) % u64::from(n)) as u32
+        };
+        let models: Vec<Box<dyn PrivacyModel>> = vec![
+            Box::new(distinct(2)),
+            Box::new(distinct(3)),
+            Box::new(entropy_l(2)),
+            Box::new(entropy_l(3)),
+            Box::new(recursive(1.5, 2)),
+            Box::new(recursive(3.0, 3)),
+            Box::new(recursive(0.7, 2)),
+        ];
+        for _ in 0..20_000 {
+            let a: Vec<u32> = (0..4).map(|_| next(6)).collect();
+            let b: Vec<u32> = (0..4).map(|_| next(6)).collect();
+            let merged: Vec<u32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+            for m in &models {
+                if check(m.as_ref(), &a) && check(m.as_ref(), &b) {
+                    assert!(
+                        check(m.as_ref(), &merged),
+                        "{}: {a:?} + {b:?}",
+                        m.describe()
+                    );
+                }
+            }
+        }
+    }
 }
