@@ -14,6 +14,12 @@
 //!   leaves the non-quasi-identifier columns unchanged (checked by `tests/support`, which does not use
 //!   the engine's grouping).
 //!
+//! A third property adds distinct l-diversity on the sensitive column (l in 1..=4, with k): the
+//! exact algorithms agree with Exhaustive on the minimum loss, a solution exists exactly when an
+//! independent brute force (classes by generalized key, distinct sensitive strings per class) finds a
+//! node whose failing records fit the budget, the suppressed records are exactly those failing classes,
+//! and the rendered output passes the independent verification.
+//!
 //! A second property checks the engine's `Evaluator` node by node against the checker (visited in a
 //! random order, so rollups start from varying cached frequency sets) and the validity of the bounds the
 //! searches prune with. Failing cases print the whole job; cases are few enough for the file to run in
@@ -26,8 +32,9 @@ use anonymizer::core::control::NoControl;
 use anonymizer::core::data::Table;
 use anonymizer::core::engine::{anonymize, Plan};
 use anonymizer::core::loss::MetricKind;
-use anonymizer::core::privacy::{KAnonymity, PrivacyModel};
+use anonymizer::core::privacy::{DistinctLDiversity, KAnonymity, PrivacyModel};
 use anonymizer::core::search::{Algorithm, Evaluator};
+use anonymizer::domain::verify::{verify, Requirement};
 use anonymizer::domain::{prepare, JobSpec, Prepared};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
@@ -501,6 +508,129 @@ proptest! {
     ) {
         let job = generate(seed, qis, n, k_pick, limit);
         if let Err(e) = check_job(&job, datafly_seed) {
+            let hierarchies: Vec<_> = job.hierarchies.iter().map(|(c, h)| (&job.header[*c], h)).collect();
+            prop_assert!(
+                false,
+                "{e}\nk = {}, limit = {}%, header = {:?}\nhierarchies = {:?}\nrows = {:?}",
+                job.k, job.percent, job.header, hierarchies, job.rows
+            );
+        }
+    }
+}
+
+/// Records in classes that are smaller than `k` or hold fewer than `l` distinct sensitive values, at
+/// `levels`, counted from the plain strings.
+fn failing_records_l(dataset: &Dataset, sensitive: usize, levels: &[u8], k: u64, l: u64) -> u64 {
+    let mut classes: std::collections::HashMap<
+        Vec<String>,
+        (u64, std::collections::HashSet<&str>),
+    > = std::collections::HashMap::new();
+    for (r, row) in dataset.rows.iter().enumerate() {
+        let entry = classes
+            .entry(dataset.generalized_key(r, levels))
+            .or_default();
+        entry.0 += 1;
+        entry.1.insert(row[sensitive].as_str());
+    }
+    classes
+        .values()
+        .filter(|(n, values)| *n < k || (values.len() as u64) < l)
+        .map(|(n, _)| n)
+        .sum()
+}
+
+/// Runs the exact algorithms with k-anonymity and distinct l-diversity on `job`.
+fn check_job_l_diversity(job: &Job, l: u64) -> Result<(), String> {
+    let n = job.rows.len();
+    let budget = n as u64 * job.percent / 100;
+    let limit = job.percent as f64 / 100.0;
+    let k = job.k;
+    let (table, prepared, dataset) = build(job)?;
+    let input = prepared.input(&table);
+    let nodes = dataset.all_nodes();
+    let failing: Vec<u64> = nodes
+        .iter()
+        .map(|v| failing_records_l(&dataset, job.sensitive, v, k, l))
+        .collect();
+    let any_solution = failing.iter().any(|&f| f <= budget);
+    let requirements = [
+        Requirement::MinClassSize(k),
+        Requirement::DistinctL {
+            column: "diagnosis".into(),
+            l,
+        },
+    ];
+    for metric in MetricKind::ALL {
+        let mut exhaustive_loss = None;
+        for algorithm in ALGORITHMS.into_iter().filter(|a| a.is_exact()) {
+            let what = format!("{} / {} / l = {l}", algorithm.name(), metric.name());
+            let plan = Plan {
+                privacy_models: vec![
+                    Box::new(KAnonymity { k }),
+                    Box::new(DistinctLDiversity {
+                        slot: 0,
+                        attribute: "diagnosis".into(),
+                        l,
+                    }),
+                ],
+                suppression_limit: limit,
+                metric,
+                algorithm,
+            };
+            let outcome = match (anonymize(&input, &plan, &NoControl), any_solution) {
+                (Ok(o), true) => o,
+                (Err(_), false) => continue,
+                (Ok(o), false) => {
+                    return Err(format!(
+                        "{what}: found {:?} but no node is a solution",
+                        o.transformation
+                    ))
+                }
+                (Err(e), true) => return Err(format!("{what}: {e}, but a solution exists")),
+            };
+            let index = nodes
+                .iter()
+                .position(|v| *v == outcome.transformation)
+                .ok_or_else(|| format!("{what}: unknown node"))?;
+            if failing[index] != outcome.suppressed_records || failing[index] > budget {
+                return Err(format!(
+                    "{what}: {} suppressed at {:?}, the checker counts {} failing (budget {budget})",
+                    outcome.suppressed_records, outcome.transformation, failing[index]
+                ));
+            }
+            let loss = outcome.metrics.get(metric);
+            match exhaustive_loss {
+                None => exhaustive_loss = Some(loss),
+                Some(e) if !close(loss, e) => {
+                    return Err(format!("{what}: loss {loss}, exhaustive found {e}"))
+                }
+                Some(_) => {}
+            }
+            verify(&prepared.rendering(&table, &outcome), &requirements)
+                .map_err(|e| format!("{what}: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(Config {
+        cases: 64,
+        failure_persistence: None,
+        ..Config::default()
+    })]
+
+    #[test]
+    fn searches_agree_with_brute_force_under_distinct_l_diversity(
+        seed in any::<u64>(),
+        qis in 1usize..=3,
+        n in 5usize..=40,
+        k_pick in any::<u64>(),
+        limit in 0usize..LIMITS_PERCENT.len(),
+        l in 1u64..=4,
+    ) {
+        let job = generate(seed, qis, n, k_pick, limit);
+        if let Err(e) = check_job_l_diversity(&job, l) {
             let hierarchies: Vec<_> = job.hierarchies.iter().map(|(c, h)| (&job.header[*c], h)).collect();
             prop_assert!(
                 false,

@@ -61,6 +61,18 @@ impl FrequencySet {
         !self.histograms.is_empty()
     }
 
+    /// A set with one class whose slot-0 histogram is `histogram` (unit tests of privacy models).
+    #[cfg(test)]
+    pub(crate) fn single_class_for_tests(row: u32, histogram: Histogram) -> Self {
+        let size = histogram.iter().map(|&(_, n)| n).sum();
+        Self {
+            levels: vec![],
+            rows: vec![row],
+            counts: vec![size],
+            histograms: vec![vec![histogram]],
+        }
+    }
+
     /// Approximate heap size in bytes (for cache budgets).
     pub fn weight(&self) -> usize {
         self.counts.len() * 8 + 64

@@ -12,7 +12,7 @@ use crate::core::data::Table;
 use crate::core::engine::{anonymize, Outcome};
 use crate::core::error::CoreError;
 
-use super::verify::{verify_min_class_size, VerificationError};
+use super::verify::{verify, VerificationError};
 use super::{prepare, HierarchyResolver, JobSpec, Prepared, Report, SpecError};
 
 /// Why a run produced nothing. Every variant's message is free of cell values.
@@ -55,9 +55,9 @@ pub fn run<'t>(
         outcome,
         elapsed_ms,
     };
-    verify_min_class_size(
+    verify(
         &completed.prepared.rendering(table, &completed.outcome),
-        completed.min_class_size(),
+        &completed.prepared.requirements,
     )?;
     Ok(completed)
 }
@@ -71,17 +71,6 @@ impl Completed<'_> {
     /// Engine time in milliseconds.
     pub fn elapsed_ms(&self) -> f64 {
         self.elapsed_ms
-    }
-
-    /// The smallest class every requested model accepts.
-    fn min_class_size(&self) -> u64 {
-        self.prepared
-            .plan
-            .privacy_models
-            .iter()
-            .map(|m| m.min_class_size())
-            .max()
-            .unwrap_or(1)
     }
 
     /// Writes the anonymized table as CSV (header first).
@@ -107,5 +96,59 @@ impl Completed<'_> {
             self.prepared.remove_suppressed,
             self.elapsed_ms,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use super::*;
+    use crate::core::control::NoControl;
+
+    /// Zip codes 1301–1304 roll up to 130*; the diagnoses make the original classes homogeneous, so
+    /// 2-diversity needs the generalization (or suppression).
+    #[test]
+    fn output_is_l_diverse() {
+        let rows: Vec<Vec<&str>> = vec![
+            vec!["1301", "flu"],
+            vec!["1301", "flu"],
+            vec!["1302", "cold"],
+            vec!["1302", "cold"],
+            vec!["1303", "flu"],
+            vec!["1304", "cancer"],
+        ];
+        let table = Table::from_rows(&["zip", "diagnosis"], &rows);
+        for model in [
+            r#"{"type": "distinct_l_diversity", "attribute": "diagnosis", "l": 2}"#,
+            r#"{"type": "entropy_l_diversity", "attribute": "diagnosis", "l": 2}"#,
+            r#"{"type": "recursive_cl_diversity", "attribute": "diagnosis", "c": 3, "l": 2}"#,
+        ] {
+            let json = format!(
+                r#"{{"attributes": {{"zip": {{"role": "quasi_identifier", "hierarchy": {{"levels":
+                     [["1301", "130*", "*"], ["1302", "130*", "*"], ["1303", "130*", "*"], ["1304", "130*", "*"]]}}}},
+                     "diagnosis": {{"role": "sensitive"}}}},
+                   "privacy_models": [{{"type": "k_anonymity", "k": 2}}, {model}],
+                   "algorithm": {{"type": "exhaustive"}}}}"#
+            );
+            let spec = JobSpec::from_json(json.as_bytes()).unwrap();
+            let done = run(&table, &spec, &|_| Err("inline only".into()), &NoControl).unwrap();
+            assert_eq!(done.outcome().transformation, [1], "{model}");
+            let mut csv = Vec::new();
+            done.write_csv(&mut csv, &CsvOptions::default()).unwrap();
+            let text = String::from_utf8(csv).unwrap();
+            let mut classes: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+            for line in text.lines().skip(1) {
+                let (zip, diagnosis) = line.split_once(',').unwrap();
+                classes.entry(zip).or_default().insert(diagnosis);
+            }
+            assert_eq!(classes.len(), 1);
+            assert!(classes.values().all(|d| d.len() >= 2), "{text}");
+            assert!(done
+                .report()
+                .privacy_models
+                .iter()
+                .any(|m| m.contains("diversity on 'diagnosis'")));
+        }
     }
 }

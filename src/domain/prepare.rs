@@ -6,12 +6,15 @@ use crate::codec::{parse_arx_hierarchy, CsvOptions};
 use crate::core::data::{GeneralizationMap, Hierarchy, Table};
 use crate::core::engine::{Outcome, Plan};
 use crate::core::input::{EngineInput, QuasiIdentifier, SensitiveAttribute};
-use crate::core::privacy::{KAnonymity, PrivacyModel};
+use crate::core::privacy::{
+    Decimal, DistinctLDiversity, EntropyLDiversity, KAnonymity, PrivacyModel, RecursiveCLDiversity,
+};
 use crate::core::render::{OutputColumn, Rendering};
 
 use super::spec::{
     pointer_segment, HierarchySpec, JobSpec, PrivacyModelSpec, Role, SpecError, SuppressedRecords,
 };
+use super::verify::Requirement;
 
 /// Loads hierarchies given by reference (a path for the CLI, an id for the service). Returns a message
 /// on failure; the caller adds the pointer.
@@ -27,6 +30,8 @@ pub struct Prepared {
     pub plan: Plan,
     /// Whether suppressed records are left out of the output.
     pub remove_suppressed: bool,
+    /// What the independent verification checks on every published class, one per privacy model.
+    pub requirements: Vec<Requirement>,
 }
 
 impl Prepared {
@@ -176,8 +181,13 @@ pub fn prepare(
             "declare at least one column as quasi_identifier",
         ));
     }
+    let sensitive_names: Vec<&str> = sensitive
+        .iter()
+        .map(|&c| table.column(c).name.as_str())
+        .collect();
+    let (privacy_models, requirements) = privacy_models(spec, table, &sensitive_names)?;
     let plan = Plan {
-        privacy_models: privacy_models(spec, table.row_count() as u64)?,
+        privacy_models,
         suppression_limit: suppression_limit(spec.suppression_limit)?,
         metric: spec.metric,
         algorithm: spec.algorithm.to_algorithm(),
@@ -188,6 +198,7 @@ pub fn prepare(
         output,
         plan,
         remove_suppressed: spec.suppressed_records == SuppressedRecords::Remove,
+        requirements,
     })
 }
 
@@ -209,7 +220,10 @@ fn load(
     }
 }
 
-fn privacy_models(spec: &JobSpec, rows: u64) -> Result<Vec<Box<dyn PrivacyModel>>, SpecError> {
+type Models = (Vec<Box<dyn PrivacyModel>>, Vec<Requirement>);
+
+fn privacy_models(spec: &JobSpec, table: &Table, sensitive: &[&str]) -> Result<Models, SpecError> {
+    let rows = table.row_count() as u64;
     if spec.privacy_models.is_empty() {
         return Err(SpecError::new(
             "/privacy_models",
@@ -217,28 +231,116 @@ fn privacy_models(spec: &JobSpec, rows: u64) -> Result<Vec<Box<dyn PrivacyModel>
             "at least one privacy model is required",
         ));
     }
-    spec.privacy_models
-        .iter()
-        .enumerate()
-        .map(|(i, m)| -> Result<Box<dyn PrivacyModel>, SpecError> {
-            match *m {
-                PrivacyModelSpec::KAnonymity { k } => {
-                    let pointer = format!("/privacy_models/{i}/k");
-                    if k < 1 {
-                        return Err(SpecError::new(pointer, "invalid_k", "k must be at least 1"));
-                    }
-                    if k > rows {
-                        return Err(SpecError::new(
-                            pointer,
-                            "k_exceeds_rows",
-                            format!("k = {k} is larger than the table ({rows} records)"),
-                        ));
-                    }
-                    Ok(Box::new(KAnonymity { k }))
+    let mut models: Vec<Box<dyn PrivacyModel>> = Vec::new();
+    let mut requirements = Vec::new();
+    for (i, m) in spec.privacy_models.iter().enumerate() {
+        match m {
+            &PrivacyModelSpec::KAnonymity { k } => {
+                let pointer = format!("/privacy_models/{i}/k");
+                if k < 1 {
+                    return Err(SpecError::new(pointer, "invalid_k", "k must be at least 1"));
                 }
+                if k > rows {
+                    return Err(SpecError::new(
+                        pointer,
+                        "k_exceeds_rows",
+                        format!("k = {k} is larger than the table ({rows} records)"),
+                    ));
+                }
+                models.push(Box::new(KAnonymity { k }));
+                requirements.push(Requirement::MinClassSize(k));
             }
-        })
-        .collect()
+            PrivacyModelSpec::DistinctLDiversity { attribute, l } => {
+                let slot = sensitive_slot(i, attribute, table, sensitive)?;
+                let l = diversity_l(i, *l)?;
+                models.push(Box::new(DistinctLDiversity {
+                    slot,
+                    attribute: attribute.clone(),
+                    l,
+                }));
+                requirements.push(Requirement::DistinctL {
+                    column: attribute.clone(),
+                    l,
+                });
+            }
+            PrivacyModelSpec::EntropyLDiversity { attribute, l } => {
+                let slot = sensitive_slot(i, attribute, table, sensitive)?;
+                let l = diversity_l(i, *l)?;
+                models.push(Box::new(EntropyLDiversity {
+                    slot,
+                    attribute: attribute.clone(),
+                    l,
+                }));
+                requirements.push(Requirement::EntropyL {
+                    column: attribute.clone(),
+                    l,
+                });
+            }
+            PrivacyModelSpec::RecursiveClDiversity { attribute, c, l } => {
+                let slot = sensitive_slot(i, attribute, table, sensitive)?;
+                let l = diversity_l(i, *l)?;
+                let c = match Decimal::from_f64(*c) {
+                    Some(c) if !c.is_zero() => c,
+                    _ => {
+                        return Err(SpecError::new(
+                            format!("/privacy_models/{i}/c"),
+                            "invalid_c",
+                            "c must be a positive number (at most 18 decimal places)",
+                        ))
+                    }
+                };
+                models.push(Box::new(RecursiveCLDiversity {
+                    slot,
+                    attribute: attribute.clone(),
+                    c,
+                    l,
+                }));
+                requirements.push(Requirement::RecursiveCL {
+                    column: attribute.clone(),
+                    c,
+                    l,
+                });
+            }
+        }
+    }
+    Ok((models, requirements))
+}
+
+/// The slot of the sensitive attribute model `i` protects.
+fn sensitive_slot(
+    i: usize,
+    attribute: &str,
+    table: &Table,
+    sensitive: &[&str],
+) -> Result<usize, SpecError> {
+    let pointer = format!("/privacy_models/{i}/attribute");
+    if let Some(slot) = sensitive.iter().position(|&s| s == attribute) {
+        return Ok(slot);
+    }
+    if table.column_index(attribute).is_none() {
+        return Err(SpecError::new(
+            pointer,
+            "unknown_column",
+            format!("the dataset has no column '{attribute}'"),
+        ));
+    }
+    Err(SpecError::new(
+        pointer,
+        "not_sensitive",
+        format!("column '{attribute}' must have the role sensitive to be protected by l-diversity"),
+    ))
+}
+
+/// Validates the l of model `i`.
+fn diversity_l(i: usize, l: u64) -> Result<u64, SpecError> {
+    if l < 1 {
+        return Err(SpecError::new(
+            format!("/privacy_models/{i}/l"),
+            "invalid_l",
+            "l must be at least 1",
+        ));
+    }
+    Ok(l)
 }
 
 fn suppression_limit(limit: f64) -> Result<f64, SpecError> {
@@ -250,5 +352,83 @@ fn suppression_limit(limit: f64) -> Result<f64, SpecError> {
             "invalid_suppression_limit",
             "the suppression limit is a fraction of records between 0 and 1",
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> Table {
+        Table::from_rows(
+            &["zip", "diagnosis", "note"],
+            &[vec!["1", "flu", "a"], vec!["2", "cold", "b"]],
+        )
+    }
+
+    fn prepare_with(model: &str) -> Result<Prepared, SpecError> {
+        let json = format!(
+            r#"{{"attributes": {{"zip": {{"role": "quasi_identifier", "hierarchy": {{"levels": [["1", "*"], ["2", "*"]]}}}},
+                               "diagnosis": {{"role": "sensitive"}}, "note": {{"role": "insensitive"}}}},
+                "privacy_models": [{{"type": "k_anonymity", "k": 1}}, {model}]}}"#
+        );
+        let spec = JobSpec::from_json(json.as_bytes())?;
+        prepare(&table(), &spec, &|_| Err("inline only".into()))
+    }
+
+    fn error(model: &str) -> (String, &'static str) {
+        let e = prepare_with(model).unwrap_err();
+        (e.pointer, e.code)
+    }
+
+    #[test]
+    fn resolves_l_diversity_models_to_sensitive_slots() {
+        let p = prepare_with(
+            r#"{"type": "recursive_cl_diversity", "attribute": "diagnosis", "c": 1.5, "l": 2}"#,
+        )
+        .unwrap();
+        let model = &p.plan.privacy_models[1];
+        assert_eq!(model.sensitive_slot(), Some(0));
+        assert_eq!(
+            model.describe(),
+            "recursive-(1.5,2)-diversity on 'diagnosis'"
+        );
+        assert_eq!(p.requirements.len(), 2);
+        for kind in ["distinct_l_diversity", "entropy_l_diversity"] {
+            let p = prepare_with(&format!(
+                r#"{{"type": "{kind}", "attribute": "diagnosis", "l": 2}}"#
+            ))
+            .unwrap();
+            assert_eq!(p.plan.privacy_models[1].min_class_size(), 2);
+        }
+    }
+
+    #[test]
+    fn rejects_bad_l_diversity_parameters() {
+        assert_eq!(
+            error(r#"{"type": "distinct_l_diversity", "attribute": "age", "l": 2}"#),
+            ("/privacy_models/1/attribute".into(), "unknown_column")
+        );
+        assert_eq!(
+            error(r#"{"type": "entropy_l_diversity", "attribute": "note", "l": 2}"#),
+            ("/privacy_models/1/attribute".into(), "not_sensitive")
+        );
+        assert_eq!(
+            error(r#"{"type": "distinct_l_diversity", "attribute": "zip", "l": 2}"#),
+            ("/privacy_models/1/attribute".into(), "not_sensitive")
+        );
+        assert_eq!(
+            error(r#"{"type": "entropy_l_diversity", "attribute": "diagnosis", "l": 0}"#),
+            ("/privacy_models/1/l".into(), "invalid_l")
+        );
+        for c in ["0", "-1", "1e-30"] {
+            assert_eq!(
+                error(&format!(
+                    r#"{{"type": "recursive_cl_diversity", "attribute": "diagnosis", "c": {c}, "l": 2}}"#
+                )),
+                ("/privacy_models/1/c".into(), "invalid_c"),
+                "c = {c}"
+            );
+        }
     }
 }

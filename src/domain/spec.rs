@@ -112,6 +112,30 @@ pub enum PrivacyModelSpec {
         /// Minimum class size, ≥ 1.
         k: u64,
     },
+    /// Distinct l-diversity: every class holds at least `l` distinct values of a sensitive attribute.
+    DistinctLDiversity {
+        /// The sensitive attribute (a column with role `sensitive`).
+        attribute: String,
+        /// Minimum number of distinct values, ≥ 1.
+        l: u64,
+    },
+    /// Entropy l-diversity: the entropy of every class's sensitive values is at least `ln l`.
+    EntropyLDiversity {
+        /// The sensitive attribute (a column with role `sensitive`).
+        attribute: String,
+        /// The diversity parameter, ≥ 1.
+        l: u64,
+    },
+    /// Recursive (c,l)-diversity: the most frequent value's count is below `c` times the sum of the
+    /// counts from the `l`-th most frequent on.
+    RecursiveClDiversity {
+        /// The sensitive attribute (a column with role `sensitive`).
+        attribute: String,
+        /// The constant c, > 0, read as the decimal it is written as.
+        c: f64,
+        /// The diversity parameter, ≥ 1.
+        l: u64,
+    },
 }
 
 /// What happens to suppressed records in the output.
@@ -260,6 +284,34 @@ mod tests {
             spec.attributes["age"].hierarchy,
             Some(HierarchySpec::Path { .. })
         ));
+    }
+
+    #[test]
+    fn parses_l_diversity_models() {
+        let spec = JobSpec::from_json(
+            br#"{"attributes": {},
+                 "privacy_models": [{"type": "distinct_l_diversity", "attribute": "diagnosis", "l": 2},
+                                    {"type": "entropy_l_diversity", "attribute": "diagnosis", "l": 3},
+                                    {"type": "recursive_cl_diversity", "attribute": "diagnosis", "c": 3, "l": 2}]}"#,
+        )
+        .unwrap();
+        assert!(matches!(
+            &spec.privacy_models[0],
+            PrivacyModelSpec::DistinctLDiversity { attribute, l: 2 } if attribute == "diagnosis"
+        ));
+        assert!(matches!(
+            spec.privacy_models[1],
+            PrivacyModelSpec::EntropyLDiversity { l: 3, .. }
+        ));
+        assert!(matches!(
+            spec.privacy_models[2],
+            PrivacyModelSpec::RecursiveClDiversity { c, l: 2, .. } if c == 3.0
+        ));
+        let e = JobSpec::from_json(
+            br#"{"attributes": {}, "privacy_models": [{"type": "distinct_l_diversity", "attribute": "d", "l": 2, "c": 1}]}"#,
+        )
+        .unwrap_err();
+        assert_eq!(e.code, "invalid_spec");
     }
 
     #[test]

@@ -1,21 +1,87 @@
 //! Verifies an anonymized table before it is published, independently of the engine: the rendered
-//! quasi-identifier texts of every output record are counted with a hash map (no dictionaries, no
+//! quasi-identifier texts of every output record are grouped with a hash map (no dictionaries, no
 //! hierarchies, no lattice), and every class must meet the requested privacy models. Records whose
 //! quasi-identifiers are all `*` reveal nothing and are exempt (they are the suppressed records, or the
 //! single class of the most general transformation).
+//!
+//! The l-diversity checks are written again from the definitions (Machanavajjhala et al. 2007, as
+//! restated by Hsu 2008, Defs 3.3.1–3.3.3) on the rendered texts of the sensitive column, without the
+//! engine's models: distinct values are counted as strings, the entropy is `−Σ p·ln p` in `f64` (with the
+//! same documented tolerance, [`ENTROPY_TOLERANCE`], so that exact equality passes), and the recursive
+//! check compares integers with `c` as an exact decimal ([`Decimal`]).
 
 use std::collections::HashMap;
 
+use crate::core::privacy::{Decimal, ENTROPY_TOLERANCE};
 use crate::core::render::{Rendering, SUPPRESSED};
+
+/// One property every published class must have.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Requirement {
+    /// At least this many records.
+    MinClassSize(u64),
+    /// At least `l` distinct values in output column `column`.
+    DistinctL {
+        /// Output column name.
+        column: String,
+        /// Minimum number of distinct values.
+        l: u64,
+    },
+    /// Entropy of the values of `column` at least `ln l`.
+    EntropyL {
+        /// Output column name.
+        column: String,
+        /// The diversity parameter.
+        l: u64,
+    },
+    /// Recursive (c,l)-diversity of the values of `column` (strict inequality).
+    RecursiveCL {
+        /// Output column name.
+        column: String,
+        /// The constant c.
+        c: Decimal,
+        /// The diversity parameter.
+        l: u64,
+    },
+}
+
+impl Requirement {
+    fn describe(&self) -> String {
+        match self {
+            Requirement::MinClassSize(k) => format!("{k}-anonymity"),
+            Requirement::DistinctL { column, l } => format!("distinct-{l}-diversity on '{column}'"),
+            Requirement::EntropyL { column, l } => format!("entropy-{l}-diversity on '{column}'"),
+            Requirement::RecursiveCL { column, c, l } => {
+                format!("recursive-({c},{l})-diversity on '{column}'")
+            }
+        }
+    }
+}
 
 /// The output breaks a privacy model: a bug in the engine, never expected. No values are included.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the output failed verification: a published class has {size} records, fewer than the {needed} required")]
-pub struct VerificationError {
-    /// Records in the smallest offending class.
-    pub size: u64,
-    /// Records required.
-    pub needed: u64,
+pub enum VerificationError {
+    /// A class is too small.
+    #[error("the output failed verification: a published class has {size} records, fewer than the {needed} required")]
+    ClassTooSmall {
+        /// Records in the smallest offending class.
+        size: u64,
+        /// Records required.
+        needed: u64,
+    },
+    /// A class breaks an l-diversity requirement.
+    #[error(
+        "the output failed verification: a published class of {size} records breaks {requirement}"
+    )]
+    NotDiverse {
+        /// Records in the offending class.
+        size: u64,
+        /// The requirement, e.g. `distinct-2-diversity on 'diagnosis'` (a column name, no values).
+        requirement: String,
+    },
+    /// A requirement names a column the output does not have.
+    #[error("the output failed verification: it has no column '{0}'")]
+    MissingColumn(String),
 }
 
 /// Checks that every published class has at least `min_class_size` records.
@@ -23,29 +89,94 @@ pub fn verify_min_class_size(
     rendering: &Rendering<'_>,
     min_class_size: u64,
 ) -> Result<(), VerificationError> {
-    let width = rendering.header().len();
+    verify(rendering, &[Requirement::MinClassSize(min_class_size)])
+}
+
+/// Checks every requirement on every published class.
+pub fn verify(
+    rendering: &Rendering<'_>,
+    requirements: &[Requirement],
+) -> Result<(), VerificationError> {
+    let header = rendering.header();
+    let width = header.len();
     let quasi: Vec<usize> = (0..width)
         .filter(|&c| rendering.is_generalized(c))
         .collect();
-    let mut classes: HashMap<Vec<&str>, u64> = HashMap::new();
+    // class key → record indices
+    let mut classes: HashMap<Vec<&str>, Vec<usize>> = HashMap::new();
     for row in rendering.rows() {
         let key: Vec<&str> = quasi.iter().map(|&c| rendering.cell(row, c)).collect();
         if key.iter().all(|&v| v == SUPPRESSED) {
             continue;
         }
-        *classes.entry(key).or_insert(0) += 1;
+        classes.entry(key).or_default().push(row);
     }
-    match classes
-        .values()
-        .copied()
-        .filter(|&n| n < min_class_size)
-        .min()
-    {
-        Some(size) => Err(VerificationError {
-            size,
-            needed: min_class_size,
-        }),
-        None => Ok(()),
+    let column_of = |name: &str| {
+        header
+            .iter()
+            .position(|&h| h == name)
+            .ok_or_else(|| VerificationError::MissingColumn(name.to_string()))
+    };
+    for requirement in requirements {
+        if let Requirement::MinClassSize(needed) = *requirement {
+            if let Some(size) = classes
+                .values()
+                .map(|rows| rows.len() as u64)
+                .filter(|&n| n < needed)
+                .min()
+            {
+                return Err(VerificationError::ClassTooSmall { size, needed });
+            }
+            continue;
+        }
+        let column = match requirement {
+            Requirement::DistinctL { column, .. }
+            | Requirement::EntropyL { column, .. }
+            | Requirement::RecursiveCL { column, .. } => column_of(column)?,
+            Requirement::MinClassSize(_) => continue,
+        };
+        for rows in classes.values() {
+            let mut counts: HashMap<&str, u64> = HashMap::new();
+            for &row in rows {
+                *counts.entry(rendering.cell(row, column)).or_insert(0) += 1;
+            }
+            let counts: Vec<u64> = counts.into_values().collect();
+            if !is_diverse(requirement, counts) {
+                return Err(VerificationError::NotDiverse {
+                    size: rows.len() as u64,
+                    requirement: requirement.describe(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether a class with these value counts meets an l-diversity requirement.
+fn is_diverse(requirement: &Requirement, mut counts: Vec<u64>) -> bool {
+    match *requirement {
+        Requirement::MinClassSize(k) => counts.iter().sum::<u64>() >= k,
+        Requirement::DistinctL { l, .. } => counts.len() as u64 >= l,
+        Requirement::EntropyL { l, .. } => {
+            let total = counts.iter().sum::<u64>() as f64;
+            let entropy: f64 = counts
+                .iter()
+                .map(|&n| {
+                    let p = n as f64 / total;
+                    -p * p.ln()
+                })
+                .sum();
+            entropy >= (l as f64).ln() - ENTROPY_TOLERANCE
+        }
+        Requirement::RecursiveCL { c, l, .. } => {
+            if l <= 1 {
+                return true;
+            }
+            counts.sort_unstable_by(|a, b| b.cmp(a));
+            let most = counts.first().copied().unwrap_or(0);
+            let tail: u64 = counts.iter().skip(l as usize - 1).sum();
+            most > 0 && c.exceeds_when_scaled(most, tail)
+        }
     }
 }
 
@@ -75,7 +206,7 @@ mod tests {
         let r = Rendering::new(vec![column(0)], &none, false);
         assert_eq!(
             verify_min_class_size(&r, 2),
-            Err(VerificationError { size: 1, needed: 2 })
+            Err(VerificationError::ClassTooSmall { size: 1, needed: 2 })
         );
         assert!(verify_min_class_size(&r, 1).is_ok());
         // suppressing the two singletons leaves one class of 2 plus exempt `*` records
@@ -85,5 +216,74 @@ mod tests {
         // the top level is exempt as a whole
         let r = Rendering::new(vec![column(2)], &none, false);
         assert!(verify_min_class_size(&r, 5).is_ok());
+    }
+
+    #[test]
+    fn checks_l_diversity_on_rendered_classes() {
+        let table = Table::from_rows(
+            &["zip", "diagnosis"],
+            &[
+                vec!["1", "flu"],
+                vec!["1", "cold"],
+                vec!["1", "flu"],
+                vec!["2", "flu"],
+                vec!["2", "flu"],
+                vec!["3", "cancer"],
+            ],
+        );
+        let rows: Vec<Vec<&str>> = vec![vec!["1", "*"], vec!["2", "*"], vec!["3", "*"]];
+        let map =
+            GeneralizationMap::bind(Hierarchy::from_rows(&rows).unwrap(), table.column(0)).unwrap();
+        let columns = || {
+            vec![
+                OutputColumn::Generalized {
+                    column: table.column(0),
+                    hierarchy: &map,
+                    level: 0,
+                },
+                OutputColumn::Verbatim(table.column(1)),
+            ]
+        };
+        let distinct = |l| Requirement::DistinctL {
+            column: "diagnosis".into(),
+            l,
+        };
+        let recursive = |c: f64, l| Requirement::RecursiveCL {
+            column: "diagnosis".into(),
+            c: Decimal::from_f64(c).unwrap(),
+            l,
+        };
+        // classes {flu, cold, flu}, {flu, flu}, {cancer}: the last two fail with l = 2
+        let none = [false; 6];
+        let r = Rendering::new(columns(), &none, false);
+        let e = verify(&r, &[distinct(2)]).unwrap_err();
+        assert!(matches!(e, VerificationError::NotDiverse { .. }));
+        assert!(!e.to_string().contains("flu") && !e.to_string().contains("cancer"));
+        // suppressing them leaves {flu, cold, flu}
+        let suppressed = [false, false, false, true, true, true];
+        let r = Rendering::new(columns(), &suppressed, false);
+        assert!(verify(&r, &[distinct(2), Requirement::MinClassSize(3)]).is_ok());
+        assert!(verify(&r, &[distinct(3)]).is_err());
+        // entropy of (2, 1) is 0.6365 nats < ln 2
+        let entropy = |l| Requirement::EntropyL {
+            column: "diagnosis".into(),
+            l,
+        };
+        assert!(verify(&r, &[entropy(2)]).is_err());
+        assert!(verify(&r, &[entropy(1)]).is_ok());
+        // recursive: 2 < c · 1 is strict
+        assert!(verify(&r, &[recursive(2.0, 2)]).is_err());
+        assert!(verify(&r, &[recursive(2.5, 2)]).is_ok());
+        assert!(verify(&r, &[recursive(0.1, 1)]).is_ok());
+        assert_eq!(
+            verify(
+                &r,
+                &[Requirement::DistinctL {
+                    column: "other".into(),
+                    l: 1
+                }]
+            ),
+            Err(VerificationError::MissingColumn("other".into()))
+        );
     }
 }

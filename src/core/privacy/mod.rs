@@ -6,8 +6,12 @@
 //! every model is monotone for the suppression setting in use; otherwise they visit every node.
 
 mod k_anonymity;
+mod l_diversity;
 
 pub use k_anonymity::KAnonymity;
+pub use l_diversity::{
+    Decimal, DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, ENTROPY_TOLERANCE,
+};
 
 use super::groupify::FrequencySet;
 
