@@ -23,6 +23,7 @@ api_cases!(
     failed_jobs_say_why,
     deleting_a_dataset_removes_its_jobs,
     stored_hierarchies_are_used_by_id,
+    l_diversity_jobs_publish_diverse_classes,
 );
 
 /// The ARX toy table (7 records, `;`-delimited).
@@ -628,4 +629,53 @@ async fn stored_hierarchies_are_used_by_id(service: Service) {
         .unwrap();
     let problem = expect_problem(response, 422, "unknown_hierarchy").await;
     assert_eq!(problem["pointer"], "/attributes/zipcode/hierarchy/id");
+}
+
+async fn l_diversity_jobs_publish_diverse_classes(service: Service) {
+    let csv =
+        b"zip;diagnosis\n13053;flu\n13053;flu\n13068;cancer\n13068;flu\n14850;cancer\n14853;flu\n";
+    let dataset = service.upload_with("clinic", csv, ";").await;
+    let body = json!({
+        "dataset_id": dataset["id"],
+        "attributes": {
+            "zip": {"role": "quasi_identifier", "hierarchy": {"levels": [
+                ["13053", "130**", "*"], ["13068", "130**", "*"],
+                ["14850", "148**", "*"], ["14853", "148**", "*"]
+            ]}},
+            "diagnosis": {"role": "sensitive"},
+        },
+        "privacy_models": [
+            {"type": "k_anonymity", "k": 2},
+            {"type": "distinct_l_diversity", "attribute": "diagnosis", "l": 2}
+        ],
+        "algorithm": {"type": "flash"},
+    });
+    let job = submit_ok(&service, &body).await;
+    worker(&service).run_once().await.unwrap();
+    let job_id = job["id"].as_str().unwrap();
+    let job = get_json(&service, &format!("/v1/jobs/{job_id}")).await;
+    assert_eq!(job["state"], "succeeded", "{job}");
+    let csv = service
+        .get(&format!("/v1/jobs/{job_id}/output"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let mut classes: std::collections::HashMap<&str, std::collections::HashSet<&str>> =
+        Default::default();
+    for line in csv.lines().skip(1) {
+        let (zip, diagnosis) = line.split_once(';').unwrap();
+        classes.entry(zip).or_default().insert(diagnosis);
+    }
+    assert!(!classes.is_empty());
+    for (zip, diagnoses) in &classes {
+        assert!(diagnoses.len() >= 2, "class {zip} is not 2-diverse");
+    }
+    // the attribute must be declared sensitive
+    let mut wrong = body.clone();
+    wrong["attributes"]["diagnosis"] = json!({"role": "insensitive"});
+    let problem = expect_problem(submit(&service, &wrong).await, 422, "not_sensitive").await;
+    assert_eq!(problem["pointer"], "/privacy_models/1/attribute");
 }
