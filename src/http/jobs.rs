@@ -96,7 +96,7 @@ pub fn job_json(job: &Job, with_spec: bool) -> Value {
         "finished_at": job.finished_at.map(rfc3339),
     });
     if with_spec {
-        value["spec"] = parse(&Some(job.spec_json.clone()));
+        value["spec"] = serde_json::from_str(&job.spec_json).unwrap_or(Value::Null);
     }
     value
 }
@@ -109,8 +109,7 @@ async fn create_job(
 ) -> Result<Response, ApiError> {
     require_media_type(&headers, "application/json")?;
     let idempotency_key = idempotency_key(&headers)?;
-    let (dataset_id, spec_json, spec) = parse_request(&body)?;
-    let request_hash = request_hash(dataset_id, &spec_json)?;
+    let (dataset_id, spec_json, request_hash, spec) = parse_request(&body)?;
     let tenant = caller.tenant();
 
     if let Some(key) = &idempotency_key {
@@ -181,8 +180,9 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     Ok(Some(key.to_string()))
 }
 
-/// Splits the request into the dataset id and the spec (stored as the request minus `dataset_id`).
-fn parse_request(body: &[u8]) -> Result<(Uuid, String, JobSpec), ApiError> {
+/// Splits the request into the dataset id, the spec text (stored: the request minus `dataset_id`), the
+/// request's hash for idempotency, and the parsed spec.
+fn parse_request(body: &[u8]) -> Result<(Uuid, String, String, JobSpec), ApiError> {
     let document: Value = serde_json::from_slice(body).map_err(|e| {
         let code = if e.is_syntax() || e.is_eof() {
             "malformed_json"
@@ -210,8 +210,9 @@ fn parse_request(body: &[u8]) -> Result<(Uuid, String, JobSpec), ApiError> {
             .into())
         }
     };
-    let spec_json =
-        serde_json::to_string(&Value::Object(object)).map_err(|_| ApiError::internal())?;
+    let spec_value = Value::Object(object);
+    let spec_json = serde_json::to_string(&spec_value).map_err(|_| ApiError::internal())?;
+    let hash = request_hash(dataset_id, spec_value)?;
     // positions refer to the re-serialized spec, not to the client's body: drop them
     let spec = JobSpec::from_json(spec_json.as_bytes()).map_err(|mut e| {
         if let Some(at) = e.message.rfind(" at line ") {
@@ -219,7 +220,7 @@ fn parse_request(body: &[u8]) -> Result<(Uuid, String, JobSpec), ApiError> {
         }
         e
     })?;
-    Ok((dataset_id, spec_json, spec))
+    Ok((dataset_id, spec_json, hash, spec))
 }
 
 fn unknown_dataset() -> ApiError {
@@ -228,8 +229,7 @@ fn unknown_dataset() -> ApiError {
 }
 
 /// SHA-256 over the dataset id and the spec with object keys sorted.
-fn request_hash(dataset_id: Uuid, spec_json: &str) -> Result<String, ApiError> {
-    let spec: Value = serde_json::from_str(spec_json).map_err(|_| ApiError::internal())?;
+fn request_hash(dataset_id: Uuid, spec: Value) -> Result<String, ApiError> {
     let canonical = serde_json::to_string(&sorted(spec)).map_err(|_| ApiError::internal())?;
     let mut hasher = Sha256::new();
     hasher.update(dataset_id.as_bytes());
@@ -534,6 +534,8 @@ mod tests {
 
     #[test]
     fn request_hash_ignores_key_order_and_formatting() {
+        let request_hash =
+            |id, text: &str| super::request_hash(id, serde_json::from_str(text).unwrap());
         let id = Uuid::new_v4();
         let a = request_hash(id, r#"{"a": 1, "b": {"y": [1, 2], "x": null}}"#).unwrap();
         let b = request_hash(id, r#"{"b":{"x":null,"y":[1,2]},"a":1}"#).unwrap();
