@@ -123,6 +123,9 @@ mod tests {
             r#"{"type": "distinct_l_diversity", "attribute": "diagnosis", "l": 2}"#,
             r#"{"type": "entropy_l_diversity", "attribute": "diagnosis", "l": 2}"#,
             r#"{"type": "recursive_cl_diversity", "attribute": "diagnosis", "c": 3, "l": 2}"#,
+            // each original class is at distance ≥ 1/2 from (flu 3, cold 2, cancer 1)
+            r#"{"type": "t_closeness", "attribute": "diagnosis", "t": 0.2}"#,
+            r#"{"type": "t_closeness", "attribute": "diagnosis", "t": 0.2, "distance": "ordered"}"#,
         ] {
             let json = format!(
                 r#"{{"attributes": {{"zip": {{"role": "quasi_identifier", "hierarchy": {{"levels":
@@ -148,7 +151,7 @@ mod tests {
                 .report()
                 .privacy_models
                 .iter()
-                .any(|m| m.contains("diversity on 'diagnosis'")));
+                .any(|m| m.ends_with("on 'diagnosis'")));
         }
     }
 }

@@ -3,7 +3,7 @@
 //! pointer of the offending field; messages name columns, never cell values.
 
 use crate::codec::{parse_arx_hierarchy, CsvOptions};
-use crate::core::data::{GeneralizationMap, Hierarchy, Table};
+use crate::core::data::{Column, GeneralizationMap, Hierarchy, Table};
 use crate::core::engine::{Outcome, Plan};
 use crate::core::input::{EngineInput, QuasiIdentifier, SensitiveAttribute};
 use crate::core::privacy::{
@@ -11,6 +11,8 @@ use crate::core::privacy::{
 };
 use crate::core::render::{OutputColumn, Rendering};
 
+use super::closeness::{self, ClosenessRequest};
+use super::likeness;
 use super::spec::{
     pointer_segment, HierarchySpec, JobSpec, PrivacyModelSpec, Role, SpecError, SuppressedRecords,
 };
@@ -129,6 +131,7 @@ pub fn prepare(
     }
     let mut quasi_identifiers = Vec::new();
     let mut sensitive = Vec::new();
+    let mut sensitive_hierarchies = Vec::new();
     let mut output = Vec::new();
     for (index, column) in table.columns().iter().enumerate() {
         let Some(attribute) = spec.attributes.get(&column.name) else {
@@ -151,23 +154,18 @@ pub fn prepare(
                         format!("quasi-identifier '{}' needs a hierarchy", column.name),
                     ));
                 };
-                let hierarchy_pointer = format!("{pointer}/hierarchy");
-                let hierarchy = load(source, &hierarchy_pointer, resolve)?;
-                if hierarchy.height() > u8::MAX as usize {
-                    return Err(SpecError::new(
-                        hierarchy_pointer,
-                        "invalid_hierarchy",
-                        "a hierarchy may have at most 255 levels",
-                    ));
-                }
-                let map = GeneralizationMap::bind(hierarchy, column).map_err(|e| {
-                    SpecError::new(hierarchy_pointer, "uncovered_values", e.to_string())
-                })?;
+                let map = bind_hierarchy(source, column, &pointer, resolve)?;
                 quasi_identifiers.push((index, map));
                 output.push(index);
             }
             Role::Sensitive => {
+                // a hierarchy is optional here; models that need one (hierarchical t-closeness) say so
+                let map = match &attribute.hierarchy {
+                    Some(source) => Some(bind_hierarchy(source, column, &pointer, resolve)?),
+                    None => None,
+                };
                 sensitive.push(index);
+                sensitive_hierarchies.push(map);
                 output.push(index);
             }
             Role::Insensitive => output.push(index),
@@ -181,11 +179,15 @@ pub fn prepare(
             "declare at least one column as quasi_identifier",
         ));
     }
-    let sensitive_names: Vec<&str> = sensitive
+    let sensitive_attributes: Vec<SensitiveColumn<'_>> = sensitive
         .iter()
-        .map(|&c| table.column(c).name.as_str())
+        .zip(&sensitive_hierarchies)
+        .map(|(&c, hierarchy)| SensitiveColumn {
+            column: table.column(c),
+            hierarchy: hierarchy.as_ref(),
+        })
         .collect();
-    let (privacy_models, requirements) = privacy_models(spec, table, &sensitive_names)?;
+    let (privacy_models, requirements) = privacy_models(spec, table, &sensitive_attributes)?;
     let plan = Plan {
         privacy_models,
         suppression_limit: suppression_limit(spec.suppression_limit)?,
@@ -200,6 +202,32 @@ pub fn prepare(
         remove_suppressed: spec.suppressed_records == SuppressedRecords::Remove,
         requirements,
     })
+}
+
+/// Loads the hierarchy `source` of `column` (declared at `pointer`) and binds it to the column.
+fn bind_hierarchy(
+    source: &HierarchySpec,
+    column: &Column,
+    pointer: &str,
+    resolve: &HierarchyResolver<'_>,
+) -> Result<GeneralizationMap, SpecError> {
+    let hierarchy_pointer = format!("{pointer}/hierarchy");
+    let hierarchy = load(source, &hierarchy_pointer, resolve)?;
+    if hierarchy.height() > u8::MAX as usize {
+        return Err(SpecError::new(
+            hierarchy_pointer,
+            "invalid_hierarchy",
+            "a hierarchy may have at most 255 levels",
+        ));
+    }
+    GeneralizationMap::bind(hierarchy, column)
+        .map_err(|e| SpecError::new(hierarchy_pointer, "uncovered_values", e.to_string()))
+}
+
+/// A sensitive column and its hierarchy, if one was declared.
+struct SensitiveColumn<'t> {
+    column: &'t Column,
+    hierarchy: Option<&'t GeneralizationMap>,
 }
 
 fn load(
@@ -222,7 +250,11 @@ fn load(
 
 type Models = (Vec<Box<dyn PrivacyModel>>, Vec<Requirement>);
 
-fn privacy_models(spec: &JobSpec, table: &Table, sensitive: &[&str]) -> Result<Models, SpecError> {
+fn privacy_models(
+    spec: &JobSpec,
+    table: &Table,
+    sensitive: &[SensitiveColumn<'_>],
+) -> Result<Models, SpecError> {
     let rows = table.row_count() as u64;
     if spec.privacy_models.is_empty() {
         return Err(SpecError::new(
@@ -301,6 +333,43 @@ fn privacy_models(spec: &JobSpec, table: &Table, sensitive: &[&str]) -> Result<M
                     l,
                 });
             }
+            PrivacyModelSpec::TCloseness {
+                attribute,
+                t,
+                distance,
+                order,
+            } => {
+                let slot = sensitive_slot(i, attribute, table, sensitive)?;
+                let (model, requirement) = closeness::resolve(ClosenessRequest {
+                    index: i,
+                    slot,
+                    column: sensitive[slot].column,
+                    t: *t,
+                    distance: *distance,
+                    order: order.as_deref(),
+                    hierarchy: sensitive[slot].hierarchy,
+                })?;
+                models.push(Box::new(model));
+                requirements.push(requirement);
+            }
+            PrivacyModelSpec::DeltaDisclosure { attribute, delta } => {
+                let slot = sensitive_slot(i, attribute, table, sensitive)?;
+                let (model, requirement) =
+                    likeness::delta_disclosure(i, slot, sensitive[slot].column, *delta)?;
+                models.push(Box::new(model));
+                requirements.push(requirement);
+            }
+            PrivacyModelSpec::BetaLikeness {
+                attribute,
+                beta,
+                variant,
+            } => {
+                let slot = sensitive_slot(i, attribute, table, sensitive)?;
+                let (model, requirement) =
+                    likeness::beta_likeness(i, slot, sensitive[slot].column, *beta, *variant)?;
+                models.push(Box::new(model));
+                requirements.push(requirement);
+            }
         }
     }
     Ok((models, requirements))
@@ -311,10 +380,10 @@ fn sensitive_slot(
     i: usize,
     attribute: &str,
     table: &Table,
-    sensitive: &[&str],
+    sensitive: &[SensitiveColumn<'_>],
 ) -> Result<usize, SpecError> {
     let pointer = format!("/privacy_models/{i}/attribute");
-    if let Some(slot) = sensitive.iter().position(|&s| s == attribute) {
+    if let Some(slot) = sensitive.iter().position(|s| s.column.name == attribute) {
         return Ok(slot);
     }
     if table.column_index(attribute).is_none() {
@@ -327,7 +396,7 @@ fn sensitive_slot(
     Err(SpecError::new(
         pointer,
         "not_sensitive",
-        format!("column '{attribute}' must have the role sensitive to be protected by l-diversity"),
+        format!("column '{attribute}' must have the role sensitive to be protected by this model"),
     ))
 }
 

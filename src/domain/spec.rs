@@ -136,6 +136,63 @@ pub enum PrivacyModelSpec {
         /// The diversity parameter, ≥ 1.
         l: u64,
     },
+    /// t-closeness: the earth mover's distance between every class's distribution of a sensitive
+    /// attribute and its distribution over the whole table is at most `t`.
+    TCloseness {
+        /// The sensitive attribute (a column with role `sensitive`).
+        attribute: String,
+        /// The largest distance allowed, in [0, 1], read as the decimal it is written as.
+        t: f64,
+        /// The ground distance between values; `equal` when absent.
+        #[serde(default)]
+        distance: GroundDistance,
+        /// For the ordered distance: every value of the attribute, lowest first. When absent, values are
+        /// ordered as numbers if all of them are numbers, else as text.
+        order: Option<Vec<String>>,
+    },
+    /// δ-disclosure privacy: for every value a class holds, `|log₂(class frequency / table frequency)|`
+    /// is below `delta`.
+    DeltaDisclosure {
+        /// The sensitive attribute (a column with role `sensitive`).
+        attribute: String,
+        /// The bound, in bits, > 0.
+        delta: f64,
+    },
+    /// β-likeness: the relative gain of every value's frequency in a class over its table frequency is
+    /// at most `beta` (enhanced: at most `min(beta, −ln table frequency)`).
+    BetaLikeness {
+        /// The sensitive attribute (a column with role `sensitive`).
+        attribute: String,
+        /// The bound on the relative gain, > 0, read as the decimal it is written as.
+        beta: f64,
+        /// `basic` (default) or `enhanced`.
+        #[serde(default)]
+        variant: LikenessVariant,
+    },
+}
+
+/// The variant of β-likeness (Cao & Karras 2012).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LikenessVariant {
+    /// Relative gain at most β.
+    #[default]
+    Basic,
+    /// Relative gain at most `min(β, −ln q)`.
+    Enhanced,
+}
+
+/// The ground distance of t-closeness (Li et al. 2007).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GroundDistance {
+    /// Every pair of distinct values is at distance 1 (categorical attributes).
+    #[default]
+    Equal,
+    /// Rank difference over (number of values − 1) (numeric or ordinal attributes).
+    Ordered,
+    /// Height of the lowest common ancestor in the attribute's hierarchy over the hierarchy's height.
+    Hierarchical,
 }
 
 /// What happens to suppressed records in the output.

@@ -10,7 +10,11 @@
 //! same documented tolerance, [`ENTROPY_TOLERANCE`], so that exact equality passes), and the recursive
 //! check compares integers with `c` as an exact decimal ([`Decimal`]).
 
+mod closeness;
+mod likeness;
+
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::core::privacy::{Decimal, ENTROPY_TOLERANCE};
 use crate::core::render::{Rendering, SUPPRESSED};
@@ -43,6 +47,51 @@ pub enum Requirement {
         /// The diversity parameter.
         l: u64,
     },
+    /// The earth mover's distance between the values of `column` in every class and their distribution
+    /// over the whole input table is at most `t`.
+    TCloseness {
+        /// Output column name.
+        column: String,
+        /// The largest distance allowed.
+        t: Decimal,
+        /// The ground distance.
+        ground: ClosenessGround,
+        /// Records per value over the whole input table (suppressed records included).
+        global: Arc<HashMap<String, u64>>,
+    },
+    /// For every value of `column` a class holds, `|log₂(class frequency / table frequency)| < delta`.
+    DeltaDisclosure {
+        /// Output column name.
+        column: String,
+        /// The bound in bits.
+        delta: f64,
+        /// Records per value over the whole input table.
+        global: Arc<HashMap<String, u64>>,
+    },
+    /// For every value of `column` a class holds, the relative gain of its frequency over the table's
+    /// is at most `beta` (and at most `−ln` of the table frequency when `enhanced`).
+    BetaLikeness {
+        /// Output column name.
+        column: String,
+        /// The bound on the relative gain.
+        beta: Decimal,
+        /// Whether the bound is also capped by `−ln q`.
+        enhanced: bool,
+        /// Records per value over the whole input table.
+        global: Arc<HashMap<String, u64>>,
+    },
+}
+
+/// The ground distance of a t-closeness requirement, on value texts.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClosenessGround {
+    /// Distance 1 between distinct values.
+    Equal,
+    /// Rank difference over (number of values − 1); the rank of every value.
+    Ordered(Arc<HashMap<String, usize>>),
+    /// Height of the lowest common ancestor over the tree's height; every value's ancestor labels from
+    /// level 1 up (a root is added above the top level when it has several labels).
+    Hierarchical(Arc<HashMap<String, Vec<String>>>),
 }
 
 impl Requirement {
@@ -53,6 +102,19 @@ impl Requirement {
             Requirement::EntropyL { column, l } => format!("entropy-{l}-diversity on '{column}'"),
             Requirement::RecursiveCL { column, c, l } => {
                 format!("recursive-({c},{l})-diversity on '{column}'")
+            }
+            Requirement::TCloseness { column, t, .. } => format!("{t}-closeness on '{column}'"),
+            Requirement::DeltaDisclosure { column, delta, .. } => {
+                format!("{delta}-disclosure privacy on '{column}'")
+            }
+            Requirement::BetaLikeness {
+                column,
+                beta,
+                enhanced,
+                ..
+            } => {
+                let variant = if *enhanced { "enhanced" } else { "basic" };
+                format!("{variant}-{beta}-likeness on '{column}'")
             }
         }
     }
@@ -132,7 +194,10 @@ pub fn verify(
         let column = match requirement {
             Requirement::DistinctL { column, .. }
             | Requirement::EntropyL { column, .. }
-            | Requirement::RecursiveCL { column, .. } => column_of(column)?,
+            | Requirement::RecursiveCL { column, .. }
+            | Requirement::TCloseness { column, .. }
+            | Requirement::DeltaDisclosure { column, .. }
+            | Requirement::BetaLikeness { column, .. } => column_of(column)?,
             Requirement::MinClassSize(_) => continue,
         };
         for rows in classes.values() {
@@ -140,8 +205,7 @@ pub fn verify(
             for &row in rows {
                 *counts.entry(rendering.cell(row, column)).or_insert(0) += 1;
             }
-            let counts: Vec<u64> = counts.into_values().collect();
-            if !is_diverse(requirement, counts) {
+            if !is_met(requirement, &counts) {
                 return Err(VerificationError::NotDiverse {
                     size: rows.len() as u64,
                     requirement: requirement.describe(),
@@ -152,31 +216,44 @@ pub fn verify(
     Ok(())
 }
 
-/// Whether a class with these value counts meets an l-diversity requirement.
-fn is_diverse(requirement: &Requirement, mut counts: Vec<u64>) -> bool {
-    match *requirement {
-        Requirement::MinClassSize(k) => counts.iter().sum::<u64>() >= k,
-        Requirement::DistinctL { l, .. } => counts.len() as u64 >= l,
+/// Whether a class with these value counts meets a requirement.
+fn is_met(requirement: &Requirement, values: &HashMap<&str, u64>) -> bool {
+    let counts = || values.values().copied();
+    match requirement {
+        Requirement::MinClassSize(k) => counts().sum::<u64>() >= *k,
+        Requirement::DistinctL { l, .. } => values.len() as u64 >= *l,
         Requirement::EntropyL { l, .. } => {
-            let total = counts.iter().sum::<u64>() as f64;
-            let entropy: f64 = counts
-                .iter()
-                .map(|&n| {
+            let total = counts().sum::<u64>() as f64;
+            let entropy: f64 = counts()
+                .map(|n| {
                     let p = n as f64 / total;
                     -p * p.ln()
                 })
                 .sum();
-            entropy >= (l as f64).ln() - ENTROPY_TOLERANCE
+            entropy >= (*l as f64).ln() - ENTROPY_TOLERANCE
         }
         Requirement::RecursiveCL { c, l, .. } => {
-            if l <= 1 {
+            if *l <= 1 {
                 return true;
             }
-            counts.sort_unstable_by(|a, b| b.cmp(a));
-            let most = counts.first().copied().unwrap_or(0);
-            let tail: u64 = counts.iter().skip(l as usize - 1).sum();
+            let mut sorted: Vec<u64> = counts().collect();
+            sorted.sort_unstable_by(|a, b| b.cmp(a));
+            let most = sorted.first().copied().unwrap_or(0);
+            let tail: u64 = sorted.iter().skip(*l as usize - 1).sum();
             most > 0 && c.exceeds_when_scaled(most, tail)
         }
+        Requirement::TCloseness {
+            t, ground, global, ..
+        } => closeness::earth_movers_distance(values, global, ground).is_at_most(*t),
+        Requirement::DeltaDisclosure { delta, global, .. } => {
+            likeness::is_delta_disclosure_private(values, global, *delta)
+        }
+        Requirement::BetaLikeness {
+            beta,
+            enhanced,
+            global,
+            ..
+        } => likeness::is_beta_like(values, global, *beta, *enhanced),
     }
 }
 

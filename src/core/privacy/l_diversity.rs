@@ -96,6 +96,13 @@ impl Decimal {
     }
 }
 
+impl Decimal {
+    /// The exact value as `(numerator, denominator)`; the denominator is a power of ten.
+    pub fn as_fraction(&self) -> (u128, u128) {
+        (self.numerator, self.denominator)
+    }
+}
+
 impl std::fmt::Display for Decimal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let integer = self.numerator / self.denominator;

@@ -5,13 +5,19 @@
 //! the suppression limit (those classes are suppressed). Searches prune with predictive tagging only if
 //! every model is monotone for the suppression setting in use; otherwise they visit every node.
 
+mod emd;
 mod k_anonymity;
 mod l_diversity;
+mod likeness;
+mod t_closeness;
 
+pub use emd::{EarthMovers, Ratio};
 pub use k_anonymity::KAnonymity;
 pub use l_diversity::{
     Decimal, DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, ENTROPY_TOLERANCE,
 };
+pub use likeness::{BetaLikeness, DeltaDisclosure, Likeness, TableDistribution, LOG_TOLERANCE};
+pub use t_closeness::{GroundDistanceKind, TCloseness};
 
 use super::groupify::FrequencySet;
 

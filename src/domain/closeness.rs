@@ -1,0 +1,323 @@
+//! Resolves a t-closeness model of a job spec against the table: the attribute's distribution over the
+//! whole table, and the ground distance (value order for the ordered distance, the attribute's hierarchy
+//! for the hierarchical one). Produces the engine model and the independent verification requirement.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::core::data::{Column, GeneralizationMap};
+use crate::core::privacy::{Decimal, EarthMovers, GroundDistanceKind, TCloseness};
+
+use super::spec::{pointer_segment, GroundDistance, SpecError};
+use super::verify::{ClosenessGround, Requirement};
+
+/// What a t-closeness model needs from the spec, already checked for its attribute.
+pub struct ClosenessRequest<'a> {
+    /// Index of the model in `privacy_models` (for pointers).
+    pub index: usize,
+    /// The sensitive slot of the attribute.
+    pub slot: usize,
+    /// The attribute's column.
+    pub column: &'a Column,
+    /// `t` as written.
+    pub t: f64,
+    /// The ground distance.
+    pub distance: GroundDistance,
+    /// The declared value order (ordered distance only).
+    pub order: Option<&'a [String]>,
+    /// The attribute's hierarchy, bound to the column, if one was declared.
+    pub hierarchy: Option<&'a GeneralizationMap>,
+}
+
+/// The engine model and the verification requirement of one t-closeness model.
+pub fn resolve(request: ClosenessRequest<'_>) -> Result<(TCloseness, Requirement), SpecError> {
+    let i = request.index;
+    let column = request.column;
+    let t = match Decimal::from_f64(request.t) {
+        Some(t) if request.t <= 1.0 => t,
+        _ => {
+            return Err(SpecError::new(
+                format!("/privacy_models/{i}/t"),
+                "invalid_t",
+                "t must be a number between 0 and 1 (at most 18 decimal places)",
+            ))
+        }
+    };
+    if request.order.is_some() && request.distance != GroundDistance::Ordered {
+        return Err(SpecError::new(
+            format!("/privacy_models/{i}/order"),
+            "invalid_spec",
+            "order applies only to the ordered distance",
+        ));
+    }
+    let global = column.value_counts();
+    let global_by_text: Arc<HashMap<String, u64>> = Arc::new(
+        column
+            .dictionary
+            .values()
+            .zip(&global)
+            .map(|(v, &n)| (v.to_string(), n))
+            .collect(),
+    );
+    let (distance, kind, ground) = match request.distance {
+        GroundDistance::Equal => (
+            EarthMovers::equal(global),
+            GroundDistanceKind::Equal,
+            ClosenessGround::Equal,
+        ),
+        GroundDistance::Ordered => {
+            let rank = value_ranks(column, request.order, i)?;
+            let by_text = column
+                .dictionary
+                .values()
+                .zip(&rank)
+                .map(|(v, &r)| (v.to_string(), r as usize))
+                .collect();
+            (
+                EarthMovers::ordered(global, rank),
+                GroundDistanceKind::Ordered,
+                ClosenessGround::Ordered(Arc::new(by_text)),
+            )
+        }
+        GroundDistance::Hierarchical => {
+            let Some(map) = request.hierarchy else {
+                return Err(SpecError::new(
+                    format!("/attributes/{}/hierarchy", pointer_segment(&column.name)),
+                    "missing_hierarchy",
+                    format!(
+                        "the hierarchical distance of model {i} needs a hierarchy for '{}'",
+                        column.name
+                    ),
+                ));
+            };
+            let ancestors: Vec<Vec<u32>> = (1..=map.max_level())
+                .map(|level| map.codes(level).to_vec())
+                .collect();
+            let paths = (0..column.dictionary.len() as u32)
+                .map(|code| {
+                    (
+                        column.dictionary.value(code).to_string(),
+                        (1..=map.max_level())
+                            .map(|level| map.label(level, code).to_string())
+                            .collect(),
+                    )
+                })
+                .collect();
+            (
+                EarthMovers::hierarchical(global, ancestors),
+                GroundDistanceKind::Hierarchical,
+                ClosenessGround::Hierarchical(Arc::new(paths)),
+            )
+        }
+    };
+    let model = TCloseness {
+        slot: request.slot,
+        attribute: column.name.clone(),
+        t,
+        kind,
+        distance,
+    };
+    let requirement = Requirement::TCloseness {
+        column: column.name.clone(),
+        t,
+        ground,
+        global: global_by_text,
+    };
+    Ok((model, requirement))
+}
+
+/// The rank of every value code: by the declared order, else numerically when every value is a number,
+/// else by text.
+fn value_ranks(column: &Column, order: Option<&[String]>, i: usize) -> Result<Vec<u32>, SpecError> {
+    let values: Vec<&str> = column.dictionary.values().collect();
+    let mut by_rank: Vec<u32> = (0..values.len() as u32).collect();
+    match order {
+        Some(order) => {
+            let position: HashMap<&str, usize> = order
+                .iter()
+                .enumerate()
+                .map(|(p, v)| (v.as_str(), p))
+                .collect();
+            let pointer = format!("/privacy_models/{i}/order");
+            if position.len() != order.len() {
+                return Err(SpecError::new(
+                    pointer,
+                    "invalid_order",
+                    "order lists a value more than once",
+                ));
+            }
+            let missing = values.iter().filter(|v| !position.contains_key(*v)).count();
+            if missing > 0 {
+                return Err(SpecError::new(
+                    pointer,
+                    "uncovered_values",
+                    format!(
+                        "order does not list {missing} of the {} distinct values of '{}'",
+                        values.len(),
+                        column.name
+                    ),
+                ));
+            }
+            by_rank.sort_by_key(|&code| position[values[code as usize]]);
+        }
+        None => {
+            let numbers: Option<Vec<f64>> = values
+                .iter()
+                .map(|v| v.trim().parse::<f64>().ok().filter(|x| x.is_finite()))
+                .collect();
+            match numbers {
+                Some(numbers) => by_rank.sort_by(|&a, &b| {
+                    numbers[a as usize]
+                        .total_cmp(&numbers[b as usize])
+                        .then_with(|| values[a as usize].cmp(values[b as usize]))
+                }),
+                None => by_rank.sort_by_key(|&code| values[code as usize]),
+            }
+        }
+    }
+    let mut rank = vec![0u32; values.len()];
+    for (r, &code) in by_rank.iter().enumerate() {
+        rank[code as usize] = r as u32;
+    }
+    Ok(rank)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::data::Table;
+
+    fn column(values: &[&str]) -> Column {
+        let rows: Vec<Vec<&str>> = values.iter().map(|v| vec![*v]).collect();
+        Table::from_rows(&["salary"], &rows).column(0).clone()
+    }
+
+    #[test]
+    fn ranks_numbers_as_numbers_and_text_as_text() {
+        let numeric = column(&["10", "9", "100", "9"]);
+        // codes in first-seen order: 10, 9, 100
+        assert_eq!(value_ranks(&numeric, None, 0).unwrap(), [1, 0, 2]);
+        let text = column(&["b", "a", "c"]);
+        assert_eq!(value_ranks(&text, None, 0).unwrap(), [1, 0, 2]);
+        let order = ["c".to_string(), "b".to_string(), "a".to_string()];
+        assert_eq!(value_ranks(&text, Some(&order), 0).unwrap(), [1, 2, 0]);
+    }
+
+    #[test]
+    fn rejects_incomplete_or_repeated_orders() {
+        let text = column(&["low", "high", "secret-value"]);
+        let order = ["low".to_string(), "high".to_string()];
+        let error = value_ranks(&text, Some(&order), 2).unwrap_err();
+        assert_eq!(error.code, "uncovered_values");
+        assert_eq!(error.pointer, "/privacy_models/2/order");
+        assert!(!error.message.contains("secret-value"));
+        let repeated = ["low".to_string(), "low".to_string()];
+        assert_eq!(
+            value_ranks(&text, Some(&repeated), 0).unwrap_err().code,
+            "invalid_order"
+        );
+    }
+
+    /// The spec paths: every distance resolves through `prepare`, and every mistake has its pointer.
+    mod through_prepare {
+        use crate::core::data::Table;
+        use crate::domain::{prepare, JobSpec, Prepared, SpecError};
+
+        fn prepare_with(model: &str, diagnosis: &str) -> Result<Prepared, SpecError> {
+            let table = Table::from_rows(
+                &["zip", "diagnosis", "note"],
+                &[vec!["1", "flu", "a"], vec!["2", "cold", "b"]],
+            );
+            let json = format!(
+                r#"{{"attributes": {{"zip": {{"role": "quasi_identifier", "hierarchy": {{"levels": [["1", "*"], ["2", "*"]]}}}},
+                                   "diagnosis": {diagnosis}, "note": {{"role": "insensitive"}}}},
+                    "privacy_models": [{{"type": "k_anonymity", "k": 1}}, {model}]}}"#
+            );
+            let spec = JobSpec::from_json(json.as_bytes())?;
+            prepare(&table, &spec, &|_| Err("inline only".into()))
+        }
+
+        const SENSITIVE: &str = r#"{"role": "sensitive"}"#;
+        const WITH_TREE: &str = r#"{"role": "sensitive", "hierarchy": {"levels": [["flu", "infection", "*"], ["cold", "infection", "*"]]}}"#;
+
+        fn error(model: &str, diagnosis: &str) -> (String, &'static str) {
+            let e = prepare_with(model, diagnosis).unwrap_err();
+            (e.pointer, e.code)
+        }
+
+        #[test]
+        fn resolves_every_distance() {
+            for (model, described) in [
+                (
+                    r#"{"type": "t_closeness", "attribute": "diagnosis", "t": 0.2}"#,
+                    "0.2-closeness (equal distance) on 'diagnosis'",
+                ),
+                (
+                    r#"{"type": "t_closeness", "attribute": "diagnosis", "t": 0.2, "distance": "ordered", "order": ["cold", "flu"]}"#,
+                    "0.2-closeness (ordered distance) on 'diagnosis'",
+                ),
+                (
+                    r#"{"type": "t_closeness", "attribute": "diagnosis", "t": 0.25, "distance": "hierarchical"}"#,
+                    "0.25-closeness (hierarchical distance) on 'diagnosis'",
+                ),
+            ] {
+                let p = prepare_with(model, WITH_TREE).unwrap();
+                assert_eq!(p.plan.privacy_models[1].describe(), described);
+                assert_eq!(p.plan.privacy_models[1].sensitive_slot(), Some(0));
+                assert_eq!(p.requirements.len(), 2);
+            }
+        }
+
+        #[test]
+        fn rejects_bad_parameters_with_pointers() {
+            let t = |t: &str| {
+                format!(r#"{{"type": "t_closeness", "attribute": "diagnosis", "t": {t}}}"#)
+            };
+            for bad in ["-0.1", "1.5"] {
+                assert_eq!(
+                    error(&t(bad), SENSITIVE),
+                    ("/privacy_models/1/t".into(), "invalid_t")
+                );
+            }
+            assert_eq!(
+                error(
+                    r#"{"type": "t_closeness", "attribute": "diagnosis", "t": 0.2, "distance": "hierarchical"}"#,
+                    SENSITIVE
+                ),
+                (
+                    "/attributes/diagnosis/hierarchy".into(),
+                    "missing_hierarchy"
+                )
+            );
+            assert_eq!(
+                error(
+                    r#"{"type": "t_closeness", "attribute": "note", "t": 0.2}"#,
+                    SENSITIVE
+                ),
+                ("/privacy_models/1/attribute".into(), "not_sensitive")
+            );
+            assert_eq!(
+                error(
+                    r#"{"type": "t_closeness", "attribute": "diagnosis", "t": 0.2, "order": ["flu", "cold"]}"#,
+                    SENSITIVE
+                ),
+                ("/privacy_models/1/order".into(), "invalid_spec")
+            );
+            assert_eq!(
+                error(
+                    r#"{"type": "t_closeness", "attribute": "diagnosis", "t": 0.2, "distance": "ordered", "order": ["flu"]}"#,
+                    SENSITIVE
+                ),
+                ("/privacy_models/1/order".into(), "uncovered_values")
+            );
+            // a sensitive hierarchy must cover the column like a quasi-identifier's
+            assert_eq!(
+                error(
+                    r#"{"type": "t_closeness", "attribute": "diagnosis", "t": 0.2}"#,
+                    r#"{"role": "sensitive", "hierarchy": {"levels": [["flu", "*"]]}}"#
+                ),
+                ("/attributes/diagnosis/hierarchy".into(), "uncovered_values")
+            );
+        }
+    }
+}

@@ -1,0 +1,91 @@
+//! Resolves δ-disclosure privacy and β-likeness models of a job spec against the table: the attribute's
+//! distribution over the whole table, the validated parameter, the engine model and the independent
+//! verification requirement.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::core::data::Column;
+use crate::core::privacy::{BetaLikeness, Decimal, DeltaDisclosure, Likeness, TableDistribution};
+
+use super::spec::{LikenessVariant, SpecError};
+use super::verify::Requirement;
+
+/// Records per value text over the whole table.
+fn distribution_by_text(column: &Column) -> Arc<HashMap<String, u64>> {
+    Arc::new(
+        column
+            .dictionary
+            .values()
+            .zip(column.value_counts())
+            .map(|(v, n)| (v.to_string(), n))
+            .collect(),
+    )
+}
+
+/// δ-disclosure privacy of model `index` on the sensitive `column` (engine slot `slot`).
+pub fn delta_disclosure(
+    index: usize,
+    slot: usize,
+    column: &Column,
+    delta: f64,
+) -> Result<(DeltaDisclosure, Requirement), SpecError> {
+    if !(delta.is_finite() && delta > 0.0) {
+        return Err(SpecError::new(
+            format!("/privacy_models/{index}/delta"),
+            "invalid_delta",
+            "delta must be a positive number",
+        ));
+    }
+    let model = DeltaDisclosure {
+        slot,
+        attribute: column.name.clone(),
+        delta,
+        table: TableDistribution::new(column.value_counts()),
+    };
+    let requirement = Requirement::DeltaDisclosure {
+        column: column.name.clone(),
+        delta,
+        global: distribution_by_text(column),
+    };
+    Ok((model, requirement))
+}
+
+/// β-likeness of model `index` on the sensitive `column` (engine slot `slot`).
+pub fn beta_likeness(
+    index: usize,
+    slot: usize,
+    column: &Column,
+    beta: f64,
+    variant: LikenessVariant,
+) -> Result<(BetaLikeness, Requirement), SpecError> {
+    let beta = match Decimal::from_f64(beta) {
+        Some(b) if !b.is_zero() => b,
+        _ => {
+            return Err(SpecError::new(
+                format!("/privacy_models/{index}/beta"),
+                "invalid_beta",
+                "beta must be a positive number (at most 18 decimal places)",
+            ))
+        }
+    };
+    let enhanced = variant == LikenessVariant::Enhanced;
+    let model = BetaLikeness {
+        slot,
+        attribute: column.name.clone(),
+        beta,
+        variant: if enhanced {
+            Likeness::Enhanced
+        } else {
+            Likeness::Basic
+        },
+        table: TableDistribution::new(column.value_counts()),
+    };
+    let requirement = Requirement::BetaLikeness {
+        column: column.name.clone(),
+        beta,
+        enhanced,
+        global: distribution_by_text(column),
+    };
+    Ok((model, requirement))
+}
