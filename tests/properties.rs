@@ -19,7 +19,7 @@
 //! independent brute force (classes by generalized key, distinct sensitive strings per class) finds a
 //! node whose failing records fit the budget, the suppressed records are exactly those failing classes,
 //! and the rendered output passes the independent verification. A fourth does the same for
-//! t-closeness (equal, ordered and hierarchical distances) and basic β-likeness, against a brute force
+//! t-closeness (equal, ordered and hierarchical distances), basic β-likeness and δ-disclosure, against a brute force
 //! in exact integer arithmetic; it runs enough cases to catch a wrong monotonicity flag.
 //!
 //! A second property checks the engine's `Evaluator` node by node against the checker (visited in a
@@ -774,17 +774,20 @@ enum DistributionModel {
     HierarchicalCloseness(u64, u64),
     /// Basic β-likeness.
     BasicLikeness(u64, u64),
+    /// δ-disclosure privacy with an integer δ (bits), so that its bounds are the integers 2^±δ.
+    DeltaDisclosure(u32),
 }
 
 const SENSITIVE_VALUES: [&str; 4] = ["s0", "s1", "s2", "s3"];
 
 impl DistributionModel {
     fn pick(which: usize, numerator: u64) -> Self {
-        match which % 4 {
+        match which % 5 {
             0 => Self::EqualCloseness(numerator, 8),
             1 => Self::OrderedCloseness(numerator, 8),
             2 => Self::HierarchicalCloseness(numerator, 8),
-            _ => Self::BasicLikeness(numerator + 1, 4),
+            3 => Self::BasicLikeness(numerator + 1, 4),
+            _ => Self::DeltaDisclosure(1 + numerator as u32 % 3),
         }
     }
 
@@ -804,6 +807,9 @@ impl DistributionModel {
             }),
             Self::BasicLikeness(a, b) => {
                 serde_json::json!({"type": "beta_likeness", "attribute": "diagnosis", "beta": fraction(a, b)})
+            }
+            Self::DeltaDisclosure(d) => {
+                serde_json::json!({"type": "delta_disclosure", "attribute": "diagnosis", "delta": d})
             }
         }
     }
@@ -850,6 +856,14 @@ impl DistributionModel {
                 class[v] == 0
                     || i128::from(b) * i128::from(class[v]) * i128::from(n)
                         <= i128::from(a + b) * i128::from(table[v]) * i128::from(s)
+            }),
+            Self::DeltaDisclosure(d) => (0..4).all(|v| {
+                // 2^−δ < p/q < 2^δ for every value the class holds, with p/q = n·N / (N_v·s)
+                let (pn, qn) = (
+                    i128::from(class[v]) * i128::from(n),
+                    i128::from(table[v]) * i128::from(s),
+                );
+                class[v] == 0 || (pn < (qn << d) && (pn << d) > qn)
             }),
         }
     }
@@ -959,7 +973,7 @@ proptest! {
         ..Config::default()
     })]
 
-    /// t-closeness (each ground distance) and β-likeness with k: the exact searches agree with the
+    /// t-closeness (each ground distance), β-likeness and δ-disclosure with k: the exact searches agree with the
     /// brute force and with each other, and the output passes the independent verification.
     #[test]
     fn searches_agree_with_brute_force_under_distribution_models(
@@ -968,7 +982,7 @@ proptest! {
         n in 5usize..=40,
         k_pick in any::<u64>(),
         limit in 0usize..LIMITS_PERCENT.len(),
-        which in 0usize..4,
+        which in 0usize..5,
         numerator in 1u64..=6,
     ) {
         let job = generate(seed, qis, n, k_pick, limit);
