@@ -2,7 +2,9 @@
 //! times per case and prints the median, minimum and maximum engine time, nodes checked and the loss.
 //!
 //! `cargo bench --bench engine` runs every case; `cargo bench --bench engine -- adult` runs cases whose
-//! name contains `adult`; `--runs N` sets the repetitions (default 7).
+//! name contains `adult`; `--runs N` sets the repetitions (default 7). The `sensitive/…` cases time
+//! 5-anonymity alone and with distinct 2-diversity or 0.2-closeness on one sensitive column, on the same
+//! quasi-identifiers, so the cost of the sensitive-attribute model is their ratio.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -22,6 +24,41 @@ struct Case {
     suppression: f64,
     algorithm: &'static str,
     metric: &'static str,
+    /// A sensitive column (not a quasi-identifier then) and the models added to 5-anonymity on it.
+    sensitive: Option<(&'static str, SensitiveModel)>,
+}
+
+/// What protects the sensitive column in the sensitive-attribute cases.
+#[derive(Clone, Copy)]
+enum SensitiveModel {
+    /// Nothing: the k-only baseline on the same quasi-identifiers.
+    None,
+    /// Distinct 2-diversity.
+    Distinct2,
+    /// 0.2-closeness, equal distance.
+    Closeness,
+}
+
+impl SensitiveModel {
+    fn label(self) -> &'static str {
+        match self {
+            SensitiveModel::None => "k5",
+            SensitiveModel::Distinct2 => "k5+distinct2",
+            SensitiveModel::Closeness => "k5+t0.2",
+        }
+    }
+
+    fn spec(self, column: &str) -> Option<serde_json::Value> {
+        match self {
+            SensitiveModel::None => None,
+            SensitiveModel::Distinct2 => Some(
+                serde_json::json!({"type": "distinct_l_diversity", "attribute": column, "l": 2}),
+            ),
+            SensitiveModel::Closeness => {
+                Some(serde_json::json!({"type": "t_closeness", "attribute": column, "t": 0.2}))
+            }
+        }
+    }
 }
 
 const ADULT: [&str; 9] = [
@@ -76,6 +113,7 @@ fn cases() -> Vec<Case> {
                     suppression,
                     algorithm,
                     metric,
+                    sensitive: None,
                 });
             }
         }
@@ -90,6 +128,7 @@ fn cases() -> Vec<Case> {
                     suppression,
                     algorithm,
                     metric,
+                    sensitive: None,
                 });
             }
         }
@@ -103,7 +142,53 @@ fn cases() -> Vec<Case> {
         suppression: 0.02,
         algorithm: "optimal",
         metric: "nu_entropy",
+        sensitive: None,
     });
+    // the cost of a sensitive-attribute model over the k-only search on the same quasi-identifiers
+    for (dataset, data, prefix, columns, sensitive) in [
+        (
+            "adult",
+            "adult.csv",
+            "adult_hierarchy_",
+            ADULT.to_vec(),
+            "salary-class",
+        ),
+        (
+            "fars",
+            "fars_int.csv",
+            "fars_int_hierarchy_",
+            FARS.to_vec(),
+            "istatenum",
+        ),
+    ] {
+        for model in [
+            SensitiveModel::None,
+            SensitiveModel::Distinct2,
+            SensitiveModel::Closeness,
+        ] {
+            for suppression in [0.0, 0.02] {
+                out.push(Case {
+                    name: format!(
+                        "sensitive/{dataset}/{sensitive}/{}/{}%",
+                        model.label(),
+                        suppression * 100.0
+                    ),
+                    dataset,
+                    data,
+                    prefix,
+                    columns: columns
+                        .iter()
+                        .copied()
+                        .filter(|&c| c != sensitive)
+                        .collect(),
+                    suppression,
+                    algorithm: "optimal",
+                    metric: "nu_entropy",
+                    sensitive: Some((sensitive, model)),
+                });
+            }
+        }
+    }
     out
 }
 
@@ -132,14 +217,20 @@ fn run(case: &Case, runs: usize) {
         let role = if case.columns.contains(&column.name.as_str()) {
             serde_json::json!({"role": "quasi_identifier",
                 "hierarchy": {"path": format!("{}{}.csv", case.prefix, column.name)}})
+        } else if case.sensitive.is_some_and(|(s, _)| s == column.name) {
+            serde_json::json!({"role": "sensitive"})
         } else {
             serde_json::json!({"role": "insensitive"})
         };
         attributes.insert(column.name.clone(), role);
     }
+    let mut models = vec![serde_json::json!({"type": "k_anonymity", "k": 5})];
+    if let Some((column, model)) = case.sensitive {
+        models.extend(model.spec(column));
+    }
     let spec = serde_json::json!({
         "attributes": attributes,
-        "privacy_models": [{"type": "k_anonymity", "k": 5}],
+        "privacy_models": models,
         "suppression_limit": case.suppression,
         "algorithm": {"type": case.algorithm},
         "metric": case.metric,

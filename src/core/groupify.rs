@@ -13,13 +13,78 @@ use super::input::EngineInput;
 /// Sorted `(sensitive code, count)` pairs of one class.
 pub type Histogram = Vec<(u32, u32)>;
 
+/// The histograms of one sensitive attribute for every class, stored flat: class `c` owns
+/// `entries[offsets[c]..offsets[c + 1]]`, sorted by code. One allocation per grouping instead of one per
+/// class.
+#[derive(Debug, Clone, Default)]
+struct ClassHistograms {
+    offsets: Vec<u32>,
+    entries: Vec<(u32, u32)>,
+}
+
+impl ClassHistograms {
+    /// The histogram of class `class`.
+    fn class(&self, class: usize) -> &[(u32, u32)] {
+        match (self.offsets.get(class), self.offsets.get(class + 1)) {
+            (Some(&start), Some(&end)) => &self.entries[start as usize..end as usize],
+            _ => &[],
+        }
+    }
+
+    /// Gathers the entries of `sources` source items into `classes` classes: source `i` belongs to class
+    /// `class_of[i]` and contributes the entries `entries_of(i)`; equal codes of a class are summed.
+    fn gather<'e>(
+        classes: usize,
+        class_of: &[u32],
+        entries_of: impl Fn(usize) -> &'e [(u32, u32)],
+    ) -> Self {
+        // counting sort of the entries by class
+        let mut starts = vec![0u32; classes + 1];
+        for (i, &c) in class_of.iter().enumerate() {
+            starts[c as usize + 1] += entries_of(i).len() as u32;
+        }
+        for c in 0..classes {
+            starts[c + 1] += starts[c];
+        }
+        let mut cursor = starts.clone();
+        let mut entries = vec![(0u32, 0u32); starts[classes] as usize];
+        for (i, &c) in class_of.iter().enumerate() {
+            for &entry in entries_of(i) {
+                let at = &mut cursor[c as usize];
+                entries[*at as usize] = entry;
+                *at += 1;
+            }
+        }
+        // sort and merge each class in place; the write position never passes the read position
+        let mut offsets = Vec::with_capacity(classes + 1);
+        offsets.push(0u32);
+        let mut write = 0usize;
+        for c in 0..classes {
+            let (start, end) = (starts[c] as usize, starts[c + 1] as usize);
+            entries[start..end].sort_unstable_by_key(|&(code, _)| code);
+            for read in start..end {
+                let entry = entries[read];
+                if write > offsets[c] as usize && entries[write - 1].0 == entry.0 {
+                    entries[write - 1].1 += entry.1;
+                } else {
+                    entries[write] = entry;
+                    write += 1;
+                }
+            }
+            offsets.push(write as u32);
+        }
+        entries.truncate(write);
+        Self { offsets, entries }
+    }
+}
+
 /// The equivalence classes of the table generalized to one lattice node.
 #[derive(Debug, Clone)]
 pub struct FrequencySet {
     levels: Vec<u8>,
     rows: Vec<u32>,
     counts: Vec<u32>,
-    histograms: Vec<Vec<Histogram>>,
+    histograms: Vec<ClassHistograms>,
 }
 
 impl FrequencySet {
@@ -50,10 +115,7 @@ impl FrequencySet {
 
     /// Histogram of sensitive slot `slot` for class `class` (empty when histograms were not requested).
     pub fn histogram(&self, slot: usize, class: usize) -> &[(u32, u32)] {
-        self.histograms
-            .get(slot)
-            .and_then(|h| h.get(class))
-            .map_or(&[], |h| h.as_slice())
+        self.histograms.get(slot).map_or(&[], |h| h.class(class))
     }
 
     /// Whether per-class histograms are kept.
@@ -63,19 +125,28 @@ impl FrequencySet {
 
     /// A set with one class whose slot-0 histogram is `histogram` (unit tests of privacy models).
     #[cfg(test)]
-    pub(crate) fn single_class_for_tests(row: u32, histogram: Histogram) -> Self {
+    pub(crate) fn single_class_for_tests(row: u32, mut histogram: Histogram) -> Self {
         let size = histogram.iter().map(|&(_, n)| n).sum();
+        compact(&mut histogram);
         Self {
             levels: vec![],
             rows: vec![row],
             counts: vec![size],
-            histograms: vec![vec![histogram]],
+            histograms: vec![ClassHistograms {
+                offsets: vec![0, histogram.len() as u32],
+                entries: histogram,
+            }],
         }
     }
 
     /// Approximate heap size in bytes (for cache budgets).
     pub fn weight(&self) -> usize {
-        self.counts.len() * 8 + 64
+        let histograms: usize = self
+            .histograms
+            .iter()
+            .map(|h| h.offsets.len() * 4 + h.entries.len() * 8)
+            .sum();
+        self.counts.len() * 8 + histograms + 64
     }
 }
 
@@ -186,12 +257,10 @@ impl Grouper {
                 .sensitive
                 .iter()
                 .map(|s| {
-                    let mut h: Vec<Histogram> = vec![Vec::new(); classes];
-                    for (row, &c) in self.class_of.iter().enumerate() {
-                        h[c as usize].push((s.codes[row], 1));
-                    }
-                    h.iter_mut().for_each(compact);
-                    h
+                    let single: Vec<(u32, u32)> = s.codes.iter().map(|&code| (code, 1)).collect();
+                    ClassHistograms::gather(classes, &self.class_of, |row| {
+                        std::slice::from_ref(&single[row])
+                    })
                 })
                 .collect()
         } else {
@@ -236,12 +305,7 @@ impl Grouper {
             .histograms
             .iter()
             .map(|per_class| {
-                let mut h: Vec<Histogram> = vec![Vec::new(); classes];
-                for (i, &c) in self.class_of.iter().enumerate() {
-                    h[c as usize].extend_from_slice(&per_class[i]);
-                }
-                h.iter_mut().for_each(compact);
-                h
+                ClassHistograms::gather(classes, &self.class_of, |i| per_class.class(i))
             })
             .collect();
         FrequencySet {
@@ -485,6 +549,8 @@ const DENSE_LIMIT: u64 = 1 << 24;
 /// Key ranges up to this size always use the direct-address table (it stays in cache).
 const DENSE_FLOOR: u64 = 1 << 18;
 
+/// Sorts a histogram by code and sums equal codes.
+#[cfg(test)]
 fn compact(h: &mut Histogram) {
     h.sort_unstable_by_key(|&(code, _)| code);
     let mut out = 0;

@@ -103,8 +103,9 @@ impl EarthMovers {
     }
 
     /// Hierarchical ground distance: `ancestors[ℓ − 1][code]` is the ancestor of each value at height ℓ
-    /// (ℓ = 1..=H), with node ids below `widths[ℓ − 1]`. If the top level has more than one node, a root
-    /// above all of them is added (so the tree's height is H + 1).
+    /// (ℓ = 1..=H); node ids are small integers (a level's label codes), so per-level arrays stay dense.
+    /// If the top level has more than one node, a root above all of them is added (so the tree's height
+    /// is H + 1).
     pub fn hierarchical(global: Vec<u64>, mut ancestors: Vec<Vec<u32>>) -> Self {
         let width_of = |level: &[u32]| level.iter().map(|&n| n as usize + 1).max().unwrap_or(1);
         let one_top_node = |top: &Vec<u32>| top.iter().all(|&n| Some(&n) == top.first());
@@ -132,11 +133,6 @@ impl EarthMovers {
             total,
             ground,
         }
-    }
-
-    /// Number of value codes.
-    pub fn values(&self) -> usize {
-        self.global.len()
     }
 
     /// The EMD between the class with value counts `histogram` (sorted `(code, count)` pairs) and the
@@ -296,8 +292,8 @@ mod tests {
         for i in 0..m {
             add(&mut graph, 0, 1 + i, supply[i], 0);
             add(&mut graph, 1 + m + i, sink, demand[i], 0);
-            for j in 0..m {
-                add(&mut graph, 1 + i, 1 + m + j, i128::MAX / 4, cost[i][j]);
+            for (j, &c) in cost[i].iter().enumerate() {
+                add(&mut graph, 1 + i, 1 + m + j, i128::MAX / 4, c);
             }
         }
         let mut total = 0;

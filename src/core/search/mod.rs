@@ -4,7 +4,8 @@
 //! Every exact algorithm yields a set of candidate nodes that provably contains an optimum (the minimal
 //! solutions when the metric is monotone, every solution otherwise) and [`select`] picks the optimum with
 //! metric bounds. When the privacy models are not monotone for the suppression setting, predictive tagging
-//! is unsound and exact algorithms check every node instead.
+//! is unsound and exact algorithms consider every node instead, in increasing order of the metric's
+//! static lower bound, stopping once it exceeds the best loss found.
 
 mod best_first;
 mod datafly;
@@ -124,7 +125,7 @@ pub fn run(ev: &mut Evaluator<'_>, algorithm: Algorithm) -> Result<SearchResult,
             }
             exhaustive::search(ev)?
         }
-        _ if algorithm.is_exact() && !pruning => exhaustive::search(ev)?,
+        _ if algorithm.is_exact() && !pruning => exhaustive::search_bounded(ev)?,
         Algorithm::BestFirst if ev.metric().has_monotone_static_bound() => best_first::search(ev)?,
         Algorithm::Ola => ola::search(ev)?,
         Algorithm::Flash | Algorithm::Optimal | Algorithm::BestFirst => flash::search(ev)?,
