@@ -5,12 +5,22 @@
 //! the suppression limit (those classes are suppressed). Searches prune with predictive tagging only if
 //! every model is monotone for the suppression setting in use; otherwise they visit every node.
 
+mod categorical;
 mod k_anonymity;
 mod l_diversity;
+mod linear;
 
+pub use categorical::{
+    minimum_cover, Categories, ClCategoricalRecursiveDiversity, ClDensity, DDensity,
+    LCategoricalDiversity, MuDilution, MAX_CATEGORIES,
+};
 pub use k_anonymity::KAnonymity;
 pub use l_diversity::{
     Decimal, DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, ENTROPY_TOLERANCE,
+};
+pub use linear::{
+    min_r_covers, security_estimate, tolerance_for, ClassFunction, DeltaRange, LrLinearDiversity,
+    LINEAR_TOLERANCE,
 };
 
 use super::groupify::FrequencySet;
