@@ -10,10 +10,21 @@
 //! same documented tolerance, [`ENTROPY_TOLERANCE`], so that exact equality passes), and the recursive
 //! check compares integers with `c` as an exact decimal ([`Decimal`]).
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
-use crate::core::privacy::{Decimal, ENTROPY_TOLERANCE};
+use crate::core::privacy::{ClassFunction, Decimal, ENTROPY_TOLERANCE};
 use crate::core::render::{Rendering, SUPPRESSED};
+
+use super::verify_sensitive;
+
+/// The categories and don't-care set of a categorical requirement, as the spec names their values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CategorySets {
+    /// The categories S̄_i (in the spec's order of names).
+    pub categories: Vec<BTreeSet<String>>,
+    /// The don't-care set Y.
+    pub dont_care: BTreeSet<String>,
+}
 
 /// One property every published class must have.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,6 +54,81 @@ pub enum Requirement {
         /// The diversity parameter.
         l: u64,
     },
+    /// l-categorical diversity of `column` (Hsu 2008, Def 3.5.3): minimum cover of at least `l` sets.
+    LCategorical {
+        /// Output column name.
+        column: String,
+        /// Minimum cover size.
+        l: u64,
+        /// The categories and Y.
+        sets: CategorySets,
+    },
+    /// d-density control (Def 3.5.5); with `mu`, Y holds at least `mu` and is exempt from `d`.
+    DDensity {
+        /// Output column name.
+        column: String,
+        /// The density bound.
+        d: Decimal,
+        /// The dilution bound that overrides `d` on Y.
+        mu: Option<Decimal>,
+        /// The categories and Y.
+        sets: CategorySets,
+    },
+    /// μ-dilution (Def 3.5.6): Y holds at least `mu` of each class.
+    MuDilution {
+        /// Output column name.
+        column: String,
+        /// The dilution bound.
+        mu: Decimal,
+        /// The don't-care values.
+        dont_care: BTreeSet<String>,
+    },
+    /// (c,l)-categorical recursive diversity (Def 3.5.8, non-strict, in counts).
+    ClCategoricalRecursive {
+        /// Output column name.
+        column: String,
+        /// The constant c.
+        c: Decimal,
+        /// Categories in the covering.
+        l: u64,
+        /// The categories and Y.
+        sets: CategorySets,
+    },
+    /// (c,l)-density control (Def 3.5.10, sum from the l-th category).
+    ClDensity {
+        /// Output column name.
+        column: String,
+        /// The constant c.
+        c: Decimal,
+        /// Index of the first category of the tail.
+        l: u64,
+        /// The categories and Y.
+        sets: CategorySets,
+    },
+    /// δ-range control (Def 3.6.2) of the numeric `column` through `class_function`.
+    DeltaRange {
+        /// Output column name.
+        column: String,
+        /// The minimum range.
+        delta: f64,
+        /// The class function.
+        class_function: ClassFunction,
+        /// Absolute tolerance of the comparison.
+        tolerance: f64,
+    },
+    /// (l,r)-linear diversity (Def 3.6.4) of the numeric `column` through `class_function`.
+    LrLinear {
+        /// Output column name.
+        column: String,
+        /// Minimum number of r-covers.
+        l: u64,
+        /// Width of a cover.
+        r: f64,
+        /// The class function.
+        class_function: ClassFunction,
+        /// Absolute tolerance of the comparisons.
+        tolerance: f64,
+    },
 }
 
 impl Requirement {
@@ -54,6 +140,51 @@ impl Requirement {
             Requirement::RecursiveCL { column, c, l } => {
                 format!("recursive-({c},{l})-diversity on '{column}'")
             }
+            Requirement::LCategorical { column, l, .. } => {
+                format!("{l}-categorical-diversity on '{column}'")
+            }
+            Requirement::DDensity {
+                column,
+                d,
+                mu: None,
+                ..
+            } => format!("{d}-density on '{column}'"),
+            Requirement::DDensity {
+                column,
+                d,
+                mu: Some(mu),
+                ..
+            } => format!("{d}-density with {mu}-dilution on '{column}'"),
+            Requirement::MuDilution { column, mu, .. } => format!("{mu}-dilution on '{column}'"),
+            Requirement::ClCategoricalRecursive { column, c, l, .. } => {
+                format!("({c},{l})-categorical-recursive-diversity on '{column}'")
+            }
+            Requirement::ClDensity { column, c, l, .. } => {
+                format!("({c},{l})-density on '{column}'")
+            }
+            Requirement::DeltaRange { column, delta, .. } => {
+                format!("{delta}-range on '{column}'")
+            }
+            Requirement::LrLinear { column, l, r, .. } => {
+                format!("({l},{r})-linear-diversity on '{column}'")
+            }
+        }
+    }
+
+    /// The output column a value requirement reads.
+    fn column(&self) -> Option<&str> {
+        match self {
+            Requirement::MinClassSize(_) => None,
+            Requirement::DistinctL { column, .. }
+            | Requirement::EntropyL { column, .. }
+            | Requirement::RecursiveCL { column, .. }
+            | Requirement::LCategorical { column, .. }
+            | Requirement::DDensity { column, .. }
+            | Requirement::MuDilution { column, .. }
+            | Requirement::ClCategoricalRecursive { column, .. }
+            | Requirement::ClDensity { column, .. }
+            | Requirement::DeltaRange { column, .. }
+            | Requirement::LrLinear { column, .. } => Some(column),
         }
     }
 }
@@ -129,19 +260,25 @@ pub fn verify(
             }
             continue;
         }
-        let column = match requirement {
-            Requirement::DistinctL { column, .. }
-            | Requirement::EntropyL { column, .. }
-            | Requirement::RecursiveCL { column, .. } => column_of(column)?,
-            Requirement::MinClassSize(_) => continue,
+        let Some(column) = requirement.column() else {
+            continue;
         };
+        let column = column_of(column)?;
         for rows in classes.values() {
             let mut counts: HashMap<&str, u64> = HashMap::new();
             for &row in rows {
                 *counts.entry(rendering.cell(row, column)).or_insert(0) += 1;
             }
-            let counts: Vec<u64> = counts.into_values().collect();
-            if !is_diverse(requirement, counts) {
+            let satisfied = match requirement {
+                Requirement::MinClassSize(_)
+                | Requirement::DistinctL { .. }
+                | Requirement::EntropyL { .. }
+                | Requirement::RecursiveCL { .. } => {
+                    is_diverse(requirement, counts.into_values().collect())
+                }
+                _ => verify_sensitive::satisfies(requirement, &counts),
+            };
+            if !satisfied {
                 return Err(VerificationError::NotDiverse {
                     size: rows.len() as u64,
                     requirement: requirement.describe(),
@@ -152,7 +289,8 @@ pub fn verify(
     Ok(())
 }
 
-/// Whether a class with these value counts meets an l-diversity requirement.
+/// Whether a class with these value counts meets an l-diversity requirement (the others are checked
+/// by [`verify_sensitive::satisfies`]).
 fn is_diverse(requirement: &Requirement, mut counts: Vec<u64>) -> bool {
     match *requirement {
         Requirement::MinClassSize(k) => counts.iter().sum::<u64>() >= k,
@@ -177,6 +315,7 @@ fn is_diverse(requirement: &Requirement, mut counts: Vec<u64>) -> bool {
             let tail: u64 = counts.iter().skip(l as usize - 1).sum();
             most > 0 && c.exceeds_when_scaled(most, tail)
         }
+        _ => false,
     }
 }
 
