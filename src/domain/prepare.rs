@@ -861,10 +861,10 @@ mod tests {
             p.requirements[1],
             Requirement::LCategorical { l: 1, .. }
         ));
-        let p = prepare_with(&format!(
-            r#"{{"type": "d_density", "attribute": "diagnosis", "d": 0.5, "mu": 0.1,
-                 "categories": {{"respiratory": ["flu"], "unseen": ["rash"]}}, "dont_care": ["cold"]}}"#
-        ))
+        let p = prepare_with(
+            r#"{"type": "d_density", "attribute": "diagnosis", "d": 0.5, "mu": 0.1,
+                 "categories": {"respiratory": ["flu"], "unseen": ["rash"]}, "dont_care": ["cold"]}"#,
+        )
         .unwrap();
         assert_eq!(
             p.plan.privacy_models[1].describe(),
