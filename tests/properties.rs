@@ -20,6 +20,10 @@
 //! node whose failing records fit the budget, the suppressed records are exactly those failing classes,
 //! and the rendered output passes the independent verification.
 //!
+//! A fourth property does the same with Hsu's (2008) categorical models (l-categorical diversity,
+//! d-density, (c,l)-categorical recursive diversity) over fixed categories of the sensitive values,
+//! built through the job spec and `prepare`, against a brute force on the plain strings.
+//!
 //! A second property checks the engine's `Evaluator` node by node against the checker (visited in a
 //! random order, so rollups start from varying cached frequency sets) and the validity of the bounds the
 //! searches prune with. Failing cases print the whole job; cases are few enough for the file to run in

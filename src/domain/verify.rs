@@ -425,4 +425,65 @@ mod tests {
             Err(VerificationError::MissingColumn("other".into()))
         );
     }
+
+    /// Classes {flu, cold, flu}, {flu, flu}, {cancer} under Y = {cold}, respiratory = {flu},
+    /// severe = {cancer}.
+    #[test]
+    fn checks_categorical_models_on_rendered_classes() {
+        let table = Table::from_rows(
+            &["zip", "diagnosis"],
+            &[
+                vec!["1", "flu"],
+                vec!["1", "cold"],
+                vec!["1", "flu"],
+                vec!["2", "flu"],
+                vec!["2", "flu"],
+                vec!["3", "cancer"],
+            ],
+        );
+        let rows: Vec<Vec<&str>> = vec![vec!["1", "*"], vec!["2", "*"], vec!["3", "*"]];
+        let map =
+            GeneralizationMap::bind(Hierarchy::from_rows(&rows).unwrap(), table.column(0)).unwrap();
+        let columns = || {
+            vec![
+                OutputColumn::Generalized {
+                    column: table.column(0),
+                    hierarchy: &map,
+                    level: 0,
+                },
+                OutputColumn::Verbatim(table.column(1)),
+            ]
+        };
+        let set = |values: &[&str]| values.iter().map(|v| v.to_string()).collect();
+        let sets = CategorySets {
+            categories: vec![set(&["flu"]), set(&["cancer"])],
+            dont_care: set(&["cold"]),
+        };
+        let categorical = |l| Requirement::LCategorical {
+            column: "diagnosis".into(),
+            l,
+            sets: sets.clone(),
+        };
+        let r = Rendering::new(columns(), &[false; 6], false);
+        let e = verify(&r, &[categorical(2)]).unwrap_err();
+        assert!(e
+            .to_string()
+            .contains("2-categorical-diversity on 'diagnosis'"));
+        assert!(!e.to_string().contains("flu") && !e.to_string().contains("cancer"));
+        assert!(verify(&r, &[categorical(1)]).is_ok());
+        // suppressing the homogeneous classes leaves {flu, cold, flu}: cover {Y, respiratory}
+        let suppressed = [false, false, false, true, true, true];
+        let r = Rendering::new(columns(), &suppressed, false);
+        assert!(verify(&r, &[categorical(2)]).is_ok());
+        assert!(verify(&r, &[categorical(3)]).is_err());
+        let density = |d: f64| Requirement::DDensity {
+            column: "diagnosis".into(),
+            d: Decimal::from_f64(d).unwrap(),
+            mu: None,
+            sets: sets.clone(),
+        };
+        // respiratory holds 2 of 3
+        assert!(verify(&r, &[density(0.67)]).is_ok());
+        assert!(verify(&r, &[density(0.66)]).is_err());
+    }
 }
