@@ -21,8 +21,9 @@
 //! and the rendered output passes the independent verification.
 //!
 //! A fourth property does the same with Hsu's (2008) categorical models (l-categorical diversity,
-//! d-density, (c,l)-categorical recursive diversity) over fixed categories of the sensitive values,
-//! built through the job spec and `prepare`, against a brute force on the plain strings.
+//! d-density, (c,l)-categorical recursive diversity) over fixed categories of the sensitive values, and
+//! his linear models (δ-range, (l,r)-linear diversity) with the values read as numbers, built through
+//! the job spec and `prepare`, against a brute force on the plain strings.
 //!
 //! A second property checks the engine's `Evaluator` node by node against the checker (visited in a
 //! random order, so rollups start from varying cached frequency sets) and the validity of the bounds the
@@ -780,7 +781,29 @@ fn categorical_case(variant: u64) -> (String, fn(&[&str]) -> bool) {
             .min()
             .map_or(u64::MAX, u64::from)
     }
-    match variant % 4 {
+    fn numbers(values: &[&str]) -> Vec<f64> {
+        let mut xs: Vec<f64> = values.iter().map(|v| v.parse().expect("number")).collect();
+        xs.sort_by(f64::total_cmp);
+        xs
+    }
+    match variant % 6 {
+        // numeric variants: the sensitive values are 0–3 (see `check_job_categorical`)
+        4 => (
+            r#"{"type": "delta_range", "attribute": "diagnosis", "delta": 2}"#.to_string(),
+            |v| {
+                let xs = numbers(v);
+                xs[xs.len() - 1] - xs[0] >= 2.0
+            },
+        ),
+        // at least two intervals of width 1: some two values more than 1 apart
+        5 => (
+            r#"{"type": "lr_linear_diversity", "attribute": "diagnosis", "l": 2, "r": 1}"#
+                .to_string(),
+            |v| {
+                let xs = numbers(v);
+                xs[xs.len() - 1] - xs[0] > 1.0
+            },
+        ),
         0 => (
             format!(
                 r#"{{"type": "l_categorical_diversity", "attribute": "diagnosis", "l": 2, {SETS}}}"#
@@ -804,7 +827,7 @@ fn categorical_case(variant: u64) -> (String, fn(&[&str]) -> bool) {
             },
         ),
         // largest category ≤ 2 · (records outside the best single category)
-        _ => (
+        3 => (
             format!(
                 r#"{{"type": "cl_categorical_recursive_diversity", "attribute": "diagnosis", "c": 2, "l": 1, {SETS}}}"#
             ),
@@ -813,6 +836,7 @@ fn categorical_case(variant: u64) -> (String, fn(&[&str]) -> bool) {
                 largest <= 2 * (v.len() as u64 - largest)
             },
         ),
+        _ => unreachable!("variant % 6"),
     }
 }
 
@@ -820,6 +844,14 @@ fn categorical_case(variant: u64) -> (String, fn(&[&str]) -> bool) {
 /// and compares them with the brute force, as `check_job_l_diversity` does for distinct l-diversity.
 fn check_job_categorical(job: &Job, variant: u64) -> Result<(), String> {
     let (model, passes) = categorical_case(variant);
+    let mut job = job.clone();
+    if variant % 6 >= 4 {
+        // the linear models need numbers: s0–s3 become 0–3
+        for row in &mut job.rows {
+            row[job.sensitive] = row[job.sensitive].trim_start_matches('s').to_string();
+        }
+    }
+    let job = &job;
     let n = job.rows.len();
     let budget = n as u64 * job.percent / 100;
     let k = job.k;
@@ -910,7 +942,7 @@ proptest! {
         n in 5usize..=40,
         k_pick in any::<u64>(),
         limit in 0usize..LIMITS_PERCENT.len(),
-        variant in 0u64..4,
+        variant in 0u64..6,
     ) {
         let job = generate(seed, qis, n, k_pick, limit);
         if let Err(e) = check_job_categorical(&job, variant) {
