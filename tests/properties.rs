@@ -22,6 +22,11 @@
 //! t-closeness (equal, ordered and hierarchical distances), basic β-likeness and δ-disclosure, against a brute force
 //! in exact integer arithmetic; it runs enough cases to catch a wrong monotonicity flag.
 //!
+//! A fifth does the same with Hsu's (2008) categorical models (l-categorical diversity, d-density,
+//! (c,l)-categorical recursive diversity) over fixed categories of the sensitive values, and his linear
+//! models (δ-range, (l,r)-linear diversity) with the values read as numbers, built through the job spec
+//! and `prepare`, against a brute force on the plain strings.
+//!
 //! A second property checks the engine's `Evaluator` node by node against the checker (visited in a
 //! random order, so rollups start from varying cached frequency sets) and the validity of the bounds the
 //! searches prune with. Failing cases print the whole job; cases are few enough for the file to run in
@@ -988,6 +993,202 @@ proptest! {
         let job = generate(seed, qis, n, k_pick, limit);
         let model = DistributionModel::pick(which, numerator);
         if let Err(e) = check_job_distribution(&job, model) {
+            let hierarchies: Vec<_> = job.hierarchies.iter().map(|(c, h)| (&job.header[*c], h)).collect();
+            prop_assert!(
+                false,
+                "{e}\nk = {}, limit = {}%, header = {:?}\nhierarchies = {:?}\nrows = {:?}",
+                job.k, job.percent, job.header, hierarchies, job.rows
+            );
+        }
+    }
+}
+
+/// The categorical models of Hsu (2008, §3.5) in the third property's harness, over the generator's
+/// sensitive values s0–s3 with Y = {s3}, a = {s0, s1}, b = {s1, s2}: `(spec JSON, brute-force predicate
+/// on a class's sensitive strings)`. The predicates are written from the definitions on plain strings.
+fn categorical_case(variant: u64) -> (String, fn(&[&str]) -> bool) {
+    const SETS: &str =
+        r#""categories": {"a": ["s0", "s1"], "b": ["s1", "s2"]}, "dont_care": ["s3"]"#;
+    fn members(values: &[&str], set: &[&str]) -> u64 {
+        values.iter().filter(|v| set.contains(v)).count() as u64
+    }
+    fn min_cover(values: &[&str]) -> u64 {
+        let family: [&[&str]; 3] = [&["s3"], &["s0", "s1"], &["s1", "s2"]];
+        (0u32..8)
+            .filter(|u| {
+                values
+                    .iter()
+                    .all(|v| (0..3).any(|i| u >> i & 1 == 1 && family[i].contains(v)))
+            })
+            .map(u32::count_ones)
+            .min()
+            .map_or(u64::MAX, u64::from)
+    }
+    fn numbers(values: &[&str]) -> Vec<f64> {
+        let mut xs: Vec<f64> = values.iter().map(|v| v.parse().expect("number")).collect();
+        xs.sort_by(f64::total_cmp);
+        xs
+    }
+    match variant % 6 {
+        // numeric variants: the sensitive values are 0–3 (see `check_job_categorical`)
+        4 => (
+            r#"{"type": "delta_range", "attribute": "diagnosis", "delta": 2}"#.to_string(),
+            |v| {
+                let xs = numbers(v);
+                xs[xs.len() - 1] - xs[0] >= 2.0
+            },
+        ),
+        // at least two intervals of width 1: some two values more than 1 apart
+        5 => (
+            r#"{"type": "lr_linear_diversity", "attribute": "diagnosis", "l": 2, "r": 1}"#
+                .to_string(),
+            |v| {
+                let xs = numbers(v);
+                xs[xs.len() - 1] - xs[0] > 1.0
+            },
+        ),
+        0 => (
+            format!(
+                r#"{{"type": "l_categorical_diversity", "attribute": "diagnosis", "l": 2, {SETS}}}"#
+            ),
+            |v| min_cover(v) >= 2,
+        ),
+        1 => (
+            format!(
+                r#"{{"type": "l_categorical_diversity", "attribute": "diagnosis", "l": 3, {SETS}}}"#
+            ),
+            |v| min_cover(v) >= 3,
+        ),
+        // every set holds at most half of the class
+        2 => (
+            format!(r#"{{"type": "d_density", "attribute": "diagnosis", "d": 0.5, {SETS}}}"#),
+            |v| {
+                let n = v.len() as u64;
+                [&["s3"][..], &["s0", "s1"], &["s1", "s2"]]
+                    .iter()
+                    .all(|set| 2 * members(v, set) <= n)
+            },
+        ),
+        // largest category ≤ 2 · (records outside the best single category)
+        3 => (
+            format!(
+                r#"{{"type": "cl_categorical_recursive_diversity", "attribute": "diagnosis", "c": 2, "l": 1, {SETS}}}"#
+            ),
+            |v| {
+                let largest = members(v, &["s0", "s1"]).max(members(v, &["s1", "s2"]));
+                largest <= 2 * (v.len() as u64 - largest)
+            },
+        ),
+        _ => unreachable!("variant % 6"),
+    }
+}
+
+/// Runs the exact algorithms with k-anonymity and a categorical model (through the spec and `prepare`)
+/// and compares them with the brute force, as `check_job_l_diversity` does for distinct l-diversity.
+fn check_job_categorical(job: &Job, variant: u64) -> Result<(), String> {
+    let (model, passes) = categorical_case(variant);
+    let mut job = job.clone();
+    if variant % 6 >= 4 {
+        // the linear models need numbers: s0–s3 become 0–3
+        for row in &mut job.rows {
+            row[job.sensitive] = row[job.sensitive].trim_start_matches('s').to_string();
+        }
+    }
+    let job = &job;
+    let n = job.rows.len();
+    let budget = n as u64 * job.percent / 100;
+    let k = job.k;
+    let (table, _, dataset) = build(job)?;
+    let nodes = dataset.all_nodes();
+    let failing: Vec<u64> = nodes
+        .iter()
+        .map(|levels| {
+            let mut classes: std::collections::HashMap<Vec<String>, Vec<&str>> =
+                std::collections::HashMap::new();
+            for (r, row) in dataset.rows.iter().enumerate() {
+                classes
+                    .entry(dataset.generalized_key(r, levels))
+                    .or_default()
+                    .push(row[job.sensitive].as_str());
+            }
+            classes
+                .values()
+                .filter(|v| (v.len() as u64) < k || !passes(v))
+                .map(|v| v.len() as u64)
+                .sum()
+        })
+        .collect();
+    let any_solution = failing.iter().any(|&f| f <= budget);
+    let mut job_spec = spec(job);
+    job_spec
+        .privacy_models
+        .push(serde_json::from_str(&model).map_err(|e| format!("{model}: {e}"))?);
+    for metric in [MetricKind::NuEntropy, MetricKind::Discernibility] {
+        let mut exhaustive_loss = None;
+        for algorithm in ALGORITHMS.into_iter().filter(|a| a.is_exact()) {
+            let what = format!("{} / {} / {model}", algorithm.name(), metric.name());
+            let mut prepared = prepare(&table, &job_spec, &|_| Err("inline only".into()))
+                .map_err(|e| format!("{what}: prepare: {e}"))?;
+            prepared.plan.metric = metric;
+            prepared.plan.algorithm = algorithm;
+            let input = prepared.input(&table);
+            let outcome = match (anonymize(&input, &prepared.plan, &NoControl), any_solution) {
+                (Ok(o), true) => o,
+                (Err(_), false) => continue,
+                (Ok(o), false) => {
+                    return Err(format!(
+                        "{what}: found {:?} but no node is a solution",
+                        o.transformation
+                    ))
+                }
+                (Err(e), true) => return Err(format!("{what}: {e}, but a solution exists")),
+            };
+            let index = nodes
+                .iter()
+                .position(|v| *v == outcome.transformation)
+                .ok_or_else(|| format!("{what}: unknown node"))?;
+            if failing[index] != outcome.suppressed_records || failing[index] > budget {
+                return Err(format!(
+                    "{what}: {} suppressed at {:?}, the checker counts {} failing (budget {budget})",
+                    outcome.suppressed_records, outcome.transformation, failing[index]
+                ));
+            }
+            let loss = outcome.metrics.get(metric);
+            match exhaustive_loss {
+                None => exhaustive_loss = Some(loss),
+                Some(e) if !close(loss, e) => {
+                    return Err(format!("{what}: loss {loss}, exhaustive found {e}"))
+                }
+                Some(_) => {}
+            }
+            verify(
+                &prepared.rendering(&table, &outcome),
+                &prepared.requirements,
+            )
+            .map_err(|e| format!("{what}: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(Config {
+        cases: 64,
+        failure_persistence: None,
+        ..Config::default()
+    })]
+
+    #[test]
+    fn searches_agree_with_brute_force_under_categorical_models(
+        seed in any::<u64>(),
+        qis in 1usize..=3,
+        n in 5usize..=40,
+        k_pick in any::<u64>(),
+        limit in 0usize..LIMITS_PERCENT.len(),
+        variant in 0u64..6,
+    ) {
+        let job = generate(seed, qis, n, k_pick, limit);
+        if let Err(e) = check_job_categorical(&job, variant) {
             let hierarchies: Vec<_> = job.hierarchies.iter().map(|(c, h)| (&job.header[*c], h)).collect();
             prop_assert!(
                 false,

@@ -8,6 +8,7 @@ pub mod prepare;
 pub mod report;
 pub mod spec;
 pub mod verify;
+mod verify_sensitive;
 
 pub use prepare::{prepare, HierarchyResolver, Prepared};
 pub use report::Report;

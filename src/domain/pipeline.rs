@@ -154,4 +154,62 @@ mod tests {
                 .any(|m| m.ends_with("on 'diagnosis'")));
         }
     }
+
+    /// Hsu (2008) §3.5–3.6 models on a small table: zip codes 1301–1304 roll up to 130*. The classes at
+    /// level 0 are {cold, cancer}, {TB, hepatitis}, {AIDS, flu} and {cancer, TB}, with salaries
+    /// {10, 11}, {20, 21}, {30, 31}, {40, 41}. Categories: Y = {cold, flu}, terminal = {cancer, AIDS},
+    /// infectious = {AIDS, TB, hepatitis}.
+    #[test]
+    fn output_meets_categorical_and_linear_models() {
+        let rows: Vec<Vec<&str>> = vec![
+            vec!["1301", "cold", "10"],
+            vec!["1301", "cancer", "11"],
+            vec!["1302", "TB", "20"],
+            vec!["1302", "hepatitis", "21"],
+            vec!["1303", "AIDS", "30"],
+            vec!["1303", "flu", "31"],
+            vec!["1304", "cancer", "40"],
+            vec!["1304", "TB", "41"],
+        ];
+        let table = Table::from_rows(&["zip", "diagnosis", "salary"], &rows);
+        let categories = r#""categories": {"terminal": ["cancer", "AIDS"], "infectious": ["AIDS", "TB", "hepatitis"]},
+                            "dont_care": ["cold", "flu"]"#;
+        // (model, expected level): level 0 passes unless a class breaks the model
+        let cases = [
+            // {TB, hepatitis} is covered by infectious alone
+            (format!(r#"{{"type": "l_categorical_diversity", "attribute": "diagnosis", "l": 2, {categories}}}"#), 1),
+            (format!(r#"{{"type": "l_categorical_diversity", "attribute": "diagnosis", "l": 1, {categories}}}"#), 0),
+            // {TB, hepatitis} is all infectious: density 1
+            (format!(r#"{{"type": "d_density", "attribute": "diagnosis", "d": 0.5, {categories}}}"#), 1),
+            (format!(r#"{{"type": "d_density", "attribute": "diagnosis", "d": 1, {categories}}}"#), 0),
+            // only {cold, cancer} and {AIDS, flu} hold a don't-care value
+            (r#"{"type": "mu_dilution", "attribute": "diagnosis", "mu": 0.1, "dont_care": ["cold", "flu"]}"#.to_string(), 1),
+            (format!(r#"{{"type": "cl_categorical_recursive_diversity", "attribute": "diagnosis", "c": 1, "l": 1, {categories}}}"#), 1),
+            // {cold, cancer} has one category (tail 0); all records: [4, 3] and 4 ≤ 1.5 · 3
+            (format!(r#"{{"type": "cl_density", "attribute": "diagnosis", "c": 1.5, "l": 2, {categories}}}"#), 1),
+            // salary ranges are 1 per class at level 0, 31 at level 1
+            (r#"{"type": "delta_range", "attribute": "salary", "delta": 1}"#.to_string(), 0),
+            (r#"{"type": "delta_range", "attribute": "salary", "delta": 5}"#.to_string(), 1),
+            (r#"{"type": "lr_linear_diversity", "attribute": "salary", "l": 2, "r": 0.5}"#.to_string(), 0),
+            (r#"{"type": "lr_linear_diversity", "attribute": "salary", "l": 3, "r": 9.5,
+                 "class_function": {"type": "piecewise_linear", "points": [[0, 0], [100, 100]]}}"#.to_string(), 1),
+        ];
+        for (model, level) in cases {
+            let json = format!(
+                r#"{{"attributes": {{"zip": {{"role": "quasi_identifier", "hierarchy": {{"levels":
+                     [["1301", "130*", "*"], ["1302", "130*", "*"], ["1303", "130*", "*"], ["1304", "130*", "*"]]}}}},
+                     "diagnosis": {{"role": "sensitive"}}, "salary": {{"role": "sensitive"}}}},
+                   "privacy_models": [{model}],
+                   "algorithm": {{"type": "exhaustive"}}}}"#
+            );
+            let spec = JobSpec::from_json(json.as_bytes()).unwrap();
+            let done = run(&table, &spec, &|_| Err("inline only".into()), &NoControl)
+                .unwrap_or_else(|e| panic!("{model}: {e}"));
+            assert_eq!(done.outcome().transformation, [level], "{model}");
+            assert_eq!(done.outcome().suppressed_records, 0, "{model}");
+            let mut csv = Vec::new();
+            done.write_csv(&mut csv, &CsvOptions::default()).unwrap();
+            assert_eq!(String::from_utf8(csv).unwrap().lines().count(), 9);
+        }
+    }
 }

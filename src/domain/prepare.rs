@@ -6,17 +6,22 @@ use crate::codec::{parse_arx_hierarchy, CsvOptions};
 use crate::core::data::{Column, GeneralizationMap, Hierarchy, Table};
 use crate::core::engine::{Outcome, Plan};
 use crate::core::input::{EngineInput, QuasiIdentifier, SensitiveAttribute};
+use std::collections::{BTreeMap, BTreeSet};
+
 use crate::core::privacy::{
-    Decimal, DistinctLDiversity, EntropyLDiversity, KAnonymity, PrivacyModel, RecursiveCLDiversity,
+    tolerance_for, Categories, ClCategoricalRecursiveDiversity, ClDensity, ClassFunction, DDensity,
+    Decimal, DeltaRange, DistinctLDiversity, EntropyLDiversity, KAnonymity, LCategoricalDiversity,
+    LrLinearDiversity, MuDilution, PrivacyModel, RecursiveCLDiversity, MAX_CATEGORIES,
 };
 use crate::core::render::{OutputColumn, Rendering};
 
 use super::closeness::{self, ClosenessRequest};
 use super::likeness;
 use super::spec::{
-    pointer_segment, HierarchySpec, JobSpec, PrivacyModelSpec, Role, SpecError, SuppressedRecords,
+    pointer_segment, ClassFunctionSpec, HierarchySpec, JobSpec, PrivacyModelSpec, Role, SpecError,
+    SuppressedRecords, DEFAULT_MAX_CATEGORIES,
 };
-use super::verify::Requirement;
+use super::verify::{CategorySets, Requirement};
 
 /// Loads hierarchies given by reference (a path for the CLI, an id for the service). Returns a message
 /// on failure; the caller adds the pointer.
@@ -311,16 +316,7 @@ fn privacy_models(
             PrivacyModelSpec::RecursiveClDiversity { attribute, c, l } => {
                 let slot = sensitive_slot(i, attribute, table, sensitive)?;
                 let l = diversity_l(i, *l)?;
-                let c = match Decimal::from_f64(*c) {
-                    Some(c) if !c.is_zero() => c,
-                    _ => {
-                        return Err(SpecError::new(
-                            format!("/privacy_models/{i}/c"),
-                            "invalid_c",
-                            "c must be a positive number (at most 18 decimal places)",
-                        ))
-                    }
-                };
+                let c = positive_c(i, *c)?;
                 models.push(Box::new(RecursiveCLDiversity {
                     slot,
                     attribute: attribute.clone(),
@@ -370,9 +366,453 @@ fn privacy_models(
                 models.push(Box::new(model));
                 requirements.push(requirement);
             }
+            PrivacyModelSpec::LCategoricalDiversity {
+                attribute,
+                l,
+                categories,
+                dont_care,
+                max_categories,
+            } => {
+                let slot = sensitive_slot(i, attribute, table, sensitive)?;
+                let l = diversity_l(i, *l)?;
+                let (resolved, sets) = resolve_categories(
+                    i,
+                    table,
+                    attribute,
+                    categories,
+                    dont_care,
+                    *max_categories,
+                )?;
+                // the exact check branches over the categories of one value, at most l − 1 deep
+                let depth = (l - 1).min(resolved.codes() as u64);
+                let work = covers_work(resolved.largest_overlap(), depth);
+                check_work(i, "the minimum cover", work)?;
+                models.push(Box::new(LCategoricalDiversity {
+                    slot,
+                    attribute: attribute.clone(),
+                    l,
+                    categories: resolved,
+                }));
+                requirements.push(Requirement::LCategorical {
+                    column: attribute.clone(),
+                    l,
+                    sets,
+                });
+            }
+            PrivacyModelSpec::DDensity {
+                attribute,
+                d,
+                mu,
+                categories,
+                dont_care,
+                max_categories,
+            } => {
+                let slot = sensitive_slot(i, attribute, table, sensitive)?;
+                let d = fraction(i, "d", *d)?;
+                let mu = mu.map(|mu| fraction(i, "mu", mu)).transpose()?;
+                let (resolved, sets) = resolve_categories(
+                    i,
+                    table,
+                    attribute,
+                    categories,
+                    dont_care,
+                    *max_categories,
+                )?;
+                models.push(Box::new(DDensity {
+                    slot,
+                    attribute: attribute.clone(),
+                    d,
+                    mu,
+                    categories: resolved,
+                }));
+                requirements.push(Requirement::DDensity {
+                    column: attribute.clone(),
+                    d,
+                    mu,
+                    sets,
+                });
+            }
+            PrivacyModelSpec::MuDilution {
+                attribute,
+                mu,
+                dont_care,
+            } => {
+                let slot = sensitive_slot(i, attribute, table, sensitive)?;
+                let mu = fraction(i, "mu", *mu)?;
+                let column = table.column(table_index(table, attribute));
+                let dont_care: BTreeSet<String> = dont_care.iter().cloned().collect();
+                let flags = column
+                    .dictionary
+                    .values()
+                    .map(|v| dont_care.contains(v))
+                    .collect();
+                models.push(Box::new(MuDilution {
+                    slot,
+                    attribute: attribute.clone(),
+                    mu,
+                    dont_care: flags,
+                }));
+                requirements.push(Requirement::MuDilution {
+                    column: attribute.clone(),
+                    mu,
+                    dont_care,
+                });
+            }
+            PrivacyModelSpec::ClCategoricalRecursiveDiversity {
+                attribute,
+                c,
+                l,
+                categories,
+                dont_care,
+                max_categories,
+            } => {
+                let slot = sensitive_slot(i, attribute, table, sensitive)?;
+                let c = positive_c(i, *c)?;
+                let l = diversity_l(i, *l)?;
+                let (resolved, sets) = resolve_categories(
+                    i,
+                    table,
+                    attribute,
+                    categories,
+                    dont_care,
+                    *max_categories,
+                )?;
+                // MC(l) enumerates the l-subsets of the categories
+                check_work(
+                    i,
+                    "the maximum l-coverage",
+                    binomial(resolved.count() as u64, l),
+                )?;
+                models.push(Box::new(ClCategoricalRecursiveDiversity {
+                    slot,
+                    attribute: attribute.clone(),
+                    c,
+                    l,
+                    categories: resolved,
+                }));
+                requirements.push(Requirement::ClCategoricalRecursive {
+                    column: attribute.clone(),
+                    c,
+                    l,
+                    sets,
+                });
+            }
+            PrivacyModelSpec::ClDensity {
+                attribute,
+                c,
+                l,
+                categories,
+                dont_care,
+                max_categories,
+            } => {
+                let slot = sensitive_slot(i, attribute, table, sensitive)?;
+                let c = positive_c(i, *c)?;
+                let l = diversity_l(i, *l)?;
+                let (resolved, sets) = resolve_categories(
+                    i,
+                    table,
+                    attribute,
+                    categories,
+                    dont_care,
+                    *max_categories,
+                )?;
+                models.push(Box::new(ClDensity {
+                    slot,
+                    attribute: attribute.clone(),
+                    c,
+                    l,
+                    categories: resolved,
+                }));
+                requirements.push(Requirement::ClDensity {
+                    column: attribute.clone(),
+                    c,
+                    l,
+                    sets,
+                });
+            }
+            PrivacyModelSpec::DeltaRange {
+                attribute,
+                delta,
+                class_function,
+            } => {
+                let slot = sensitive_slot(i, attribute, table, sensitive)?;
+                let delta = non_negative(i, "delta", "invalid_delta", *delta)?;
+                let function = class_function_of(i, class_function)?;
+                let cf = class_values(i, table, attribute, &function)?;
+                let tolerance = tolerance_for(&cf);
+                models.push(Box::new(DeltaRange {
+                    slot,
+                    attribute: attribute.clone(),
+                    delta,
+                    cf,
+                    tolerance,
+                }));
+                requirements.push(Requirement::DeltaRange {
+                    column: attribute.clone(),
+                    delta,
+                    class_function: function,
+                    tolerance,
+                });
+            }
+            PrivacyModelSpec::LrLinearDiversity {
+                attribute,
+                l,
+                r,
+                class_function,
+            } => {
+                let slot = sensitive_slot(i, attribute, table, sensitive)?;
+                let l = diversity_l(i, *l)?;
+                let r = non_negative(i, "r", "invalid_r", *r)?;
+                let function = class_function_of(i, class_function)?;
+                let cf = class_values(i, table, attribute, &function)?;
+                let tolerance = tolerance_for(&cf);
+                models.push(Box::new(LrLinearDiversity {
+                    slot,
+                    attribute: attribute.clone(),
+                    l,
+                    r,
+                    cf,
+                    tolerance,
+                }));
+                requirements.push(Requirement::LrLinear {
+                    column: attribute.clone(),
+                    l,
+                    r,
+                    class_function: function,
+                    tolerance,
+                });
+            }
         }
     }
     Ok((models, requirements))
+}
+
+/// Most candidate covers or coverings the exact categorical checks may examine per class.
+pub const MAX_CATEGORY_WORK: u64 = 1 << 20;
+
+/// The column index of a column `sensitive_slot` accepted.
+fn table_index(table: &Table, attribute: &str) -> usize {
+    table.column_index(attribute).unwrap_or_default()
+}
+
+/// Validates `c` of model `i`: a positive decimal.
+fn positive_c(i: usize, c: f64) -> Result<Decimal, SpecError> {
+    match Decimal::from_f64(c) {
+        Some(c) if !c.is_zero() => Ok(c),
+        _ => Err(SpecError::new(
+            format!("/privacy_models/{i}/c"),
+            "invalid_c",
+            "c must be a positive number (at most 18 decimal places)",
+        )),
+    }
+}
+
+/// Validates a fraction parameter (`d`, `mu`) of model `i`: a decimal in [0, 1].
+fn fraction(i: usize, name: &str, value: f64) -> Result<Decimal, SpecError> {
+    match Decimal::from_f64(value) {
+        Some(v) if value <= 1.0 => Ok(v),
+        _ => Err(SpecError::new(
+            format!("/privacy_models/{i}/{name}"),
+            if name == "d" {
+                "invalid_d"
+            } else {
+                "invalid_mu"
+            },
+            format!("{name} must be a fraction between 0 and 1"),
+        )),
+    }
+}
+
+/// Validates a finite parameter ≥ 0 (`delta`, `r`) of model `i`.
+fn non_negative(i: usize, name: &str, code: &'static str, value: f64) -> Result<f64, SpecError> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(value)
+    } else {
+        Err(SpecError::new(
+            format!("/privacy_models/{i}/{name}"),
+            code,
+            format!("{name} must be a number of at least 0"),
+        ))
+    }
+}
+
+/// The class function of model `i`.
+fn class_function_of(i: usize, spec: &ClassFunctionSpec) -> Result<ClassFunction, SpecError> {
+    match spec {
+        ClassFunctionSpec::Identity => Ok(ClassFunction::Identity),
+        ClassFunctionSpec::PiecewiseLinear { points } => {
+            ClassFunction::piecewise_linear(points.iter().map(|&[x, y]| (x, y)).collect())
+                .ok_or_else(|| {
+                    SpecError::new(
+                        format!("/privacy_models/{i}/class_function/points"),
+                        "invalid_class_function",
+                        "a piecewise-linear class function needs at least two [x, y] points with \
+                         strictly increasing x and non-decreasing y",
+                    )
+                })
+        }
+    }
+}
+
+/// cf of every value of column `attribute` (by code); every value must be a finite number.
+fn class_values(
+    i: usize,
+    table: &Table,
+    attribute: &str,
+    function: &ClassFunction,
+) -> Result<Vec<f64>, SpecError> {
+    let column = table.column(table_index(table, attribute));
+    let parsed: Vec<Option<f64>> = column
+        .dictionary
+        .values()
+        .map(|v| v.trim().parse::<f64>().ok().filter(|x| x.is_finite()))
+        .collect();
+    let bad = parsed.iter().filter(|p| p.is_none()).count();
+    if bad > 0 {
+        return Err(SpecError::new(
+            format!("/privacy_models/{i}/attribute"),
+            "not_numeric",
+            format!("column '{attribute}' has {bad} distinct values that are not numbers"),
+        ));
+    }
+    Ok(parsed
+        .into_iter()
+        .map(|x| function.apply(x.unwrap_or_default()))
+        .collect())
+}
+
+/// Resolves the categories and don't-care set of model `i` against column `attribute`: at most
+/// `max_categories` categories, Y disjoint from every category, and every value of the column in Y or
+/// some category (values of the spec that the column lacks are fine).
+fn resolve_categories(
+    i: usize,
+    table: &Table,
+    attribute: &str,
+    categories: &BTreeMap<String, Vec<String>>,
+    dont_care: &[String],
+    max_categories: Option<u64>,
+) -> Result<(Categories, CategorySets), SpecError> {
+    let pointer = format!("/privacy_models/{i}");
+    let cap = max_categories.unwrap_or(DEFAULT_MAX_CATEGORIES);
+    if cap < 1 || cap > MAX_CATEGORIES as u64 {
+        return Err(SpecError::new(
+            format!("{pointer}/max_categories"),
+            "invalid_max_categories",
+            format!("max_categories must be between 1 and {MAX_CATEGORIES}"),
+        ));
+    }
+    if categories.len() as u64 > cap {
+        return Err(SpecError::new(
+            format!("{pointer}/categories"),
+            "too_many_categories",
+            format!(
+                "{} categories exceed the limit of {cap} (raise max_categories, at most {MAX_CATEGORIES})",
+                categories.len()
+            ),
+        ));
+    }
+    let dont_care: BTreeSet<String> = dont_care.iter().cloned().collect();
+    let mut sets = Vec::with_capacity(categories.len());
+    for (name, values) in categories {
+        if values.iter().any(|v| dont_care.contains(v)) {
+            return Err(SpecError::new(
+                format!("{pointer}/categories/{}", pointer_segment(name)),
+                "dont_care_overlap",
+                format!("category '{name}' shares values with dont_care; they must be disjoint"),
+            ));
+        }
+        sets.push(values.iter().cloned().collect::<BTreeSet<String>>());
+    }
+    let column = table.column(table_index(table, attribute));
+    let mut masks = Vec::with_capacity(column.dictionary.len());
+    let mut flags = Vec::with_capacity(column.dictionary.len());
+    let mut uncovered = 0usize;
+    for value in column.dictionary.values() {
+        let mask = sets
+            .iter()
+            .enumerate()
+            .filter(|(_, set)| set.contains(value))
+            .fold(0u64, |m, (b, _)| m | 1u64 << b);
+        let is_dont_care = dont_care.contains(value);
+        if mask == 0 && !is_dont_care {
+            uncovered += 1;
+        }
+        masks.push(mask);
+        flags.push(is_dont_care);
+    }
+    if uncovered > 0 {
+        return Err(SpecError::new(
+            format!("{pointer}/categories"),
+            "uncovered_values",
+            format!(
+                "{uncovered} distinct values of column '{attribute}' are in no category and not in dont_care"
+            ),
+        ));
+    }
+    let resolved = Categories::new(sets.len(), masks, flags).ok_or_else(|| {
+        SpecError::new(
+            format!("{pointer}/categories"),
+            "too_many_categories",
+            format!("at most {MAX_CATEGORIES} categories are supported"),
+        )
+    })?;
+    Ok((
+        resolved,
+        CategorySets {
+            categories: sets,
+            dont_care,
+        },
+    ))
+}
+
+/// Nodes the branching cover search may visit: `Σ_{j ≤ depth} overlap^j` (saturating).
+fn covers_work(overlap: u64, depth: u64) -> u64 {
+    let mut total: u64 = 1;
+    let mut level: u64 = 1;
+    if overlap <= 1 {
+        // one branch per level: linear in the class's values
+        return 1;
+    }
+    for _ in 0..depth {
+        level = level.saturating_mul(overlap);
+        total = total.saturating_add(level);
+        if level == 0 || total >= MAX_CATEGORY_WORK {
+            break;
+        }
+    }
+    total
+}
+
+/// `C(n, k)`, saturating.
+fn binomial(n: u64, k: u64) -> u64 {
+    if k >= n {
+        return 1;
+    }
+    let k = k.min(n - k);
+    let mut result: u128 = 1;
+    for j in 0..k {
+        result = result * u128::from(n - j) / u128::from(j + 1);
+        if result > u128::from(u64::MAX) {
+            return u64::MAX;
+        }
+    }
+    result as u64
+}
+
+/// Refuses a categorical model whose exact check could examine more than [`MAX_CATEGORY_WORK`]
+/// candidates per class.
+fn check_work(i: usize, what: &str, work: u64) -> Result<(), SpecError> {
+    if work > MAX_CATEGORY_WORK {
+        return Err(SpecError::new(
+            format!("/privacy_models/{i}/categories"),
+            "too_many_categories",
+            format!(
+                "{what} would examine up to {work} candidates per class (limit {MAX_CATEGORY_WORK}); \
+                 use fewer or less overlapping categories, or a smaller l"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The slot of the sensitive attribute model `i` protects.
@@ -396,7 +836,9 @@ fn sensitive_slot(
     Err(SpecError::new(
         pointer,
         "not_sensitive",
-        format!("column '{attribute}' must have the role sensitive to be protected by this model"),
+        format!(
+            "column '{attribute}' must have the role sensitive to be protected by a privacy model"
+        ),
     ))
 }
 
@@ -470,6 +912,273 @@ mod tests {
             .unwrap();
             assert_eq!(p.plan.privacy_models[1].min_class_size(), 2);
         }
+    }
+
+    const CATEGORIES: &str = r#""categories": {"respiratory": ["flu", "cold"]}"#;
+
+    #[test]
+    fn resolves_categorical_and_linear_models() {
+        let p = prepare_with(&format!(
+            r#"{{"type": "l_categorical_diversity", "attribute": "diagnosis", "l": 1, {CATEGORIES}}}"#
+        ))
+        .unwrap();
+        assert_eq!(
+            p.plan.privacy_models[1].describe(),
+            "1-categorical-diversity on 'diagnosis'"
+        );
+        assert!(matches!(
+            p.requirements[1],
+            Requirement::LCategorical { l: 1, .. }
+        ));
+        let p = prepare_with(
+            r#"{"type": "d_density", "attribute": "diagnosis", "d": 0.5, "mu": 0.1,
+                 "categories": {"respiratory": ["flu"], "unseen": ["rash"]}, "dont_care": ["cold"]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            p.plan.privacy_models[1].describe(),
+            "0.5-density with 0.1-dilution on 'diagnosis'"
+        );
+        let p = prepare_with(
+            r#"{"type": "mu_dilution", "attribute": "diagnosis", "mu": 0.5, "dont_care": ["x"]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            p.plan.privacy_models[1].describe(),
+            "0.5-dilution on 'diagnosis'"
+        );
+        for kind in ["cl_categorical_recursive_diversity", "cl_density"] {
+            let p = prepare_with(&format!(
+                r#"{{"type": "{kind}", "attribute": "diagnosis", "c": 2, "l": 2, {CATEGORIES}}}"#
+            ))
+            .unwrap();
+            assert_eq!(p.plan.privacy_models[1].sensitive_slot(), Some(0));
+        }
+        let p = prepare_with(r#"{"type": "delta_range", "attribute": "zip", "delta": 1}"#);
+        assert_eq!(p.unwrap_err().code, "not_sensitive");
+    }
+
+    /// A table with a numeric sensitive column.
+    fn prepare_numeric(model: &str) -> Result<Prepared, SpecError> {
+        let table = Table::from_rows(
+            &["zip", "salary"],
+            &[vec!["1", "8000"], vec!["2", " 25000.5"], vec!["2", "-3"]],
+        );
+        let json = format!(
+            r#"{{"attributes": {{"zip": {{"role": "quasi_identifier", "hierarchy": {{"levels": [["1", "*"], ["2", "*"]]}}}},
+                               "salary": {{"role": "sensitive"}}}},
+                "privacy_models": [{model}]}}"#
+        );
+        prepare(&table, &JobSpec::from_json(json.as_bytes())?, &|_| {
+            Err("inline only".into())
+        })
+    }
+
+    #[test]
+    fn resolves_linear_models_on_numbers() {
+        let p = prepare_numeric(r#"{"type": "delta_range", "attribute": "salary", "delta": 100}"#)
+            .unwrap();
+        assert_eq!(p.plan.privacy_models[0].describe(), "100-range on 'salary'");
+        match &p.requirements[0] {
+            Requirement::DeltaRange { tolerance, .. } => {
+                assert!((tolerance - 25000.5e-9).abs() < 1e-12)
+            }
+            other => panic!("{other:?}"),
+        }
+        let p = prepare_numeric(
+            r#"{"type": "lr_linear_diversity", "attribute": "salary", "l": 2, "r": 0.5,
+                "class_function": {"type": "piecewise_linear", "points": [[0, 0], [8000, 1], [25000, 2]]}}"#,
+        )
+        .unwrap();
+        assert_eq!(p.plan.privacy_models[0].min_class_size(), 2);
+        let e = prepare_numeric(r#"{"type": "delta_range", "attribute": "salary", "delta": -1}"#)
+            .unwrap_err();
+        assert_eq!(
+            (e.pointer.as_str(), e.code),
+            ("/privacy_models/0/delta", "invalid_delta")
+        );
+        for r in ["-0.5", "-1e300"] {
+            let e = prepare_numeric(&format!(
+                r#"{{"type": "lr_linear_diversity", "attribute": "salary", "l": 2, "r": {r}}}"#
+            ))
+            .unwrap_err();
+            assert_eq!(
+                (e.pointer.as_str(), e.code),
+                ("/privacy_models/0/r", "invalid_r"),
+                "r = {r}"
+            );
+        }
+        let e = prepare_numeric(
+            r#"{"type": "lr_linear_diversity", "attribute": "salary", "l": 0, "r": 1}"#,
+        )
+        .unwrap_err();
+        assert_eq!(e.code, "invalid_l");
+        for points in ["[[0, 0]]", "[[0, 0], [0, 1]]", "[[0, 1], [5, 0]]"] {
+            let e = prepare_numeric(&format!(
+                r#"{{"type": "delta_range", "attribute": "salary", "delta": 1,
+                    "class_function": {{"type": "piecewise_linear", "points": {points}}}}}"#
+            ))
+            .unwrap_err();
+            assert_eq!(
+                (e.pointer.as_str(), e.code),
+                (
+                    "/privacy_models/0/class_function/points",
+                    "invalid_class_function"
+                ),
+                "{points}"
+            );
+        }
+    }
+
+    #[test]
+    fn refuses_values_that_are_not_numbers_without_echoing_them() {
+        let e = prepare_with(r#"{"type": "delta_range", "attribute": "diagnosis", "delta": 1}"#)
+            .unwrap_err();
+        assert_eq!(
+            (e.pointer.as_str(), e.code),
+            ("/privacy_models/1/attribute", "not_numeric")
+        );
+        assert!(e.message.contains("2 distinct values"), "{}", e.message);
+        assert!(!e.message.contains("flu") && !e.message.contains("cold"));
+    }
+
+    #[test]
+    fn rejects_bad_categorical_parameters() {
+        // cold is in no category and not don't-care
+        let e = prepare_with(
+            r#"{"type": "l_categorical_diversity", "attribute": "diagnosis", "l": 2,
+                "categories": {"a": ["flu"]}}"#,
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.pointer.as_str(), e.code),
+            ("/privacy_models/1/categories", "uncovered_values")
+        );
+        assert!(
+            e.message
+                .contains("1 distinct values of column 'diagnosis'"),
+            "{}",
+            e.message
+        );
+        assert!(!e.message.contains("cold"));
+        assert_eq!(
+            error(
+                r#"{"type": "d_density", "attribute": "diagnosis", "d": 0.5,
+                    "categories": {"a/b": ["flu", "cold"]}, "dont_care": ["cold"]}"#
+            ),
+            (
+                "/privacy_models/1/categories/a~1b".into(),
+                "dont_care_overlap"
+            )
+        );
+        for d in ["-0.1", "1.5"] {
+            assert_eq!(
+                error(&format!(
+                    r#"{{"type": "d_density", "attribute": "diagnosis", "d": {d}, {CATEGORIES}}}"#
+                )),
+                ("/privacy_models/1/d".into(), "invalid_d"),
+                "d = {d}"
+            );
+        }
+        assert_eq!(
+            error(&format!(
+                r#"{{"type": "d_density", "attribute": "diagnosis", "d": 0.5, "mu": 2, {CATEGORIES}}}"#
+            )),
+            ("/privacy_models/1/mu".into(), "invalid_mu")
+        );
+        assert_eq!(
+            error(
+                r#"{"type": "mu_dilution", "attribute": "diagnosis", "mu": -1, "dont_care": []}"#
+            ),
+            ("/privacy_models/1/mu".into(), "invalid_mu")
+        );
+        for kind in ["cl_categorical_recursive_diversity", "cl_density"] {
+            assert_eq!(
+                error(&format!(
+                    r#"{{"type": "{kind}", "attribute": "diagnosis", "c": 0, "l": 2, {CATEGORIES}}}"#
+                )),
+                ("/privacy_models/1/c".into(), "invalid_c")
+            );
+            assert_eq!(
+                error(&format!(
+                    r#"{{"type": "{kind}", "attribute": "diagnosis", "c": 1, "l": 0, {CATEGORIES}}}"#
+                )),
+                ("/privacy_models/1/l".into(), "invalid_l")
+            );
+        }
+        assert_eq!(
+            error(&format!(
+                r#"{{"type": "l_categorical_diversity", "attribute": "note", "l": 2, {CATEGORIES}}}"#
+            )),
+            ("/privacy_models/1/attribute".into(), "not_sensitive")
+        );
+        for cap in ["0", "65"] {
+            assert_eq!(
+                error(&format!(
+                    r#"{{"type": "l_categorical_diversity", "attribute": "diagnosis", "l": 2,
+                        "max_categories": {cap}, {CATEGORIES}}}"#
+                )),
+                (
+                    "/privacy_models/1/max_categories".into(),
+                    "invalid_max_categories"
+                )
+            );
+        }
+    }
+
+    /// The category cap: 16 by default, raised up to 64; and the work bound of the exact checks.
+    #[test]
+    fn caps_the_number_of_categories() {
+        let categories = |n: usize| {
+            let mut map = serde_json::Map::new();
+            map.insert("all".into(), serde_json::json!(["flu", "cold"]));
+            for c in 1..n {
+                map.insert(
+                    format!("c{c}"),
+                    serde_json::json!(["flu", "cold", format!("v{c}")]),
+                );
+            }
+            serde_json::Value::Object(map).to_string()
+        };
+        let model = |n: usize, extra: &str| {
+            format!(
+                r#"{{"type": "l_categorical_diversity", "attribute": "diagnosis", "l": 2,
+                    "categories": {}{extra}}}"#,
+                categories(n)
+            )
+        };
+        assert!(prepare_with(&model(16, "")).is_ok());
+        let e = prepare_with(&model(17, "")).unwrap_err();
+        assert_eq!(
+            (e.pointer.as_str(), e.code),
+            ("/privacy_models/1/categories", "too_many_categories")
+        );
+        assert!(prepare_with(&model(17, r#", "max_categories": 17"#)).is_ok());
+        assert!(prepare_with(&model(64, r#", "max_categories": 64"#)).is_ok());
+        // the cover search is at most as deep as the column has values (2 here), so l = 7 is cheap
+        let deep = format!(
+            r#"{{"type": "l_categorical_diversity", "attribute": "diagnosis", "l": 7,
+                "max_categories": 40, "categories": {}}}"#,
+            categories(40)
+        );
+        assert!(prepare_with(&deep).is_ok());
+        // values in 40 categories each and a search 6 deep: up to 40^6 nodes
+        assert!(covers_work(40, 6) > MAX_CATEGORY_WORK);
+        // MC(l) over C(64, 32) subsets is refused, C(64, 2) accepted
+        let coverage = |l: u64| {
+            format!(
+                r#"{{"type": "cl_categorical_recursive_diversity", "attribute": "diagnosis", "c": 1,
+                    "l": {l}, "max_categories": 64, "categories": {}}}"#,
+                categories(64)
+            )
+        };
+        assert_eq!(error(&coverage(32)).1, "too_many_categories");
+        assert!(prepare_with(&coverage(2)).is_ok());
+        assert_eq!(binomial(64, 32), 1_832_624_140_942_590_534);
+        assert_eq!(binomial(5, 2), 10);
+        assert_eq!(binomial(3, 7), 1);
+        assert_eq!(covers_work(3, 2), 1 + 3 + 9);
+        assert_eq!(covers_work(1, 1_000_000), 1);
     }
 
     #[test]

@@ -169,6 +169,111 @@ pub enum PrivacyModelSpec {
         #[serde(default)]
         variant: LikenessVariant,
     },
+    /// l-categorical diversity (Hsu 2008, Def 3.5.3): the smallest number of sets of
+    /// `{dont_care} ∪ categories` that cover a class's distinct values is at least `l`.
+    LCategoricalDiversity {
+        /// The sensitive attribute (a column with role `sensitive`).
+        attribute: String,
+        /// Minimum cover size, ≥ 1.
+        l: u64,
+        /// Named, possibly overlapping sets of sensitive values.
+        categories: BTreeMap<String, Vec<String>>,
+        /// Values no one minds disclosing (Y); disjoint from every category.
+        #[serde(default)]
+        dont_care: Vec<String>,
+        /// Most categories accepted; [`DEFAULT_MAX_CATEGORIES`] when absent, at most 64.
+        #[serde(default)]
+        max_categories: Option<u64>,
+    },
+    /// d-density control (Def 3.5.5): every category and the don't-care set hold at most the fraction
+    /// `d` of each class. With `mu`, μ-dilution (Def 3.5.6) overrides the bound on the don't-care set:
+    /// it must hold at least `mu` of each class and is exempt from `d`.
+    DDensity {
+        /// The sensitive attribute (a column with role `sensitive`).
+        attribute: String,
+        /// The density bound, in [0, 1].
+        d: f64,
+        /// The dilution bound μ, in [0, 1].
+        #[serde(default)]
+        mu: Option<f64>,
+        /// Named, possibly overlapping sets of sensitive values.
+        categories: BTreeMap<String, Vec<String>>,
+        /// Values no one minds disclosing (Y); disjoint from every category.
+        #[serde(default)]
+        dont_care: Vec<String>,
+        /// Most categories accepted; [`DEFAULT_MAX_CATEGORIES`] when absent, at most 64.
+        #[serde(default)]
+        max_categories: Option<u64>,
+    },
+    /// μ-dilution (Def 3.5.6) alone: the don't-care values hold at least the fraction `mu` of each
+    /// class. Next to a `d_density` without `mu`, both bounds apply to the don't-care set.
+    MuDilution {
+        /// The sensitive attribute (a column with role `sensitive`).
+        attribute: String,
+        /// The dilution bound, in [0, 1].
+        mu: f64,
+        /// Values no one minds disclosing (Y).
+        dont_care: Vec<String>,
+    },
+    /// (c,l)-categorical recursive diversity (Def 3.5.8): the largest category count of a class is at
+    /// most `c` times the records outside its best `l` categories.
+    ClCategoricalRecursiveDiversity {
+        /// The sensitive attribute (a column with role `sensitive`).
+        attribute: String,
+        /// The constant c, > 0.
+        c: f64,
+        /// Categories in the covering, ≥ 1.
+        l: u64,
+        /// Named, possibly overlapping sets of sensitive values.
+        categories: BTreeMap<String, Vec<String>>,
+        /// Values no one minds disclosing (Y); disjoint from every category.
+        #[serde(default)]
+        dont_care: Vec<String>,
+        /// Most categories accepted; [`DEFAULT_MAX_CATEGORIES`] when absent, at most 64.
+        #[serde(default)]
+        max_categories: Option<u64>,
+    },
+    /// (c,l)-density control (Def 3.5.10, sum from the l-th category): with a class's category counts
+    /// sorted f1 ≥ f2 ≥ …, f1 ≤ c · (f_l + … + f_n).
+    ClDensity {
+        /// The sensitive attribute (a column with role `sensitive`).
+        attribute: String,
+        /// The constant c, > 0.
+        c: f64,
+        /// Index of the first category in the tail, ≥ 1.
+        l: u64,
+        /// Named, possibly overlapping sets of sensitive values.
+        categories: BTreeMap<String, Vec<String>>,
+        /// Values no one minds disclosing (Y); disjoint from every category.
+        #[serde(default)]
+        dont_care: Vec<String>,
+        /// Most categories accepted; [`DEFAULT_MAX_CATEGORIES`] when absent, at most 64.
+        #[serde(default)]
+        max_categories: Option<u64>,
+    },
+    /// δ-range control (Def 3.6.2) on a numeric attribute: `cf(max) − cf(min) ≥ delta` in every class.
+    DeltaRange {
+        /// The sensitive attribute (a numeric column with role `sensitive`).
+        attribute: String,
+        /// The minimum range, ≥ 0.
+        delta: f64,
+        /// The class function; the identity when absent.
+        #[serde(default)]
+        class_function: ClassFunctionSpec,
+    },
+    /// (l,r)-linear diversity (Def 3.6.4) on a numeric attribute: a class's cf values need at least `l`
+    /// intervals of width `r` to be covered.
+    LrLinearDiversity {
+        /// The sensitive attribute (a numeric column with role `sensitive`).
+        attribute: String,
+        /// Minimum number of intervals, ≥ 1.
+        l: u64,
+        /// Interval width in cf-space, ≥ 0.
+        r: f64,
+        /// The class function; the identity when absent.
+        #[serde(default)]
+        class_function: ClassFunctionSpec,
+    },
 }
 
 /// The variant of β-likeness (Cao & Karras 2012).
@@ -193,6 +298,24 @@ pub enum GroundDistance {
     Ordered,
     /// Height of the lowest common ancestor in the attribute's hierarchy over the hierarchy's height.
     Hierarchical,
+}
+
+/// Default cap on the number of categories of a categorical model.
+pub const DEFAULT_MAX_CATEGORIES: u64 = 16;
+
+/// The class function of a linear model: how numeric sensitive values map to a similarity scale.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ClassFunctionSpec {
+    /// cf(x) = x.
+    #[default]
+    Identity,
+    /// Linear between `[x, y]` breakpoints (x strictly increasing, y non-decreasing, at least two),
+    /// constant beyond the first and last.
+    PiecewiseLinear {
+        /// The breakpoints.
+        points: Vec<[f64; 2]>,
+    },
 }
 
 /// What happens to suppressed records in the output.
@@ -366,6 +489,59 @@ mod tests {
         ));
         let e = JobSpec::from_json(
             br#"{"attributes": {}, "privacy_models": [{"type": "distinct_l_diversity", "attribute": "d", "l": 2, "c": 1}]}"#,
+        )
+        .unwrap_err();
+        assert_eq!(e.code, "invalid_spec");
+    }
+
+    #[test]
+    fn parses_categorical_and_linear_models() {
+        let spec = JobSpec::from_json(
+            br#"{"attributes": {},
+                 "privacy_models": [
+                   {"type": "l_categorical_diversity", "attribute": "diagnosis", "l": 2,
+                    "categories": {"terminal": ["cancer", "AIDS"], "infectious": ["AIDS", "TB"]},
+                    "dont_care": ["cold"]},
+                   {"type": "d_density", "attribute": "diagnosis", "d": 0.5, "mu": 0.2,
+                    "categories": {"terminal": ["cancer"]}, "max_categories": 20},
+                   {"type": "mu_dilution", "attribute": "diagnosis", "mu": 0.1, "dont_care": ["cold"]},
+                   {"type": "cl_categorical_recursive_diversity", "attribute": "diagnosis", "c": 2, "l": 2,
+                    "categories": {}},
+                   {"type": "cl_density", "attribute": "diagnosis", "c": 2, "l": 2, "categories": {}},
+                   {"type": "delta_range", "attribute": "salary", "delta": 1000},
+                   {"type": "lr_linear_diversity", "attribute": "salary", "l": 3, "r": 0.5,
+                    "class_function": {"type": "piecewise_linear", "points": [[0, 0], [8000, 1]]}}]}"#,
+        )
+        .unwrap();
+        assert!(matches!(
+            &spec.privacy_models[0],
+            PrivacyModelSpec::LCategoricalDiversity { categories, dont_care, max_categories: None, .. }
+                if categories.len() == 2 && dont_care.len() == 1
+        ));
+        assert!(matches!(
+            spec.privacy_models[1],
+            PrivacyModelSpec::DDensity {
+                mu: Some(_),
+                max_categories: Some(20),
+                ..
+            }
+        ));
+        assert!(matches!(
+            spec.privacy_models[5],
+            PrivacyModelSpec::DeltaRange {
+                class_function: ClassFunctionSpec::Identity,
+                ..
+            }
+        ));
+        assert!(matches!(
+            &spec.privacy_models[6],
+            PrivacyModelSpec::LrLinearDiversity {
+                class_function: ClassFunctionSpec::PiecewiseLinear { points }, ..
+            } if points.len() == 2
+        ));
+        let e = JobSpec::from_json(
+            br#"{"attributes": {}, "privacy_models": [{"type": "delta_range", "attribute": "s", "delta": 1,
+                 "class_function": {"type": "cubic"}}]}"#,
         )
         .unwrap_err();
         assert_eq!(e.code, "invalid_spec");

@@ -13,11 +13,22 @@
 mod closeness;
 mod likeness;
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use crate::core::privacy::{Decimal, ENTROPY_TOLERANCE};
+use crate::core::privacy::{ClassFunction, Decimal, ENTROPY_TOLERANCE};
 use crate::core::render::{Rendering, SUPPRESSED};
+
+use super::verify_sensitive;
+
+/// The categories and don't-care set of a categorical requirement, as the spec names their values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CategorySets {
+    /// The categories S̄_i (in the spec's order of names).
+    pub categories: Vec<BTreeSet<String>>,
+    /// The don't-care set Y.
+    pub dont_care: BTreeSet<String>,
+}
 
 /// One property every published class must have.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,6 +91,81 @@ pub enum Requirement {
         /// Records per value over the whole input table.
         global: Arc<HashMap<String, u64>>,
     },
+    /// l-categorical diversity of `column` (Hsu 2008, Def 3.5.3): minimum cover of at least `l` sets.
+    LCategorical {
+        /// Output column name.
+        column: String,
+        /// Minimum cover size.
+        l: u64,
+        /// The categories and Y.
+        sets: CategorySets,
+    },
+    /// d-density control (Def 3.5.5); with `mu`, Y holds at least `mu` and is exempt from `d`.
+    DDensity {
+        /// Output column name.
+        column: String,
+        /// The density bound.
+        d: Decimal,
+        /// The dilution bound that overrides `d` on Y.
+        mu: Option<Decimal>,
+        /// The categories and Y.
+        sets: CategorySets,
+    },
+    /// μ-dilution (Def 3.5.6): Y holds at least `mu` of each class.
+    MuDilution {
+        /// Output column name.
+        column: String,
+        /// The dilution bound.
+        mu: Decimal,
+        /// The don't-care values.
+        dont_care: BTreeSet<String>,
+    },
+    /// (c,l)-categorical recursive diversity (Def 3.5.8, non-strict, in counts).
+    ClCategoricalRecursive {
+        /// Output column name.
+        column: String,
+        /// The constant c.
+        c: Decimal,
+        /// Categories in the covering.
+        l: u64,
+        /// The categories and Y.
+        sets: CategorySets,
+    },
+    /// (c,l)-density control (Def 3.5.10, sum from the l-th category).
+    ClDensity {
+        /// Output column name.
+        column: String,
+        /// The constant c.
+        c: Decimal,
+        /// Index of the first category of the tail.
+        l: u64,
+        /// The categories and Y.
+        sets: CategorySets,
+    },
+    /// δ-range control (Def 3.6.2) of the numeric `column` through `class_function`.
+    DeltaRange {
+        /// Output column name.
+        column: String,
+        /// The minimum range.
+        delta: f64,
+        /// The class function.
+        class_function: ClassFunction,
+        /// Absolute tolerance of the comparison.
+        tolerance: f64,
+    },
+    /// (l,r)-linear diversity (Def 3.6.4) of the numeric `column` through `class_function`.
+    LrLinear {
+        /// Output column name.
+        column: String,
+        /// Minimum number of r-covers.
+        l: u64,
+        /// Width of a cover.
+        r: f64,
+        /// The class function.
+        class_function: ClassFunction,
+        /// Absolute tolerance of the comparisons.
+        tolerance: f64,
+    },
 }
 
 /// The ground distance of a t-closeness requirement, on value texts.
@@ -116,6 +202,54 @@ impl Requirement {
                 let variant = if *enhanced { "enhanced" } else { "basic" };
                 format!("{variant}-{beta}-likeness on '{column}'")
             }
+            Requirement::LCategorical { column, l, .. } => {
+                format!("{l}-categorical-diversity on '{column}'")
+            }
+            Requirement::DDensity {
+                column,
+                d,
+                mu: None,
+                ..
+            } => format!("{d}-density on '{column}'"),
+            Requirement::DDensity {
+                column,
+                d,
+                mu: Some(mu),
+                ..
+            } => format!("{d}-density with {mu}-dilution on '{column}'"),
+            Requirement::MuDilution { column, mu, .. } => format!("{mu}-dilution on '{column}'"),
+            Requirement::ClCategoricalRecursive { column, c, l, .. } => {
+                format!("({c},{l})-categorical-recursive-diversity on '{column}'")
+            }
+            Requirement::ClDensity { column, c, l, .. } => {
+                format!("({c},{l})-density on '{column}'")
+            }
+            Requirement::DeltaRange { column, delta, .. } => {
+                format!("{delta}-range on '{column}'")
+            }
+            Requirement::LrLinear { column, l, r, .. } => {
+                format!("({l},{r})-linear-diversity on '{column}'")
+            }
+        }
+    }
+
+    /// The output column a value requirement reads.
+    fn column(&self) -> Option<&str> {
+        match self {
+            Requirement::MinClassSize(_) => None,
+            Requirement::DistinctL { column, .. }
+            | Requirement::EntropyL { column, .. }
+            | Requirement::RecursiveCL { column, .. }
+            | Requirement::LCategorical { column, .. }
+            | Requirement::DDensity { column, .. }
+            | Requirement::MuDilution { column, .. }
+            | Requirement::ClCategoricalRecursive { column, .. }
+            | Requirement::ClDensity { column, .. }
+            | Requirement::DeltaRange { column, .. }
+            | Requirement::LrLinear { column, .. }
+            | Requirement::TCloseness { column, .. }
+            | Requirement::DeltaDisclosure { column, .. }
+            | Requirement::BetaLikeness { column, .. } => Some(column),
         }
     }
 }
@@ -191,21 +325,17 @@ pub fn verify(
             }
             continue;
         }
-        let column = match requirement {
-            Requirement::DistinctL { column, .. }
-            | Requirement::EntropyL { column, .. }
-            | Requirement::RecursiveCL { column, .. }
-            | Requirement::TCloseness { column, .. }
-            | Requirement::DeltaDisclosure { column, .. }
-            | Requirement::BetaLikeness { column, .. } => column_of(column)?,
-            Requirement::MinClassSize(_) => continue,
+        let Some(column) = requirement.column() else {
+            continue;
         };
+        let column = column_of(column)?;
         for rows in classes.values() {
             let mut counts: HashMap<&str, u64> = HashMap::new();
             for &row in rows {
                 *counts.entry(rendering.cell(row, column)).or_insert(0) += 1;
             }
-            if !is_met(requirement, &counts) {
+            let satisfied = is_met(requirement, &counts);
+            if !satisfied {
                 return Err(VerificationError::NotDiverse {
                     size: rows.len() as u64,
                     requirement: requirement.describe(),
@@ -216,7 +346,8 @@ pub fn verify(
     Ok(())
 }
 
-/// Whether a class with these value counts meets a requirement.
+/// Whether a class with these value counts meets a requirement (the categorical and linear ones are
+/// checked by [`verify_sensitive::satisfies`]).
 fn is_met(requirement: &Requirement, values: &HashMap<&str, u64>) -> bool {
     let counts = || values.values().copied();
     match requirement {
@@ -254,6 +385,7 @@ fn is_met(requirement: &Requirement, values: &HashMap<&str, u64>) -> bool {
             global,
             ..
         } => likeness::is_beta_like(values, global, *beta, *enhanced),
+        _ => verify_sensitive::satisfies(requirement, values),
     }
 }
 
@@ -362,5 +494,66 @@ mod tests {
             ),
             Err(VerificationError::MissingColumn("other".into()))
         );
+    }
+
+    /// Classes {flu, cold, flu}, {flu, flu}, {cancer} under Y = {cold}, respiratory = {flu},
+    /// severe = {cancer}.
+    #[test]
+    fn checks_categorical_models_on_rendered_classes() {
+        let table = Table::from_rows(
+            &["zip", "diagnosis"],
+            &[
+                vec!["1", "flu"],
+                vec!["1", "cold"],
+                vec!["1", "flu"],
+                vec!["2", "flu"],
+                vec!["2", "flu"],
+                vec!["3", "cancer"],
+            ],
+        );
+        let rows: Vec<Vec<&str>> = vec![vec!["1", "*"], vec!["2", "*"], vec!["3", "*"]];
+        let map =
+            GeneralizationMap::bind(Hierarchy::from_rows(&rows).unwrap(), table.column(0)).unwrap();
+        let columns = || {
+            vec![
+                OutputColumn::Generalized {
+                    column: table.column(0),
+                    hierarchy: &map,
+                    level: 0,
+                },
+                OutputColumn::Verbatim(table.column(1)),
+            ]
+        };
+        let set = |values: &[&str]| values.iter().map(|v| v.to_string()).collect();
+        let sets = CategorySets {
+            categories: vec![set(&["flu"]), set(&["cancer"])],
+            dont_care: set(&["cold"]),
+        };
+        let categorical = |l| Requirement::LCategorical {
+            column: "diagnosis".into(),
+            l,
+            sets: sets.clone(),
+        };
+        let r = Rendering::new(columns(), &[false; 6], false);
+        let e = verify(&r, &[categorical(2)]).unwrap_err();
+        assert!(e
+            .to_string()
+            .contains("2-categorical-diversity on 'diagnosis'"));
+        assert!(!e.to_string().contains("flu") && !e.to_string().contains("cancer"));
+        assert!(verify(&r, &[categorical(1)]).is_ok());
+        // suppressing the homogeneous classes leaves {flu, cold, flu}: cover {Y, respiratory}
+        let suppressed = [false, false, false, true, true, true];
+        let r = Rendering::new(columns(), &suppressed, false);
+        assert!(verify(&r, &[categorical(2)]).is_ok());
+        assert!(verify(&r, &[categorical(3)]).is_err());
+        let density = |d: f64| Requirement::DDensity {
+            column: "diagnosis".into(),
+            d: Decimal::from_f64(d).unwrap(),
+            mu: None,
+            sets: sets.clone(),
+        };
+        // respiratory holds 2 of 3
+        assert!(verify(&r, &[density(0.67)]).is_ok());
+        assert!(verify(&r, &[density(0.66)]).is_err());
     }
 }

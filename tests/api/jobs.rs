@@ -1,7 +1,7 @@
 //! `/v1/jobs` on both backends: validation errors with pointers, idempotency, reading, listing with
-//! filters and cursors, cancellation, tenant isolation, results and downloads (gzip, checksum), and
-//! deletion of a dataset removing its jobs. Jobs run through the real worker, driven step by step with
-//! `run_once` (no sleeping).
+//! filters and cursors, cancellation, tenant isolation, results and downloads (gzip, checksum),
+//! deletion of a dataset removing its jobs, and jobs under l-diversity and l-categorical diversity.
+//! Jobs run through the real worker, driven step by step with `run_once` (no sleeping).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,6 +24,7 @@ api_cases!(
     deleting_a_dataset_removes_its_jobs,
     stored_hierarchies_are_used_by_id,
     l_diversity_jobs_publish_diverse_classes,
+    categorical_jobs_publish_covered_classes,
 );
 
 /// The ARX toy table (7 records, `;`-delimited).
@@ -678,4 +679,75 @@ async fn l_diversity_jobs_publish_diverse_classes(service: Service) {
     wrong["attributes"]["diagnosis"] = json!({"role": "insensitive"});
     let problem = expect_problem(submit(&service, &wrong).await, 422, "not_sensitive").await;
     assert_eq!(problem["pointer"], "/privacy_models/1/attribute");
+}
+
+/// l-categorical diversity (Hsu 2008): at the original zip codes the class {TB, hepatitis} is covered by
+/// one category, so the job generalizes to 130**/148**; a category set that leaves a value uncovered is
+/// refused with its pointer and without naming the value.
+async fn categorical_jobs_publish_covered_classes(service: Service) {
+    let csv = b"zip;diagnosis\n13053;cold\n13053;cancer\n13068;TB\n13068;hepatitis\n\
+                14850;AIDS\n14850;flu\n14853;cancer\n14853;TB\n";
+    let dataset = service.upload_with("clinic", csv, ";").await;
+    let body = json!({
+        "dataset_id": dataset["id"],
+        "attributes": {
+            "zip": {"role": "quasi_identifier", "hierarchy": {"levels": [
+                ["13053", "130**", "*"], ["13068", "130**", "*"],
+                ["14850", "148**", "*"], ["14853", "148**", "*"]
+            ]}},
+            "diagnosis": {"role": "sensitive"},
+        },
+        "privacy_models": [
+            {"type": "k_anonymity", "k": 2},
+            {"type": "l_categorical_diversity", "attribute": "diagnosis", "l": 2,
+             "categories": {"terminal": ["cancer", "AIDS"], "infectious": ["AIDS", "TB", "hepatitis"]},
+             "dont_care": ["cold", "flu"]}
+        ],
+        "algorithm": {"type": "flash"},
+    });
+    let job = submit_ok(&service, &body).await;
+    worker(&service).run_once().await.unwrap();
+    let job_id = job["id"].as_str().unwrap();
+    let job = get_json(&service, &format!("/v1/jobs/{job_id}")).await;
+    assert_eq!(job["state"], "succeeded", "{job}");
+    let csv = service
+        .get(&format!("/v1/jobs/{job_id}/output"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let mut classes: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> =
+        Default::default();
+    for line in csv.lines().skip(1) {
+        let (zip, diagnosis) = line.split_once(';').unwrap();
+        classes.entry(zip).or_default().insert(diagnosis);
+    }
+    assert_eq!(
+        classes.keys().copied().collect::<Vec<_>>(),
+        ["130**", "148**"],
+        "{csv}"
+    );
+    let result = get_json(&service, &format!("/v1/jobs/{job_id}/result")).await;
+    assert!(
+        result
+            .to_string()
+            .contains("2-categorical-diversity on 'diagnosis'"),
+        "{result}"
+    );
+    // hepatitis in no category and not don't-care
+    let mut wrong = body.clone();
+    wrong["privacy_models"][1]["categories"]["infectious"] = json!(["AIDS", "TB"]);
+    let problem = expect_problem(submit(&service, &wrong).await, 422, "uncovered_values").await;
+    assert_eq!(problem["pointer"], "/privacy_models/1/categories");
+    assert!(!problem.to_string().contains("hepatitis"), "{problem}");
+    // don't-care values may not sit in a category
+    let mut wrong = body.clone();
+    wrong["privacy_models"][1]["dont_care"] = json!(["cold", "flu", "TB"]);
+    let problem = expect_problem(submit(&service, &wrong).await, 422, "dont_care_overlap").await;
+    assert_eq!(
+        problem["pointer"],
+        "/privacy_models/1/categories/infectious"
+    );
 }

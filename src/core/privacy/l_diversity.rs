@@ -101,6 +101,31 @@ impl Decimal {
     pub fn as_fraction(&self) -> (u128, u128) {
         (self.numerator, self.denominator)
     }
+
+    /// How `left` compares with `self · right`, exactly.
+    pub fn cmp_scaled(&self, left: u64, right: u64) -> std::cmp::Ordering {
+        let lhs = u128::from(left) * self.denominator;
+        match self.numerator.checked_mul(u128::from(right)) {
+            Some(rhs) => lhs.cmp(&rhs),
+            // the right side exceeds 2^128 > lhs
+            None => std::cmp::Ordering::Less,
+        }
+    }
+
+    /// The smallest `right` with `left ≤ self · right` (saturating at `u64::MAX`); `None` when the value
+    /// is zero and `left` is positive.
+    pub fn min_scale_reaching(&self, left: u64) -> Option<u64> {
+        if left == 0 {
+            return Some(0);
+        }
+        if self.numerator == 0 {
+            return None;
+        }
+        // ⌈left · denominator / numerator⌉
+        let lhs = u128::from(left) * self.denominator;
+        let right = lhs.div_ceil(self.numerator);
+        Some(u64::try_from(right).unwrap_or(u64::MAX))
+    }
 }
 
 impl std::fmt::Display for Decimal {
@@ -402,6 +427,19 @@ mod tests {
         assert!(!big.exceeds_when_scaled(1, 0));
         let tiny = Decimal::from_f64(1e-30).unwrap();
         assert!(tiny.is_zero());
+        let third = Decimal::from_f64(0.3).unwrap();
+        assert_eq!(third.cmp_scaled(3, 10), std::cmp::Ordering::Equal);
+        assert_eq!(third.cmp_scaled(3, 11), std::cmp::Ordering::Less);
+        assert_eq!(third.cmp_scaled(4, 10), std::cmp::Ordering::Greater);
+        assert_eq!(big.cmp_scaled(u64::MAX, u64::MAX), std::cmp::Ordering::Less);
+        assert_eq!(third.min_scale_reaching(1), Some(4));
+        assert_eq!(third.min_scale_reaching(3), Some(10));
+        assert_eq!(third.min_scale_reaching(0), Some(0));
+        assert_eq!(tiny.min_scale_reaching(1), None);
+        assert_eq!(
+            Decimal::from_f64(1e-18).unwrap().min_scale_reaching(1),
+            Some(1_000_000_000_000_000_000)
+        );
         let tenth = Decimal::from_f64(0.1).unwrap();
         assert!(!tenth.exceeds_when_scaled(1, 10));
         assert!(tenth.exceeds_when_scaled(1, 11));

@@ -11,12 +11,24 @@ mod l_diversity;
 mod likeness;
 mod t_closeness;
 
+mod categorical;
+mod linear;
+
 pub use emd::{EarthMovers, Ratio};
+
+pub use categorical::{
+    minimum_cover, Categories, ClCategoricalRecursiveDiversity, ClDensity, DDensity,
+    LCategoricalDiversity, MuDilution, MAX_CATEGORIES,
+};
 pub use k_anonymity::KAnonymity;
 pub use l_diversity::{
     Decimal, DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, ENTROPY_TOLERANCE,
 };
 pub use likeness::{BetaLikeness, DeltaDisclosure, Likeness, TableDistribution, LOG_TOLERANCE};
+pub use linear::{
+    min_r_covers, security_estimate, tolerance_for, ClassFunction, DeltaRange, LrLinearDiversity,
+    LINEAR_TOLERANCE,
+};
 pub use t_closeness::{GroundDistanceKind, TCloseness};
 
 use super::groupify::FrequencySet;
