@@ -48,6 +48,7 @@ pub const CODES: &[&str] = &[
     "invalid_c",
     "not_sensitive",
     "invalid_suppression_limit",
+    "invalid_query_workload",
     "k_exceeds_rows",
     "missing_hierarchy",
     "missing_privacy_model",
