@@ -215,3 +215,46 @@ fn hybrid_counterexample() {
     assert!(close(m.volume_inflation.entropy_sum, sum, 1e-12));
     assert!(close(m.volume_inflation.mean, 1.6, 1e-12));
 }
+
+/// Hand-derived: a suppressed record is `*` in every quasi-identifier. Two columns with values
+/// (a, x), (a, y), (b, x), (b, y) at their original level, the last record suppressed: 2 redactions,
+/// tree 2 (both roots of one-step hierarchies), and its Π_ne is log2(4/2) per column, so 2 bits.
+#[test]
+fn suppressed_records_count_in_every_column() {
+    use crate::core::data::{GeneralizationMap, Hierarchy, Table};
+    let table = Table::from_rows(
+        &["p", "q"],
+        &[
+            vec!["a", "x"],
+            vec!["a", "y"],
+            vec!["b", "x"],
+            vec!["b", "y"],
+        ],
+    );
+    let suppressed = [false, false, false, true];
+    let maps: Vec<GeneralizationMap> = [["a", "b"], ["x", "y"]]
+        .iter()
+        .enumerate()
+        .map(|(j, values)| {
+            let rows: Vec<Vec<&str>> = values.iter().map(|v| vec![*v, "*"]).collect();
+            GeneralizationMap::bind(Hierarchy::from_rows(&rows).unwrap(), table.column(j)).unwrap()
+        })
+        .collect();
+    let columns: Vec<CellColumn<'_>> = maps
+        .iter()
+        .enumerate()
+        .map(|(j, map)| {
+            let c = table.column(j);
+            CellColumn::full_domain(&c.name, &c.codes, map, 0, &suppressed)
+        })
+        .collect();
+    let m = measure(4, &columns, &[], None);
+    assert_eq!(m.redactions, 2);
+    assert!(close(m.tree.unwrap(), 2.0, 1e-12));
+    assert!(close(m.non_uniform_entropy, 2.0, 1e-12));
+    // Π_e: H(X|*) = 1 bit per column; Π_me: Pr(*) = 1
+    assert!(close(m.entropy, 2.0, 1e-12) && close(m.monotone_entropy, 2.0, 1e-12));
+    // the suppressed record's box holds all 4 records against 1 with its values: Vi = 4
+    assert!(close(m.volume_inflation.entropy_sum, 2.0, 1e-12));
+    assert!(close(m.volume_inflation.mean, 7.0 / 4.0, 1e-12));
+}
