@@ -9,6 +9,7 @@ pub mod groupify;
 pub mod input;
 pub mod lattice;
 pub mod loss;
+pub mod measures;
 pub mod privacy;
 pub mod render;
 pub mod search;

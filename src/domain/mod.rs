@@ -3,6 +3,7 @@
 
 mod closeness;
 mod likeness;
+pub mod loss_measures;
 pub mod pipeline;
 pub mod prepare;
 pub mod report;

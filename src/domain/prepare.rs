@@ -6,6 +6,7 @@ use crate::codec::{parse_arx_hierarchy, CsvOptions};
 use crate::core::data::{Column, GeneralizationMap, Hierarchy, Table};
 use crate::core::engine::{Outcome, Plan};
 use crate::core::input::{EngineInput, QuasiIdentifier, SensitiveAttribute};
+use crate::core::measures::QueryWorkload;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::core::privacy::{
@@ -18,8 +19,9 @@ use crate::core::render::{OutputColumn, Rendering};
 use super::closeness::{self, ClosenessRequest};
 use super::likeness;
 use super::spec::{
-    pointer_segment, ClassFunctionSpec, HierarchySpec, JobSpec, PrivacyModelSpec, Role, SpecError,
-    SuppressedRecords, DEFAULT_MAX_CATEGORIES,
+    pointer_segment, ClassFunctionSpec, HierarchySpec, JobSpec, PrivacyModelSpec,
+    QueryWorkloadSpec, Role, SpecError, SuppressedRecords, DEFAULT_MAX_CATEGORIES,
+    MAX_WORKLOAD_QUERIES,
 };
 use super::verify::{CategorySets, Requirement};
 
@@ -39,6 +41,8 @@ pub struct Prepared {
     pub remove_suppressed: bool,
     /// What the independent verification checks on every published class, one per privacy model.
     pub requirements: Vec<Requirement>,
+    /// The query workload of the report's loss measures.
+    pub query_workload: QueryWorkload,
 }
 
 impl Prepared {
@@ -206,6 +210,35 @@ pub fn prepare(
         plan,
         remove_suppressed: spec.suppressed_records == SuppressedRecords::Remove,
         requirements,
+        query_workload: query_workload(&spec.query_workload)?,
+    })
+}
+
+/// Resolves the workload spec, with the documented defaults.
+fn query_workload(spec: &QueryWorkloadSpec) -> Result<QueryWorkload, SpecError> {
+    let defaults = QueryWorkload::default();
+    let queries = spec.queries.unwrap_or(u64::from(defaults.queries));
+    if !(1..=MAX_WORKLOAD_QUERIES).contains(&queries) {
+        return Err(SpecError::new(
+            "/query_workload/queries",
+            "invalid_query_workload",
+            format!("the workload needs between 1 and {MAX_WORKLOAD_QUERIES} queries"),
+        ));
+    }
+    let max_dimensions = spec
+        .max_dimensions
+        .unwrap_or(u64::from(defaults.max_dimensions));
+    if max_dimensions < 1 {
+        return Err(SpecError::new(
+            "/query_workload/max_dimensions",
+            "invalid_query_workload",
+            "a query constrains at least 1 quasi-identifier",
+        ));
+    }
+    Ok(QueryWorkload {
+        queries: queries as u32,
+        seed: spec.seed.unwrap_or(defaults.seed),
+        max_dimensions: max_dimensions.min(u64::from(u32::MAX)) as u32,
     })
 }
 
@@ -1179,6 +1212,49 @@ mod tests {
         assert_eq!(binomial(3, 7), 1);
         assert_eq!(covers_work(3, 2), 1 + 3 + 9);
         assert_eq!(covers_work(1, 1_000_000), 1);
+    }
+
+    #[test]
+    fn resolves_the_query_workload() {
+        let p = prepare_with(r#"{"type": "k_anonymity", "k": 1}"#).unwrap();
+        assert_eq!(p.query_workload, QueryWorkload::default());
+        assert_eq!(
+            (
+                p.query_workload.queries,
+                p.query_workload.seed,
+                p.query_workload.max_dimensions
+            ),
+            (1000, 1, 3)
+        );
+        let with = |workload: &str| {
+            let json = format!(
+                r#"{{"attributes": {{"zip": {{"role": "quasi_identifier", "hierarchy": {{"levels": [["1", "*"], ["2", "*"]]}}}},
+                                   "diagnosis": {{"role": "sensitive"}}, "note": {{"role": "insensitive"}}}},
+                    "privacy_models": [{{"type": "k_anonymity", "k": 1}}], "query_workload": {workload}}}"#
+            );
+            let spec = JobSpec::from_json(json.as_bytes())?;
+            prepare(&table(), &spec, &|_| Err("inline only".into()))
+        };
+        let p = with(r#"{"queries": 10, "seed": 4}"#).unwrap();
+        assert_eq!(
+            p.query_workload,
+            QueryWorkload {
+                queries: 10,
+                seed: 4,
+                max_dimensions: 3
+            }
+        );
+        for (workload, pointer) in [
+            (r#"{"queries": 0}"#, "/query_workload/queries"),
+            (r#"{"queries": 100001}"#, "/query_workload/queries"),
+            (r#"{"max_dimensions": 0}"#, "/query_workload/max_dimensions"),
+        ] {
+            let e = with(workload).unwrap_err();
+            assert_eq!(
+                (e.pointer.as_str(), e.code),
+                (pointer, "invalid_query_workload")
+            );
+        }
     }
 
     #[test]

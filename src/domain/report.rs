@@ -4,6 +4,7 @@ use serde::Serialize;
 
 use crate::core::engine::{ClassStatistics, Outcome};
 use crate::core::loss::MetricValues;
+use crate::core::measures::LossMeasures;
 
 /// What a run did, without any cell value.
 #[derive(Debug, Clone, Serialize)]
@@ -32,6 +33,8 @@ pub struct Report {
     pub equivalence_classes: ClassStatistics,
     /// How the search went.
     pub search: SearchReport,
+    /// Hsu's (2008) information-loss measures of the published table.
+    pub loss_measures: LossMeasures,
 }
 
 /// Search statistics.
@@ -61,6 +64,7 @@ impl Report {
         models: Vec<String>,
         removed: bool,
         elapsed_ms: f64,
+        loss_measures: LossMeasures,
     ) -> Self {
         let records = outcome.suppressed.len() as u64;
         Self {
@@ -92,6 +96,7 @@ impl Report {
                 pruning: outcome.search.pruning,
                 elapsed_ms,
             },
+            loss_measures,
         }
     }
 }

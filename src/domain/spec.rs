@@ -35,6 +35,9 @@ pub struct JobSpec {
     /// The metric to minimise.
     #[serde(default = "default_metric")]
     pub metric: MetricKind,
+    /// The query workload of the reported loss measures (every field has a default).
+    #[serde(default)]
+    pub query_workload: QueryWorkloadSpec,
 }
 
 fn default_metric() -> MetricKind {
@@ -318,6 +321,23 @@ pub enum ClassFunctionSpec {
     },
 }
 
+/// The seeded COUNT-query workload whose mean relative error the report gives (see
+/// [`crate::core::measures::QueryWorkload`]); absent fields take the defaults.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueryWorkloadSpec {
+    /// Number of queries, 1 to [`MAX_WORKLOAD_QUERIES`]; 1000 when absent.
+    pub queries: Option<u64>,
+    /// Seed of the query generator; 1 when absent.
+    pub seed: Option<u64>,
+    /// Most quasi-identifiers one query constrains, at least 1 (capped at the number of
+    /// quasi-identifiers); 3 when absent.
+    pub max_dimensions: Option<u64>,
+}
+
+/// Most queries a workload may ask for.
+pub const MAX_WORKLOAD_QUERIES: u64 = 100_000;
+
 /// What happens to suppressed records in the output.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -464,6 +484,29 @@ mod tests {
             spec.attributes["age"].hierarchy,
             Some(HierarchySpec::Path { .. })
         ));
+        assert!(spec.query_workload.queries.is_none());
+    }
+
+    #[test]
+    fn parses_the_query_workload() {
+        let spec = JobSpec::from_json(
+            br#"{"attributes": {}, "privacy_models": [],
+                 "query_workload": {"queries": 50, "seed": 9, "max_dimensions": 2}}"#,
+        )
+        .unwrap();
+        let w = spec.query_workload;
+        assert_eq!(
+            (w.queries, w.seed, w.max_dimensions),
+            (Some(50), Some(9), Some(2))
+        );
+        let e = JobSpec::from_json(
+            br#"{"attributes": {}, "privacy_models": [], "query_workload": {"querys": 5}}"#,
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.pointer.as_str(), e.code),
+            ("/query_workload/querys", "invalid_spec")
+        );
     }
 
     #[test]

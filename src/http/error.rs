@@ -60,6 +60,7 @@ pub const CODES: &[&str] = &[
     "invalid_class_function",
     "not_numeric",
     "invalid_suppression_limit",
+    "invalid_query_workload",
     "k_exceeds_rows",
     "missing_hierarchy",
     "missing_privacy_model",

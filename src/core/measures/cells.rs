@@ -1,0 +1,157 @@
+//! The generalized cells of a published table, column by column: the input of every information-loss
+//! measure (Hsu 2008, Def 2.3.4; `notes/hsu-2008-sensitive-attribute-protection.md` §1.3 and §3).
+//!
+//! A generalized cell is a *set* of original values. Each quasi-identifier column gives every record a
+//! cell id, and each cell lists the original codes it covers. Nothing requires records with the same
+//! original value to share a cell, so local recoding (records of one value split over several cells) fits
+//! the same input as full-domain generalization; [`CellColumn::full_domain`] builds the latter from a
+//! [`GeneralizationMap`] at the outcome's levels, with suppressed records in the hierarchy's root cell.
+//!
+//! Published classes are formed by cell ids: two records are in the same class when they have the same
+//! cell id in every column. Builders give one id per distinct published cell.
+
+use crate::core::data::GeneralizationMap;
+
+/// A cell's place in a balanced hierarchy: level `level` of levels `0..=top` (Hsu §4.1: `L_0` are the
+/// leaves, `L_top` the root).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TreePosition {
+    /// The cell's level (0 = original value).
+    pub level: u32,
+    /// The hierarchy's top level (height − 1).
+    pub top: u32,
+}
+
+/// One generalized cell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cell {
+    /// Original column codes the cell covers, ascending and distinct.
+    pub covers: Vec<u32>,
+    /// Where the cell sits in its hierarchy, when it is a hierarchy node (needed by the tree measure only).
+    pub tree: Option<TreePosition>,
+}
+
+/// One quasi-identifier column of a published table.
+#[derive(Debug, Clone)]
+pub struct CellColumn<'a> {
+    /// Column name (for reports only).
+    pub name: &'a str,
+    /// Original code per record.
+    pub codes: &'a [u32],
+    /// Number of distinct original codes (codes are `0..domain`).
+    pub domain: usize,
+    /// Cell id per record.
+    pub cell_of: Vec<u32>,
+    /// Cells by id.
+    pub cells: Vec<Cell>,
+}
+
+impl<'a> CellColumn<'a> {
+    /// The column as full-domain generalization publishes it: every kept record gets the label of its value
+    /// at `level`, and a suppressed record the hierarchy's root (`*`). Cell ids are label codes at `level`;
+    /// below the top level the root gets one extra id.
+    pub fn full_domain(
+        name: &'a str,
+        codes: &'a [u32],
+        map: &GeneralizationMap,
+        level: usize,
+        suppressed: &[bool],
+    ) -> Self {
+        let labels = map.codes(level);
+        let domain = labels.len();
+        let top = map.max_level();
+        let mut cells: Vec<Cell> = (0..map.label_count(level))
+            .map(|_| Cell {
+                covers: Vec::new(),
+                tree: Some(TreePosition {
+                    level: level as u32,
+                    top: top as u32,
+                }),
+            })
+            .collect();
+        for (code, &label) in labels.iter().enumerate() {
+            cells[label as usize].covers.push(code as u32);
+        }
+        let root = if level == top {
+            // the single top label covers everything
+            0
+        } else {
+            cells.push(Cell {
+                covers: (0..domain as u32).collect(),
+                tree: Some(TreePosition {
+                    level: top as u32,
+                    top: top as u32,
+                }),
+            });
+            cells.len() as u32 - 1
+        };
+        let cell_of = codes
+            .iter()
+            .zip(suppressed)
+            .map(|(&c, &s)| if s { root } else { labels[c as usize] })
+            .collect();
+        Self {
+            name,
+            codes,
+            domain,
+            cell_of,
+            cells,
+        }
+    }
+
+    /// Whether `cell` covers the whole domain of the column.
+    pub fn covers_all(&self, cell: u32) -> bool {
+        self.cells[cell as usize].covers.len() == self.domain
+    }
+
+    /// Whether `cell` is a redaction (a fully suppressed cell, `*`): the root of its hierarchy, or, for a
+    /// cell outside any hierarchy, a cell covering every value of the column.
+    pub fn is_redacted(&self, cell: u32) -> bool {
+        match self.cells[cell as usize].tree {
+            Some(TreePosition { level, top }) => level == top,
+            None => self.covers_all(cell),
+        }
+    }
+
+    /// Number of records.
+    pub fn rows(&self) -> usize {
+        self.codes.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::data::{Hierarchy, Table};
+
+    #[test]
+    fn full_domain_cells_follow_the_levels_and_suppression() {
+        let table = Table::from_rows(&["zip"], &[vec!["1302"], vec!["1301"], vec!["1401"]]);
+        let rows: Vec<Vec<&str>> = vec![
+            vec!["1301", "130*", "*"],
+            vec!["1302", "130*", "*"],
+            vec!["1401", "140*", "*"],
+        ];
+        let h = Hierarchy::from_rows(&rows).unwrap();
+        let map = GeneralizationMap::bind(h, table.column(0)).unwrap();
+        let codes = &table.column(0).codes;
+        let c = CellColumn::full_domain("zip", codes, &map, 1, &[false, false, true]);
+        // 1302 and 1301 share 130*; the suppressed 1401 goes to the extra root cell
+        assert_eq!(c.cell_of[0], c.cell_of[1]);
+        assert_eq!(c.cells[c.cell_of[0] as usize].covers, vec![0, 1]);
+        assert_eq!(c.cell_of[2], 2);
+        assert!(c.is_redacted(2));
+        assert!(!c.is_redacted(c.cell_of[0]));
+        assert_eq!(c.cells[2].covers, vec![0, 1, 2]);
+        let top = CellColumn::full_domain("zip", codes, &map, 2, &[false, false, true]);
+        assert_eq!(top.cells.len(), 1);
+        assert!(top.cell_of.iter().all(|&id| id == 0));
+        assert!(top.is_redacted(0));
+        let bottom = CellColumn::full_domain("zip", codes, &map, 0, &[false; 3]);
+        // level-0 cell ids are the hierarchy's leaf codes; each covers exactly the record's own value
+        for (&code, &cell) in codes.iter().zip(&bottom.cell_of) {
+            assert_eq!(bottom.cells[cell as usize].covers, vec![code]);
+        }
+        assert!(!bottom.is_redacted(0));
+    }
+}

@@ -1,0 +1,137 @@
+//! Information-loss measures of a published table, after Hsu (2008, Ch. 4;
+//! `notes/hsu-2008-sensitive-attribute-protection.md` §3 and §7 item 5), reported next to the search
+//! metrics of [`crate::core::loss`] (which stay the engine's objective functions).
+//!
+//! The input is a published table described cell by cell ([`CellColumn`]), so full-domain generalization
+//! and local recoding are measured the same way. All logarithms are base 2 and all probabilities come
+//! from the original table. One file per job:
+//! - `cells`: the generalized cells of each column, and the full-domain builder;
+//! - `classes`: original and published classes, and the box counts behind `Pr(q*)`;
+//! - `redaction`: redaction counting and the tree measure (§4.1);
+//! - `entropy`: `Π_e`, `Π_me`, `Π_ne` (§4.2);
+//! - `distance`: the EMD between a class and the table (equal ground distance by default);
+//! - `inflation`: volume inflation on the empirical joint (§4.4);
+//! - `variance`: tuple-wise variance loss `Π_tv` and the hybrid `Π'` (§4.4);
+//! - `workload`: the mean relative error of a seeded COUNT-query workload (§2.5).
+//!
+//! Monotonicity (Def 4.2.2): redactions, the tree measure, `Π_me` and `Π_ne` never decrease from a table
+//! to a coarser one; `Π_e` can (Lemma 4.2.3); `Π_tv` is ≥ 0 for coarsenings only; the hybrid can be
+//! negative even then. Values are reported raw.
+
+mod cells;
+mod classes;
+mod distance;
+mod entropy;
+mod inflation;
+mod redaction;
+mod variance;
+mod workload;
+
+#[cfg(test)]
+mod golden;
+#[cfg(test)]
+mod properties;
+
+use serde::Serialize;
+
+pub use cells::{Cell, CellColumn, TreePosition};
+pub use classes::{box_counts, Classes};
+pub use distance::{ClassDistance, EqualDistance, FnDistance};
+pub use entropy::{record_non_uniform_entropy, ColumnEntropy, EntropyLoss};
+pub use inflation::{Inflation, VolumeInflation, BASIS};
+pub use redaction::RedactionLoss;
+pub use variance::{SensitiveColumn, VarianceLoss};
+pub use workload::{
+    query_workload, QueryWorkload, WorkloadError, DEFAULT_MAX_DIMENSIONS, DEFAULT_QUERIES,
+    DEFAULT_SEED,
+};
+
+/// The volume measures of one quasi-identifier.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AttributeLoss {
+    /// The quasi-identifier.
+    pub attribute: String,
+    /// Fully suppressed cells.
+    pub redactions: u64,
+    /// Tree measure (`null` when a cell is not a hierarchy node).
+    pub tree: Option<f64>,
+    /// Entropy loss `Π_e`.
+    pub entropy: f64,
+    /// Monotone entropy `Π_me`.
+    pub monotone_entropy: f64,
+    /// Non-uniform entropy `Π_ne`.
+    pub non_uniform_entropy: f64,
+}
+
+/// Every measure of one published table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LossMeasures {
+    /// Fully suppressed cells, over all quasi-identifiers.
+    pub redactions: u64,
+    /// Tree measure, summed over quasi-identifiers (`null` when a cell is not a hierarchy node).
+    pub tree: Option<f64>,
+    /// Entropy loss `Π_e` (not monotone).
+    pub entropy: f64,
+    /// Monotone entropy `Π_me`.
+    pub monotone_entropy: f64,
+    /// Non-uniform entropy `Π_ne`.
+    pub non_uniform_entropy: f64,
+    /// The same per quasi-identifier, in lattice order.
+    pub attributes: Vec<AttributeLoss>,
+    /// Volume inflation.
+    pub volume_inflation: VolumeInflation,
+    /// Variance loss and the hybrid measure, per sensitive attribute.
+    pub variance: Vec<VarianceLoss>,
+    /// The query workload's error, when one ran.
+    pub query_workload: Option<WorkloadError>,
+}
+
+/// A query workload and the value order it ranges over (`ranks[j][code]` for quasi-identifier j).
+#[derive(Debug, Clone, Copy)]
+pub struct Workload<'a> {
+    /// The workload's parameters.
+    pub parameters: QueryWorkload,
+    /// Ranks of each column's codes in the column's value order.
+    pub ranks: &'a [Vec<u32>],
+}
+
+/// Computes every measure of the published `columns` (all of `rows` records).
+pub fn measure(
+    rows: usize,
+    columns: &[CellColumn<'_>],
+    sensitive: &[SensitiveColumn<'_>],
+    workload: Option<Workload<'_>>,
+) -> LossMeasures {
+    let mut attributes = Vec::with_capacity(columns.len());
+    for column in columns {
+        let redaction = RedactionLoss::of(column);
+        let entropy = EntropyLoss::of(column, &ColumnEntropy::new(column));
+        attributes.push(AttributeLoss {
+            attribute: column.name.to_string(),
+            redactions: redaction.redactions,
+            tree: redaction.tree,
+            entropy: entropy.entropy,
+            monotone_entropy: entropy.monotone_entropy,
+            non_uniform_entropy: entropy.non_uniform_entropy,
+        });
+    }
+    let original = Classes::original(columns, rows);
+    let published = Classes::published(columns, rows);
+    let boxes = box_counts(columns, &published, &original);
+    let inflation = Inflation::new(&published, &original, &boxes);
+    LossMeasures {
+        redactions: attributes.iter().map(|a| a.redactions).sum(),
+        tree: attributes.iter().map(|a| a.tree).sum(),
+        entropy: attributes.iter().map(|a| a.entropy).sum(),
+        monotone_entropy: attributes.iter().map(|a| a.monotone_entropy).sum(),
+        non_uniform_entropy: attributes.iter().map(|a| a.non_uniform_entropy).sum(),
+        volume_inflation: VolumeInflation::of(&inflation),
+        variance: sensitive
+            .iter()
+            .map(|s| VarianceLoss::of(s, &original, &published, &inflation))
+            .collect(),
+        query_workload: workload
+            .map(|w| query_workload(columns, w.ranks, &original, &published, &w.parameters)),
+        attributes,
+    }
+}
