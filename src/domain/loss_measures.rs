@@ -1,6 +1,7 @@
 //! The report's information-loss measures of a full-domain outcome (see [`crate::core::measures`]): the
-//! published cells at the outcome's levels (suppressed records as `*`), the equal ground distance for
-//! every sensitive attribute, and the value order the query workload ranges over.
+//! published cells at the outcome's levels (suppressed records as `*`), the ground distance of every
+//! sensitive attribute (that of the job's t-closeness model on it, else the equal distance), and the
+//! value order the query workload ranges over.
 //!
 //! Value order: a column whose values all parse as finite numbers is ordered numerically (ties, such as
 //! `1` and `1.0`, by their text); any other column by its text, byte by byte.
@@ -12,6 +13,7 @@ use crate::core::engine::Outcome;
 use crate::core::measures::{
     measure, CellColumn, ClassDistance, EqualDistance, LossMeasures, SensitiveColumn, Workload,
 };
+use crate::core::privacy::{EarthMovers, GroundDistanceKind};
 
 use super::Prepared;
 
@@ -39,6 +41,23 @@ pub fn value_ranks(dictionary: &Dictionary) -> Vec<u32> {
     ranks
 }
 
+/// The EMD of a t-closeness model on the same attribute, so the variance measures use its ground distance.
+#[derive(Debug)]
+struct ModelDistance {
+    kind: GroundDistanceKind,
+    emd: EarthMovers,
+}
+
+impl ClassDistance for ModelDistance {
+    fn name(&self) -> &str {
+        self.kind.name()
+    }
+
+    fn distance(&self, histogram: &[(u32, u32)], _size: u64) -> f64 {
+        self.emd.distance(histogram).to_f64()
+    }
+}
+
 /// Every loss measure of `outcome` on `table`.
 pub fn loss_measures(table: &Table, prepared: &Prepared, outcome: &Outcome) -> LossMeasures {
     let input = prepared.input(table);
@@ -56,10 +75,24 @@ pub fn loss_measures(table: &Table, prepared: &Prepared, outcome: &Outcome) -> L
             )
         })
         .collect();
-    let distances: Vec<EqualDistance> = input
+    // the ground distance of the slot's t-closeness model, else the equal distance
+    let distances: Vec<Box<dyn ClassDistance>> = input
         .sensitive
         .iter()
-        .map(|s| EqualDistance::new(s.codes, s.distinct))
+        .enumerate()
+        .map(|(slot, s)| {
+            match prepared
+                .ground_distances
+                .iter()
+                .find(|(protected, _, _)| *protected == slot)
+            {
+                Some((_, kind, emd)) => Box::new(ModelDistance {
+                    kind: *kind,
+                    emd: emd.clone(),
+                }) as Box<dyn ClassDistance>,
+                None => Box::new(EqualDistance::new(s.codes, s.distinct)),
+            }
+        })
         .collect();
     let sensitive: Vec<SensitiveColumn<'_>> = input
         .sensitive
@@ -68,7 +101,7 @@ pub fn loss_measures(table: &Table, prepared: &Prepared, outcome: &Outcome) -> L
         .map(|(s, d)| SensitiveColumn {
             name: s.name,
             codes: s.codes,
-            distance: d as &dyn ClassDistance,
+            distance: d.as_ref(),
         })
         .collect();
     let ranks: Vec<Vec<u32>> = columns

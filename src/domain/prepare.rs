@@ -11,8 +11,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::core::privacy::{
     tolerance_for, Categories, ClCategoricalRecursiveDiversity, ClDensity, ClassFunction, DDensity,
-    Decimal, DeltaRange, DistinctLDiversity, EntropyLDiversity, KAnonymity, LCategoricalDiversity,
-    LrLinearDiversity, MuDilution, PrivacyModel, RecursiveCLDiversity, MAX_CATEGORIES,
+    Decimal, DeltaRange, DistinctLDiversity, EarthMovers, EntropyLDiversity, GroundDistanceKind,
+    KAnonymity, LCategoricalDiversity, LrLinearDiversity, MuDilution, PrivacyModel,
+    RecursiveCLDiversity, MAX_CATEGORIES,
 };
 use crate::core::render::{OutputColumn, Rendering};
 
@@ -41,6 +42,9 @@ pub struct Prepared {
     pub remove_suppressed: bool,
     /// What the independent verification checks on every published class, one per privacy model.
     pub requirements: Vec<Requirement>,
+    /// The ground distance of each sensitive slot protected by t-closeness (the first such model's), for
+    /// the variance-based loss measures.
+    pub ground_distances: Vec<(usize, GroundDistanceKind, EarthMovers)>,
     /// The query workload of the report's loss measures.
     pub query_workload: QueryWorkload,
 }
@@ -196,7 +200,9 @@ pub fn prepare(
             hierarchy: hierarchy.as_ref(),
         })
         .collect();
-    let (privacy_models, requirements) = privacy_models(spec, table, &sensitive_attributes)?;
+    let mut ground_distances = Vec::new();
+    let (privacy_models, requirements) =
+        privacy_models(spec, table, &sensitive_attributes, &mut ground_distances)?;
     let plan = Plan {
         privacy_models,
         suppression_limit: suppression_limit(spec.suppression_limit)?,
@@ -210,6 +216,7 @@ pub fn prepare(
         plan,
         remove_suppressed: spec.suppressed_records == SuppressedRecords::Remove,
         requirements,
+        ground_distances,
         query_workload: query_workload(&spec.query_workload)?,
     })
 }
@@ -292,6 +299,7 @@ fn privacy_models(
     spec: &JobSpec,
     table: &Table,
     sensitive: &[SensitiveColumn<'_>],
+    ground_distances: &mut Vec<(usize, GroundDistanceKind, EarthMovers)>,
 ) -> Result<Models, SpecError> {
     let rows = table.row_count() as u64;
     if spec.privacy_models.is_empty() {
@@ -378,6 +386,9 @@ fn privacy_models(
                     order: order.as_deref(),
                     hierarchy: sensitive[slot].hierarchy,
                 })?;
+                if ground_distances.iter().all(|(s, _, _)| *s != slot) {
+                    ground_distances.push((slot, model.kind, model.distance.clone()));
+                }
                 models.push(Box::new(model));
                 requirements.push(requirement);
             }
