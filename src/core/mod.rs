@@ -11,4 +11,5 @@ pub mod lattice;
 pub mod loss;
 pub mod privacy;
 pub mod render;
+pub mod risk;
 pub mod search;
