@@ -4,6 +4,7 @@
 pub mod pipeline;
 pub mod prepare;
 pub mod report;
+pub mod risk;
 pub mod spec;
 pub mod verify;
 

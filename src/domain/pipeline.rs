@@ -95,6 +95,7 @@ impl Completed<'_> {
                 .collect(),
             self.prepared.remove_suppressed,
             self.elapsed_ms,
+            self.prepared.risk_report(self.table, &self.outcome),
         )
     }
 }
@@ -150,5 +151,43 @@ mod tests {
                 .iter()
                 .any(|m| m.contains("diversity on 'diagnosis'")));
         }
+    }
+
+    /// Zip codes {1301 ×2, 1302 ×2, 1303, 1304}: before, classes {2, 2, 1, 1} (highest risk 1, average
+    /// 4/6, sample uniques 2/6); 2-anonymity generalizes to 130* (one class of 6): highest 1/6 ≤ 1/k.
+    #[test]
+    fn report_carries_risk_before_and_after() {
+        let rows: Vec<Vec<&str>> = vec![
+            vec!["1301"],
+            vec!["1301"],
+            vec!["1302"],
+            vec!["1302"],
+            vec!["1303"],
+            vec!["1304"],
+        ];
+        let table = Table::from_rows(&["zip"], &rows);
+        let spec = JobSpec::from_json(
+            br#"{"attributes": {"zip": {"role": "quasi_identifier", "hierarchy": {"levels":
+                  [["1301", "130*", "*"], ["1302", "130*", "*"], ["1303", "130*", "*"], ["1304", "130*", "*"]]}}},
+                 "privacy_models": [{"type": "k_anonymity", "k": 2}],
+                 "algorithm": {"type": "exhaustive"},
+                 "risk": {"population_size": 600}}"#,
+        )
+        .unwrap();
+        let done = run(&table, &spec, &|_| Err("inline only".into()), &NoControl).unwrap();
+        let report = done.report();
+        let before = &report.risk.before;
+        assert_eq!((before.records, before.classes), (6, 4));
+        assert_eq!(before.prosecutor.highest, 1.0);
+        assert_eq!(before.prosecutor.average, 4.0 / 6.0);
+        assert_eq!(before.sample_uniques, 2.0 / 6.0);
+        assert_eq!(before.population_uniques.population_size, 600);
+        let after = &report.risk.after;
+        assert!(after.prosecutor.highest <= 1.0 / 2.0);
+        assert_eq!((after.records, after.classes), (6, 1));
+        assert_eq!(after.prosecutor.highest, 1.0 / 6.0);
+        assert_eq!(after.sample_uniques, 0.0);
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["risk"]["after"]["prosecutor"]["highest"], 1.0 / 6.0);
     }
 }

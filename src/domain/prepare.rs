@@ -10,7 +10,9 @@ use crate::core::privacy::{
     Decimal, DistinctLDiversity, EntropyLDiversity, KAnonymity, PrivacyModel, RecursiveCLDiversity,
 };
 use crate::core::render::{OutputColumn, Rendering};
+use crate::core::risk::RiskSettings;
 
+use super::risk::{risk_settings, run_risk, RiskReport};
 use super::spec::{
     pointer_segment, HierarchySpec, JobSpec, PrivacyModelSpec, Role, SpecError, SuppressedRecords,
 };
@@ -32,6 +34,8 @@ pub struct Prepared {
     pub remove_suppressed: bool,
     /// What the independent verification checks on every published class, one per privacy model.
     pub requirements: Vec<Requirement>,
+    /// Settings of the report's risk analysis.
+    pub risk: RiskSettings,
 }
 
 impl Prepared {
@@ -66,6 +70,17 @@ impl Prepared {
             .iter()
             .map(|(c, _)| table.column(*c).name.as_str())
             .collect()
+    }
+
+    /// The risk profiles of `table` before and after `outcome`.
+    pub fn risk_report(&self, table: &Table, outcome: &Outcome) -> RiskReport {
+        run_risk(
+            table,
+            &self.quasi_identifiers,
+            &outcome.transformation,
+            &outcome.suppressed,
+            &self.risk,
+        )
     }
 
     /// The output table of `outcome`.
@@ -192,6 +207,7 @@ pub fn prepare(
         metric: spec.metric,
         algorithm: spec.algorithm.to_algorithm(),
     };
+    let risk = risk_settings(&spec.risk, table.row_count() as u64, "/risk")?;
     Ok(Prepared {
         quasi_identifiers,
         sensitive,
@@ -199,6 +215,7 @@ pub fn prepare(
         plan,
         remove_suppressed: spec.suppressed_records == SuppressedRecords::Remove,
         requirements,
+        risk,
     })
 }
 

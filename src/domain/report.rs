@@ -5,6 +5,8 @@ use serde::Serialize;
 use crate::core::engine::{ClassStatistics, Outcome};
 use crate::core::loss::MetricValues;
 
+use super::risk::RiskReport;
+
 /// What a run did, without any cell value.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -32,6 +34,8 @@ pub struct Report {
     pub equivalence_classes: ClassStatistics,
     /// How the search went.
     pub search: SearchReport,
+    /// Re-identification risk of the input and of the published table.
+    pub risk: RiskReport,
 }
 
 /// Search statistics.
@@ -61,6 +65,7 @@ impl Report {
         models: Vec<String>,
         removed: bool,
         elapsed_ms: f64,
+        risk: RiskReport,
     ) -> Self {
         let records = outcome.suppressed.len() as u64;
         Self {
@@ -92,6 +97,7 @@ impl Report {
                 pruning: outcome.search.pruning,
                 elapsed_ms,
             },
+            risk,
         }
     }
 }
