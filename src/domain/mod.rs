@@ -1,6 +1,7 @@
 //! Types shared by the CLI and the service: the job specification (validated at the edge into an engine
 //! plan) and the report of a finished run.
 
+pub mod assessment;
 pub mod pipeline;
 pub mod prepare;
 pub mod report;
