@@ -1080,3 +1080,43 @@ fn assess_prints_k_l_and_risk() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("/attributes/salary"), "{stderr}");
 }
+
+/// `assess --population`: journalist risk against a population table. The sample's classes 1301 (2)
+/// and 1302 (1) have 4 and 10 records in the population: journalist highest 1/4, marketer
+/// (2/4 + 1/10) / 3 = 0.2, population size 14.
+#[test]
+fn assess_against_a_population_table() {
+    let case = Case::new();
+    let input = case.write(
+        "sample.csv",
+        "zip,diagnosis\n1301,flu\n1301,cold\n1302,flu\n",
+    );
+    let mut population = String::from("zip,diagnosis\n");
+    for _ in 0..4 {
+        population.push_str("1301,x\n");
+    }
+    for _ in 0..10 {
+        population.push_str("1302,x\n");
+    }
+    let population = case.write("population.csv", population);
+    let spec = case.write_spec(
+        "assess.json",
+        &json!({"attributes": {"zip": {"role": "quasi_identifier"}, "diagnosis": {"role": "sensitive"}}}),
+    );
+    let output = Command::new(BIN)
+        .args(["assess", "--input"])
+        .arg(&input)
+        .arg("--spec")
+        .arg(&spec)
+        .arg("--population")
+        .arg(&population)
+        .output()
+        .expect("run assess");
+    assert_success(&output);
+    let a: Value = serde_json::from_slice(&output.stdout).expect("JSON on stdout");
+    assert_eq!(a["risk"]["journalist"]["highest"], 0.25);
+    let marketer = a["risk"]["marketer"].as_f64().unwrap();
+    assert!((marketer - 0.2).abs() < 1e-15, "{marketer}");
+    assert_eq!(a["risk"]["prosecutor"]["highest"], 1.0);
+    assert_eq!(a["risk"]["population_uniques"]["population_size"], 14);
+}

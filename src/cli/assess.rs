@@ -1,12 +1,13 @@
 //! `anonymizer assess`: the assessment of a local CSV file as it is (`domain::assessment`), printed as
-//! pretty JSON on stdout — the same document `POST /v1/datasets/{id}/assessments` answers.
+//! pretty JSON on stdout — the same document `POST /v1/datasets/{id}/assessments` answers. With
+//! `--population`, journalist and marketer risk are computed against that table.
 
 use std::fs::File;
 use std::io::{BufReader, Write};
 
 use super::AssessArgs;
 use crate::codec::{read_table, CsvOptions};
-use crate::domain::assessment::{assess, AssessmentSpec};
+use crate::domain::assessment::{assess_against, AssessmentSpec};
 
 /// Runs the command; errors are one-line messages.
 pub fn run(args: &AssessArgs) -> Result<(), String> {
@@ -24,7 +25,19 @@ pub fn run(args: &AssessArgs) -> Result<(), String> {
         .map_err(|e| format!("cannot read input {}: {}", args.input.display(), e.kind()))?;
     let table = read_table(BufReader::with_capacity(1 << 16, file), &options)
         .map_err(|e| format!("input {}: {e}", args.input.display()))?;
-    let assessment = assess(&table, &spec).map_err(|e| format!("spec: {e}"))?;
+    let population = match &args.population {
+        None => None,
+        Some(path) => {
+            let file = File::open(path)
+                .map_err(|e| format!("cannot read population {}: {}", path.display(), e.kind()))?;
+            Some(
+                read_table(BufReader::with_capacity(1 << 16, file), &options)
+                    .map_err(|e| format!("population {}: {e}", path.display()))?,
+            )
+        }
+    };
+    let assessment =
+        assess_against(&table, &spec, population.as_ref()).map_err(|e| format!("spec: {e}"))?;
     let mut out = std::io::stdout().lock();
     serde_json::to_writer_pretty(&mut out, &assessment).map_err(|e| e.to_string())?;
     out.write_all(b"\n")

@@ -90,6 +90,10 @@ pub struct AssessArgs {
     /// The spec (JSON): `{"attributes": {column: {"role": …}}, "risk": {…}}`, optionally `"csv"`.
     #[arg(long)]
     pub spec: PathBuf,
+    /// A population table (CSV, same delimiter, the quasi-identifier columns by name) for journalist
+    /// and marketer risk; its record count is the population size unless the spec gives one.
+    #[arg(long)]
+    pub population: Option<PathBuf>,
 }
 
 /// Runs the parsed command; the error is the one-line message to print.

@@ -16,14 +16,14 @@
 //! measures (t-closeness per ground distance, δ-disclosure, β-likeness) belong in
 //! [`SensitiveAssessment`] as more optional fields.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::core::data::Table;
 use crate::core::risk::classes::group_keys;
-use crate::core::risk::{ClassSizes, KeyColumn, RiskProfile};
+use crate::core::risk::{ClassSizes, KeyColumn, MatchedClass, RiskProfile};
 
 use super::risk::risk_settings;
 use super::spec::{parse_json, pointer_segment, AttributeSpec, CsvSpec, RiskSpec, Role, SpecError};
@@ -78,8 +78,23 @@ pub struct SensitiveAssessment {
     pub recursive_c_for_l2_must_exceed: Option<f64>,
 }
 
-/// Validates `spec` against `table` and assesses it.
+/// Validates `spec` against `table` and assesses it; the table is its own population for journalist
+/// and marketer risk.
 pub fn assess(table: &Table, spec: &AssessmentSpec) -> Result<Assessment, SpecError> {
+    assess_against(table, spec, None)
+}
+
+/// [`assess`] with an optional population table: journalist and marketer risk then use, for every
+/// class of `table`, the number of population records with the same quasi-identifier values (compared
+/// as text; a class the population lacks counts as its own size, since the population contains the
+/// sample), and without an explicit `population_size`/`sampling_fraction` the population table's
+/// record count is the population size of the uniqueness estimates. The population must have every
+/// quasi-identifier column (`/attributes/<name>`, `missing_in_population` otherwise).
+pub fn assess_against(
+    table: &Table,
+    spec: &AssessmentSpec,
+    population: Option<&Table>,
+) -> Result<Assessment, SpecError> {
     for name in spec.attributes.keys() {
         if table.column_index(name).is_none() {
             return Err(SpecError::new(
@@ -116,7 +131,7 @@ pub fn assess(table: &Table, spec: &AssessmentSpec) -> Result<Assessment, SpecEr
         ));
     }
     let rows = table.row_count();
-    let settings = risk_settings(&spec.risk, rows as u64, "/risk")?;
+    let mut settings = risk_settings(&spec.risk, rows as u64, "/risk")?;
     let columns: Vec<KeyColumn<'_>> = quasi_identifiers
         .iter()
         .map(|&c| KeyColumn {
@@ -131,6 +146,21 @@ pub fn assess(table: &Table, spec: &AssessmentSpec) -> Result<Assessment, SpecEr
         sizes[k as usize] += 1;
     }
     let classes = ClassSizes::from_sizes(sizes.iter().copied());
+    let matched = match population {
+        None => None,
+        Some(population) => {
+            if settings.population_size.is_none() {
+                settings.population_size = Some((population.row_count() as u64).max(rows as u64));
+            }
+            Some(match_population(
+                table,
+                &quasi_identifiers,
+                &keys,
+                &sizes,
+                population,
+            )?)
+        }
+    };
     let sensitive_attributes = sensitive
         .iter()
         .map(|&c| {
@@ -150,8 +180,57 @@ pub fn assess(table: &Table, spec: &AssessmentSpec) -> Result<Assessment, SpecEr
         classes: classes.classes(),
         k: classes.min_size().unwrap_or(0),
         sensitive_attributes,
-        risk: RiskProfile::new(&classes, None, &settings),
+        risk: RiskProfile::new(&classes, matched.as_deref(), &settings),
     })
+}
+
+/// Every class of `table` (ids `keys`, sizes `sizes`) with the size of its class in `population`.
+fn match_population(
+    table: &Table,
+    quasi_identifiers: &[usize],
+    keys: &[u32],
+    sizes: &[u64],
+    population: &Table,
+) -> Result<Vec<MatchedClass>, SpecError> {
+    let mut columns = Vec::with_capacity(quasi_identifiers.len());
+    for &c in quasi_identifiers {
+        let name = &table.column(c).name;
+        let Some(index) = population.column_index(name) else {
+            return Err(SpecError::new(
+                format!("/attributes/{}", pointer_segment(name)),
+                "missing_in_population",
+                format!("the population table has no column '{name}'"),
+            ));
+        };
+        columns.push(population.column(index));
+    }
+    let mut counts: HashMap<Vec<&str>, u64> = HashMap::new();
+    for r in 0..population.row_count() {
+        let key: Vec<&str> = columns
+            .iter()
+            .map(|c| c.dictionary.value(c.codes[r]))
+            .collect();
+        *counts.entry(key).or_default() += 1;
+    }
+    let mut seen = vec![false; sizes.len()];
+    let mut matched = Vec::with_capacity(sizes.len());
+    for (r, &k) in keys.iter().enumerate() {
+        if std::mem::replace(&mut seen[k as usize], true) {
+            continue;
+        }
+        let key: Vec<&str> = quasi_identifiers
+            .iter()
+            .map(|&c| {
+                let column = table.column(c);
+                column.dictionary.value(column.codes[r])
+            })
+            .collect();
+        matched.push(MatchedClass {
+            sample: sizes[k as usize],
+            population: counts.get(&key).copied().unwrap_or(0),
+        });
+    }
+    Ok(matched)
 }
 
 /// The l-diversity figures of one sensitive column over the classes `keys` assigns.
@@ -302,5 +381,30 @@ mod tests {
         let e =
             AssessmentSpec::from_json(br#"{"attributes": {}, "privacy_models": []}"#).unwrap_err();
         assert_eq!(e.code, "invalid_spec");
+    }
+
+    /// The sample's classes 1301 (3 records), 1302 (4), 1303 (1) in a population where they have 6,
+    /// 4 and 10 records: journalist highest 1/4, records at risk (1/F > 0.2) the 4 records of 1302,
+    /// marketer (3/6 + 4/4 + 1/10) / 8 = 1.6 / 8; population size 20 for the uniqueness estimates.
+    #[test]
+    fn journalist_risk_against_a_population_table() {
+        let mut rows: Vec<Vec<&str>> = Vec::new();
+        rows.extend(std::iter::repeat_n(vec!["1301", "x"], 6));
+        rows.extend(std::iter::repeat_n(vec!["1302", "x"], 4));
+        rows.extend(std::iter::repeat_n(vec!["1303", "x"], 10));
+        let population = Table::from_rows(&["zip", "other"], &rows);
+        let s = spec(&format!(r#"{{"attributes": {{{ROLES}}}}}"#));
+        let a = assess_against(&table(), &s, Some(&population)).unwrap();
+        assert_eq!(a.risk.journalist.highest, 0.25);
+        assert_eq!(a.risk.journalist.records_at_risk, 4.0 / 8.0);
+        assert!((a.risk.marketer - 1.6 / 8.0).abs() < 1e-15);
+        assert_eq!(a.risk.prosecutor.highest, 1.0);
+        assert_eq!(a.risk.population_uniques.population_size, 20);
+        let missing = Table::from_rows(&["code"], &[vec!["1"]]);
+        let e = assess_against(&table(), &s, Some(&missing)).unwrap_err();
+        assert_eq!(
+            (e.pointer.as_str(), e.code),
+            ("/attributes/zip", "missing_in_population")
+        );
     }
 }
