@@ -459,6 +459,13 @@ async fn lifecycle_result_and_download(service: Service) {
     let report = get_json(&service, &format!("/v1/jobs/{job_id}/result")).await;
     assert_eq!(report["records"], 7);
     assert_eq!(report["search"]["algorithm"], "flash");
+    // the stored report carries the risk profiles; published classes have at least k = 2 records
+    assert_eq!(report["risk"]["before"]["records"], 7);
+    assert_eq!(report["risk"]["after"]["records"], 7);
+    let highest = report["risk"]["after"]["prosecutor"]["highest"]
+        .as_f64()
+        .unwrap();
+    assert!(highest > 0.0 && highest <= 0.5, "{report}");
 
     let response = service
         .get(&format!("/v1/jobs/{job_id}/output"))
