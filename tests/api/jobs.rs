@@ -195,6 +195,18 @@ async fn validation_errors_carry_pointers(service: Service) {
             "invalid_delimiter",
             "/csv/delimiter",
         ),
+        (
+            case(&|b| b["risk"] = json!({"threshold": 0})),
+            422,
+            "invalid_threshold",
+            "/risk/threshold",
+        ),
+        (
+            case(&|b| b["risk"] = json!({"population_size": 3})),
+            422,
+            "population_too_small",
+            "/risk/population_size",
+        ),
     ];
     for (body, status, code, pointer) in cases {
         let problem = expect_problem(submit(&service, &body).await, status, code).await;

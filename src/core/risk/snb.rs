@@ -14,8 +14,9 @@
 //! factor `(1 − d)^(α+2)` of the second equation as a product rather than a quotient, we follow the
 //! derivation). `α` and `β` solve `E[c_1] = c_1`, `E[c_2] = c_2`; the population uniques are `K·β^α`.
 //!
-//! `K` is estimated from the sample as ARX does, with Haas et al.'s refinement of Shlosser's estimator
-//! (Haas, Naughton, Seshadri & Stokes, VLDB 1995):
+//! `K` is estimated from the sample with the refinement of Shlosser's estimator that ARX uses (Haas,
+//! Naughton, Seshadri & Stokes, VLDB 1995); we write its second sum as `Σ (1 − f)^i((1 + f)^i − 1)·c_i`,
+//! where ARX's code subtracts the 1 once per class size instead:
 //! `K = u + c_1·(Σ_i i·f²(1 − f²)^(i−1)·c_i / Σ_i (1 − f)^i((1 + f)^i − 1)·c_i)·(Σ_i (1 − f)^i·c_i / Σ_i i·f(1 − f)^(i−1)·c_i)²`.
 //!
 //! **Solver.** Newton's method on the logarithms of both equations, in the unconstrained variables
