@@ -1024,3 +1024,99 @@ fn help_and_version() {
         assert!(help.contains(flag), "{flag} missing from help");
     }
 }
+
+/// `assess` prints the assessment of a table computed by hand: classes by zip {1301: flu, flu, cold;
+/// 1302: flu, cold, cancer, cancer}, sizes 3 and 4.
+#[test]
+fn assess_prints_k_l_and_risk() {
+    let case = Case::new();
+    let input = case.write(
+        "data.csv",
+        "zip;diagnosis;name\n1301;flu;a\n1301;flu;b\n1301;cold;c\n1302;flu;d\n1302;cold;e\n1302;cancer;f\n1302;cancer;g\n",
+    );
+    let spec = case.write_spec(
+        "assess.json",
+        &json!({"csv": {"delimiter": ";"},
+                "attributes": {"zip": {"role": "quasi_identifier"}, "diagnosis": {"role": "sensitive"},
+                               "name": {"role": "identifying"}},
+                "risk": {"population_size": 70}}),
+    );
+    let output = Command::new(BIN)
+        .args(["assess", "--input"])
+        .arg(&input)
+        .arg("--spec")
+        .arg(&spec)
+        .output()
+        .expect("run assess");
+    assert_success(&output);
+    let a: Value = serde_json::from_slice(&output.stdout).expect("JSON on stdout");
+    assert_eq!(a["records"], 7);
+    assert_eq!(a["k"], 3);
+    let d = &a["sensitive_attributes"]["diagnosis"];
+    assert_eq!(d["distinct_l"], 2);
+    // r1 / tail: 2/1 and 2/2
+    assert_eq!(d["recursive_c_for_l2_must_exceed"], 2.0);
+    // exp(H) of {2, 1}: 3 / 2^(2/3)
+    let entropy_l = d["entropy_l"].as_f64().unwrap();
+    assert!((entropy_l - 3.0 / 2f64.powf(2.0 / 3.0)).abs() < 1e-12);
+    assert_eq!(a["risk"]["prosecutor"]["highest"], 1.0 / 3.0);
+    assert_eq!(a["risk"]["prosecutor"]["average"], 2.0 / 7.0);
+    assert_eq!(a["risk"]["population_uniques"]["population_size"], 70);
+    assert_eq!(a["risk"]["population_uniques"]["dankar"]["model"], "none");
+
+    // an unknown column is an error with its pointer
+    let bad = case.write_spec(
+        "bad.json",
+        &json!({"attributes": {"zip": {"role": "quasi_identifier"}, "salary": {"role": "sensitive"}}}),
+    );
+    let output = Command::new(BIN)
+        .args(["assess", "--input"])
+        .arg(&input)
+        .arg("--spec")
+        .arg(&bad)
+        .output()
+        .expect("run assess");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("/attributes/salary"), "{stderr}");
+}
+
+/// `assess --population`: journalist risk against a population table. The sample's classes 1301 (2)
+/// and 1302 (1) have 4 and 10 records in the population: journalist highest 1/4, marketer
+/// (2/4 + 1/10) / 3 = 0.2, population size 14.
+#[test]
+fn assess_against_a_population_table() {
+    let case = Case::new();
+    let input = case.write(
+        "sample.csv",
+        "zip,diagnosis\n1301,flu\n1301,cold\n1302,flu\n",
+    );
+    let mut population = String::from("zip,diagnosis\n");
+    for _ in 0..4 {
+        population.push_str("1301,x\n");
+    }
+    for _ in 0..10 {
+        population.push_str("1302,x\n");
+    }
+    let population = case.write("population.csv", population);
+    let spec = case.write_spec(
+        "assess.json",
+        &json!({"attributes": {"zip": {"role": "quasi_identifier"}, "diagnosis": {"role": "sensitive"}}}),
+    );
+    let output = Command::new(BIN)
+        .args(["assess", "--input"])
+        .arg(&input)
+        .arg("--spec")
+        .arg(&spec)
+        .arg("--population")
+        .arg(&population)
+        .output()
+        .expect("run assess");
+    assert_success(&output);
+    let a: Value = serde_json::from_slice(&output.stdout).expect("JSON on stdout");
+    assert_eq!(a["risk"]["journalist"]["highest"], 0.25);
+    let marketer = a["risk"]["marketer"].as_f64().unwrap();
+    assert!((marketer - 0.2).abs() < 1e-15, "{marketer}");
+    assert_eq!(a["risk"]["prosecutor"]["highest"], 1.0);
+    assert_eq!(a["risk"]["population_uniques"]["population_size"], 14);
+}

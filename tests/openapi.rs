@@ -9,12 +9,13 @@ use serde_json::Value;
 
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 
-/// Every route of issue 3, as `METHOD path`.
-const ROUTES: [&str; 15] = [
+/// Every route of the service, as `METHOD path`.
+const ROUTES: [&str; 16] = [
     "POST /v1/datasets",
     "GET /v1/datasets",
     "GET /v1/datasets/{id}",
     "DELETE /v1/datasets/{id}",
+    "POST /v1/datasets/{id}/assessments",
     "POST /v1/hierarchies",
     "POST /v1/jobs",
     "GET /v1/jobs",

@@ -1,6 +1,7 @@
 //! The command line: argument definitions and dispatch. Each subcommand lives in its own module.
 
 pub mod anonymize;
+pub mod assess;
 pub mod keys;
 mod progress;
 pub mod serve;
@@ -23,6 +24,8 @@ pub struct Cli {
 pub enum Command {
     /// Anonymize a local CSV file with a job spec.
     Anonymize(AnonymizeArgs),
+    /// Assess a local CSV file as it is: achieved k and l, re-identification risk (JSON on stdout).
+    Assess(AssessArgs),
     /// Run the HTTP service (API and workers).
     Serve(Box<crate::config::ServeConfig>),
     /// Manage API keys in the service's database.
@@ -78,10 +81,26 @@ pub struct AnonymizeArgs {
     pub quiet: bool,
 }
 
+/// Arguments of `assess`.
+#[derive(Debug, clap::Args)]
+pub struct AssessArgs {
+    /// The CSV file to assess (header line required).
+    #[arg(long)]
+    pub input: PathBuf,
+    /// The spec (JSON): `{"attributes": {column: {"role": …}}, "risk": {…}}`, optionally `"csv"`.
+    #[arg(long)]
+    pub spec: PathBuf,
+    /// A population table (CSV, same delimiter, the quasi-identifier columns by name) for journalist
+    /// and marketer risk; its record count is the population size unless the spec gives one.
+    #[arg(long)]
+    pub population: Option<PathBuf>,
+}
+
 /// Runs the parsed command; the error is the one-line message to print.
 pub fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Anonymize(args) => anonymize::run(&args),
+        Command::Assess(args) => assess::run(&args),
         Command::Serve(config) => serve::run(*config),
         Command::Keys(command) => keys::run(command),
     }

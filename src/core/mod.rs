@@ -12,4 +12,5 @@ pub mod loss;
 pub mod measures;
 pub mod privacy;
 pub mod render;
+pub mod risk;
 pub mod search;

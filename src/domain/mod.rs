@@ -1,12 +1,14 @@
 //! Types shared by the CLI and the service: the job specification (validated at the edge into an engine
 //! plan) and the report of a finished run.
 
+pub mod assessment;
 mod closeness;
 mod likeness;
 pub mod loss_measures;
 pub mod pipeline;
 pub mod prepare;
 pub mod report;
+pub mod risk;
 pub mod spec;
 pub mod verify;
 mod verify_sensitive;

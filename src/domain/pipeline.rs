@@ -97,6 +97,7 @@ impl Completed<'_> {
             self.prepared.remove_suppressed,
             self.elapsed_ms,
             loss_measures(self.table, &self.prepared, &self.outcome),
+            self.prepared.risk_report(self.table, &self.outcome),
         )
     }
 }
@@ -266,5 +267,80 @@ mod tests {
         let measures = &value["loss_measures"];
         assert_eq!(measures["volume_inflation"]["basis"], "empirical_joint");
         assert!(measures["query_workload"]["mean_relative_error"].is_number());
+    }
+
+    /// Zip codes {1301 ×2, 1302 ×2, 1303, 1304}: before, classes {2, 2, 1, 1} (highest risk 1, average
+    /// 4/6, sample uniques 2/6); 2-anonymity generalizes to 130* (one class of 6): highest 1/6 ≤ 1/k.
+    #[test]
+    fn report_carries_risk_before_and_after() {
+        let rows: Vec<Vec<&str>> = vec![
+            vec!["1301"],
+            vec!["1301"],
+            vec!["1302"],
+            vec!["1302"],
+            vec!["1303"],
+            vec!["1304"],
+        ];
+        let table = Table::from_rows(&["zip"], &rows);
+        let spec = JobSpec::from_json(
+            br#"{"attributes": {"zip": {"role": "quasi_identifier", "hierarchy": {"levels":
+                  [["1301", "130*", "*"], ["1302", "130*", "*"], ["1303", "130*", "*"], ["1304", "130*", "*"]]}}},
+                 "privacy_models": [{"type": "k_anonymity", "k": 2}],
+                 "algorithm": {"type": "exhaustive"},
+                 "risk": {"population_size": 600}}"#,
+        )
+        .unwrap();
+        let done = run(&table, &spec, &|_| Err("inline only".into()), &NoControl).unwrap();
+        let report = done.report();
+        let before = &report.risk.before;
+        assert_eq!((before.records, before.classes), (6, 4));
+        assert_eq!(before.prosecutor.highest, 1.0);
+        assert_eq!(before.prosecutor.average, 4.0 / 6.0);
+        assert_eq!(before.sample_uniques, 2.0 / 6.0);
+        assert_eq!(before.population_uniques.population_size, 600);
+        let after = &report.risk.after;
+        assert!(after.prosecutor.highest <= 1.0 / 2.0);
+        assert_eq!((after.records, after.classes), (6, 1));
+        assert_eq!(after.prosecutor.highest, 1.0 / 6.0);
+        assert_eq!(after.sample_uniques, 0.0);
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["risk"]["after"]["prosecutor"]["highest"], 1.0 / 6.0);
+    }
+
+    /// Zip codes {1301 ×2, 1302 ×2, 1303} with 2-anonymity and one record of suppression: the original
+    /// codes with 1303 suppressed lose least, so "after" holds the 4 published records in classes
+    /// {2, 2} (suppressed records left out, masked or not), while "before" still counts all 5.
+    #[test]
+    fn risk_after_leaves_suppressed_records_out() {
+        let rows: Vec<Vec<&str>> = vec![
+            vec!["1301"],
+            vec!["1301"],
+            vec!["1302"],
+            vec!["1302"],
+            vec!["1303"],
+        ];
+        let table = Table::from_rows(&["zip"], &rows);
+        let spec = JobSpec::from_json(
+            br#"{"attributes": {"zip": {"role": "quasi_identifier", "hierarchy": {"levels":
+                  [["1301", "130*", "*"], ["1302", "130*", "*"], ["1303", "130*", "*"]]}}},
+                 "privacy_models": [{"type": "k_anonymity", "k": 2}],
+                 "suppression_limit": 0.2,
+                 "algorithm": {"type": "exhaustive"}}"#,
+        )
+        .unwrap();
+        let done = run(&table, &spec, &|_| Err("inline only".into()), &NoControl).unwrap();
+        assert_eq!(done.outcome().transformation, [0]);
+        assert_eq!(done.outcome().suppressed_records, 1);
+        let report = done.report();
+        assert_eq!(
+            (report.risk.before.records, report.risk.before.classes),
+            (5, 3)
+        );
+        assert_eq!(report.risk.before.sample_uniques, 1.0 / 5.0);
+        let after = &report.risk.after;
+        assert_eq!((after.records, after.classes), (4, 2));
+        assert_eq!(after.prosecutor.highest, 0.5);
+        assert_eq!(after.prosecutor.average, 0.5);
+        assert_eq!(after.sample_uniques, 0.0);
     }
 }

@@ -16,9 +16,11 @@ use crate::core::privacy::{
     RecursiveCLDiversity, MAX_CATEGORIES,
 };
 use crate::core::render::{OutputColumn, Rendering};
+use crate::core::risk::RiskSettings;
 
 use super::closeness::{self, ClosenessRequest};
 use super::likeness;
+use super::risk::{risk_settings, run_risk, RiskReport};
 use super::spec::{
     pointer_segment, ClassFunctionSpec, HierarchySpec, JobSpec, PrivacyModelSpec,
     QueryWorkloadSpec, Role, SpecError, SuppressedRecords, DEFAULT_MAX_CATEGORIES,
@@ -47,6 +49,8 @@ pub struct Prepared {
     pub ground_distances: Vec<(usize, GroundDistanceKind, EarthMovers)>,
     /// The query workload of the report's loss measures.
     pub query_workload: QueryWorkload,
+    /// Settings of the report's risk analysis.
+    pub risk: RiskSettings,
 }
 
 impl Prepared {
@@ -81,6 +85,17 @@ impl Prepared {
             .iter()
             .map(|(c, _)| table.column(*c).name.as_str())
             .collect()
+    }
+
+    /// The risk profiles of `table` before and after `outcome`.
+    pub fn risk_report(&self, table: &Table, outcome: &Outcome) -> RiskReport {
+        run_risk(
+            table,
+            &self.quasi_identifiers,
+            &outcome.transformation,
+            &outcome.suppressed,
+            &self.risk,
+        )
     }
 
     /// The output table of `outcome`.
@@ -209,6 +224,7 @@ pub fn prepare(
         metric: spec.metric,
         algorithm: spec.algorithm.to_algorithm(),
     };
+    let risk = risk_settings(&spec.risk, table.row_count() as u64, "/risk")?;
     Ok(Prepared {
         quasi_identifiers,
         sensitive,
@@ -218,6 +234,7 @@ pub fn prepare(
         requirements,
         ground_distances,
         query_workload: query_workload(&spec.query_workload)?,
+        risk,
     })
 }
 

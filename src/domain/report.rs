@@ -6,6 +6,8 @@ use crate::core::engine::{ClassStatistics, Outcome};
 use crate::core::loss::MetricValues;
 use crate::core::measures::LossMeasures;
 
+use super::risk::RiskReport;
+
 /// What a run did, without any cell value.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -35,6 +37,8 @@ pub struct Report {
     pub search: SearchReport,
     /// Hsu's (2008) information-loss measures of the published table.
     pub loss_measures: LossMeasures,
+    /// Re-identification risk of the input and of the published table.
+    pub risk: RiskReport,
 }
 
 /// Search statistics.
@@ -65,6 +69,7 @@ impl Report {
         removed: bool,
         elapsed_ms: f64,
         loss_measures: LossMeasures,
+        risk: RiskReport,
     ) -> Self {
         let records = outcome.suppressed.len() as u64;
         Self {
@@ -97,6 +102,7 @@ impl Report {
                 elapsed_ms,
             },
             loss_measures,
+            risk,
         }
     }
 }

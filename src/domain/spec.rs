@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use crate::core::loss::MetricKind;
@@ -38,6 +39,23 @@ pub struct JobSpec {
     /// The query workload of the reported loss measures (every field has a default).
     #[serde(default)]
     pub query_workload: QueryWorkloadSpec,
+    /// Settings of the re-identification risk analysis in the report.
+    #[serde(default)]
+    pub risk: RiskSpec,
+}
+
+/// Settings of the re-identification risk analysis (`"risk"`). Everything is optional: by default the
+/// table is its own population (sampling fraction 1) and the records-at-risk threshold is 0.2.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RiskSpec {
+    /// Records in the population the table was sampled from (at least the table's records).
+    pub population_size: Option<u64>,
+    /// The table's records as a fraction of the population, in (0, 1]; the population size is
+    /// `round(records / sampling_fraction)`. Give this or `population_size`, not both.
+    pub sampling_fraction: Option<f64>,
+    /// A record is at risk when its re-identification probability is strictly above this, in (0, 1].
+    pub threshold: Option<f64>,
 }
 
 fn default_metric() -> MetricKind {
@@ -429,37 +447,44 @@ pub fn pointer_segment(s: &str) -> String {
 impl JobSpec {
     /// Parses a spec, reporting the location of the first problem.
     pub fn from_json(bytes: &[u8]) -> Result<Self, SpecError> {
-        let de = &mut serde_json::Deserializer::from_slice(bytes);
-        serde_path_to_error::deserialize(de).map_err(|e| {
-            let pointer: String = e
-                .path()
-                .iter()
-                .filter_map(|seg| match seg {
-                    serde_path_to_error::Segment::Seq { index } => Some(format!("/{index}")),
-                    serde_path_to_error::Segment::Map { key } => {
-                        Some(format!("/{}", pointer_segment(key)))
-                    }
-                    serde_path_to_error::Segment::Enum { variant } => {
-                        Some(format!("/{}", pointer_segment(variant)))
-                    }
-                    serde_path_to_error::Segment::Unknown => None,
-                })
-                .collect();
-            let inner = e.into_inner();
-            let code = if inner.is_syntax() || inner.is_eof() {
-                "malformed_json"
-            } else {
-                "invalid_spec"
-            };
-            let mut message = inner.to_string();
-            if message.contains("untagged enum HierarchySpec") {
-                message = "a hierarchy is one of {\"path\": ...}, {\"id\": ...}, {\"levels\": [[...], ...]} \
-                           or {\"arx\": \"...\"}"
-                    .into();
-            }
-            SpecError::new(pointer, code, message)
-        })
+        parse_json(bytes)
     }
+}
+
+/// Parses a JSON document into `T`, reporting the JSON pointer of the first problem (`malformed_json`
+/// for syntax errors, `invalid_spec` otherwise).
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, SpecError> {
+    let de = &mut serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let pointer: String = e
+            .path()
+            .iter()
+            .filter_map(|seg| match seg {
+                serde_path_to_error::Segment::Seq { index } => Some(format!("/{index}")),
+                serde_path_to_error::Segment::Map { key } => {
+                    Some(format!("/{}", pointer_segment(key)))
+                }
+                serde_path_to_error::Segment::Enum { variant } => {
+                    Some(format!("/{}", pointer_segment(variant)))
+                }
+                serde_path_to_error::Segment::Unknown => None,
+            })
+            .collect();
+        let inner = e.into_inner();
+        let code = if inner.is_syntax() || inner.is_eof() {
+            "malformed_json"
+        } else {
+            "invalid_spec"
+        };
+        let mut message = inner.to_string();
+        if message.contains("untagged enum HierarchySpec") {
+            message =
+                "a hierarchy is one of {\"path\": ...}, {\"id\": ...}, {\"levels\": [[...], ...]} \
+                       or {\"arx\": \"...\"}"
+                    .into();
+        }
+        SpecError::new(pointer, code, message)
+    })
 }
 
 #[cfg(test)]

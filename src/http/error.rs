@@ -71,6 +71,10 @@ pub const CODES: &[&str] = &[
     "unknown_hierarchy",
     "unknown_dataset",
     "invalid_request",
+    "invalid_threshold",
+    "invalid_sampling_fraction",
+    "population_too_small",
+    "conflicting_population",
     // 422: CSV
     "empty_body",
     "no_records",

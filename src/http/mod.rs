@@ -11,6 +11,7 @@
 //! Data routes take an [`auth::Caller`] (bearer API key → tenant); every store call they make is scoped
 //! to that tenant, so another tenant's id answers 404 exactly like an unknown one.
 
+pub mod assessments;
 pub mod auth;
 pub mod datasets;
 pub mod error;
@@ -58,6 +59,7 @@ pub fn app(state: AppState) -> Router {
         .merge(ready::router())
         .merge(metrics::router())
         .merge(datasets::router())
+        .merge(assessments::router())
         .merge(hierarchies::router())
         .merge(jobs::router());
     with_middleware(routes)

@@ -196,6 +196,18 @@ async fn validation_errors_carry_pointers(service: Service) {
             "invalid_delimiter",
             "/csv/delimiter",
         ),
+        (
+            case(&|b| b["risk"] = json!({"threshold": 0})),
+            422,
+            "invalid_threshold",
+            "/risk/threshold",
+        ),
+        (
+            case(&|b| b["risk"] = json!({"population_size": 3})),
+            422,
+            "population_too_small",
+            "/risk/population_size",
+        ),
     ];
     for (body, status, code, pointer) in cases {
         let problem = expect_problem(submit(&service, &body).await, status, code).await;
@@ -460,6 +472,13 @@ async fn lifecycle_result_and_download(service: Service) {
     let report = get_json(&service, &format!("/v1/jobs/{job_id}/result")).await;
     assert_eq!(report["records"], 7);
     assert_eq!(report["search"]["algorithm"], "flash");
+    // the stored report carries the risk profiles; published classes have at least k = 2 records
+    assert_eq!(report["risk"]["before"]["records"], 7);
+    assert_eq!(report["risk"]["after"]["records"], 7);
+    let highest = report["risk"]["after"]["prosecutor"]["highest"]
+        .as_f64()
+        .unwrap();
+    assert!(highest > 0.0 && highest <= 0.5, "{report}");
 
     let response = service
         .get(&format!("/v1/jobs/{job_id}/output"))

@@ -7,6 +7,7 @@
 mod database;
 mod harness;
 
+mod assessments;
 mod auth;
 mod datasets;
 mod hierarchies;
