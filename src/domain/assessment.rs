@@ -3,30 +3,26 @@
 //! and the re-identification risk profile (`core::risk`).
 //!
 //! Classes group the records by their original quasi-identifier values (no hierarchy is read; a
-//! `hierarchy` given with a quasi-identifier is ignored). The l-diversity figures follow the
-//! definitions the privacy models check (Hsu 2008 §3.3, see `core::privacy::l_diversity`):
-//! - distinct l: the fewest distinct sensitive values in a class;
-//! - entropy l: the smallest `exp(−Σ p·ln p)` over classes (the largest l the entropy variant accepts,
-//!   up to its tolerance);
-//! - recursive (c, 2): a class passes when `r_1 < c·(r_2 + … + r_m)`; the largest `r_1 / (r_2 + … + r_m)`
-//!   over classes is the bound c must exceed (strictly), null when a class has a single value (no c
-//!   passes).
-//!
-//! Per-class histograms are built in `O(records)` with one hash map per sensitive attribute. Further
-//! measures (t-closeness per ground distance, δ-disclosure, β-likeness) belong in
-//! [`SensitiveAssessment`] as more optional fields.
+//! `hierarchy` given with a quasi-identifier is ignored). The sensitive-attribute figures (achieved
+//! l of each l-diversity variant, t of each ground distance, δ, β) are those of [`super::achieved`];
+//! the hierarchical distance needs the sensitive attribute's hierarchy given inline.
 
 use std::collections::{BTreeMap, HashMap};
 
-use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
-use crate::core::data::Table;
+use crate::codec::parse_arx_hierarchy;
+use crate::core::data::{Column, GeneralizationMap, Hierarchy, Table};
+use crate::core::privacy::EarthMovers;
 use crate::core::risk::classes::group_keys;
 use crate::core::risk::{ClassSizes, KeyColumn, MatchedClass, RiskProfile};
 
+use super::achieved::{measure, SensitiveDistribution, SensitiveMeasures};
+use super::closeness::hierarchical_distance;
 use super::risk::risk_settings;
-use super::spec::{parse_json, pointer_segment, AttributeSpec, CsvSpec, RiskSpec, Role, SpecError};
+use super::spec::{
+    parse_json, pointer_segment, AttributeSpec, CsvSpec, HierarchySpec, RiskSpec, Role, SpecError,
+};
 
 /// What to assess: the roles of the columns and the risk settings (`{"attributes": …, "risk": …}`).
 #[derive(Debug, Clone, Deserialize)]
@@ -67,16 +63,7 @@ pub struct Assessment {
 }
 
 /// Measures of one sensitive attribute over the classes; null without records.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SensitiveAssessment {
-    /// Distinct l-diversity achieved: the fewest distinct values in a class.
-    pub distinct_l: Option<u64>,
-    /// Entropy l-diversity achieved: the smallest `exp(entropy)` of a class.
-    pub entropy_l: Option<f64>,
-    /// Recursive (c, 2)-diversity holds exactly for every c strictly greater than this (the largest
-    /// `r_1 / (r_2 + … + r_m)` of a class); null when some class has a single value, or no records.
-    pub recursive_c_for_l2_must_exceed: Option<f64>,
-}
+pub type SensitiveAssessment = SensitiveMeasures;
 
 /// Validates `spec` against `table` and assesses it; the table is its own population for journalist
 /// and marketer risk.
@@ -161,16 +148,19 @@ pub fn assess_against(
             )?)
         }
     };
-    let sensitive_attributes = sensitive
-        .iter()
-        .map(|&c| {
-            let column = table.column(c);
-            (
-                column.name.clone(),
-                sensitive_assessment(&keys, &column.codes, class_count),
-            )
-        })
-        .collect();
+    let mut sensitive_attributes = BTreeMap::new();
+    for &c in &sensitive {
+        let column = table.column(c);
+        let hierarchical = match &spec.attributes[&column.name].hierarchy {
+            Some(source) => Some(sensitive_hierarchy(source, column)?),
+            None => None,
+        };
+        let distribution = SensitiveDistribution::new(column, hierarchical);
+        sensitive_attributes.insert(
+            column.name.clone(),
+            measure(&keys, &column.codes, |_| true, &distribution),
+        );
+    }
     Ok(Assessment {
         records: rows as u64,
         quasi_identifiers: quasi_identifiers
@@ -182,6 +172,35 @@ pub fn assess_against(
         sensitive_attributes,
         risk: RiskProfile::new(&classes, matched.as_deref(), &settings),
     })
+}
+
+/// The hierarchical EMD of a sensitive attribute whose hierarchy is given inline (`levels` or `arx`);
+/// stored hierarchies and files are not resolved here.
+fn sensitive_hierarchy(source: &HierarchySpec, column: &Column) -> Result<EarthMovers, SpecError> {
+    let pointer = format!("/attributes/{}/hierarchy", pointer_segment(&column.name));
+    let invalid = |m: String| SpecError::new(pointer.clone(), "invalid_hierarchy", m);
+    let hierarchy = match source {
+        HierarchySpec::Levels { levels } => {
+            Hierarchy::from_rows(levels).map_err(|e| invalid(e.to_string()))?
+        }
+        HierarchySpec::Arx { arx, delimiter } => {
+            let d = match delimiter.as_deref() {
+                None => b';',
+                Some(d) if d.len() == 1 => d.as_bytes()[0],
+                Some(_) => return Err(invalid("the delimiter must be one byte".into())),
+            };
+            parse_arx_hierarchy(arx.as_bytes(), d).map_err(|e| invalid(e.to_string()))?
+        }
+        HierarchySpec::Path { .. } | HierarchySpec::Id { .. } => {
+            return Err(invalid(
+                "an assessment takes a sensitive attribute's hierarchy inline (levels or arx)"
+                    .into(),
+            ))
+        }
+    };
+    let map = GeneralizationMap::bind(hierarchy, column)
+        .map_err(|e| SpecError::new(pointer.clone(), "uncovered_values", e.to_string()))?;
+    Ok(hierarchical_distance(column.value_counts(), &map))
 }
 
 /// Every class of `table` (ids `keys`, sizes `sizes`) with the size of its class in `population`.
@@ -233,47 +252,6 @@ fn match_population(
     Ok(matched)
 }
 
-/// The l-diversity figures of one sensitive column over the classes `keys` assigns.
-fn sensitive_assessment(keys: &[u32], codes: &[u32], class_count: usize) -> SensitiveAssessment {
-    let mut counts: FxHashMap<(u32, u32), u64> = FxHashMap::default();
-    for (&k, &v) in keys.iter().zip(codes) {
-        *counts.entry((k, v)).or_default() += 1;
-    }
-    let mut histograms: Vec<Vec<u64>> = vec![Vec::new(); class_count];
-    for (&(k, _), &n) in &counts {
-        histograms[k as usize].push(n);
-    }
-    let mut distinct: Option<u64> = None;
-    let mut entropy_l: Option<f64> = None;
-    let mut ratio: Option<f64> = Some(0.0);
-    for histogram in histograms.iter().filter(|h| !h.is_empty()) {
-        let size: u64 = histogram.iter().sum();
-        let d = histogram.len() as u64;
-        distinct = Some(distinct.map_or(d, |m| m.min(d)));
-        let n = size as f64;
-        let entropy: f64 = histogram
-            .iter()
-            .map(|&c| {
-                let p = c as f64 / n;
-                -p * p.ln()
-            })
-            .sum();
-        let l = entropy.exp();
-        entropy_l = Some(entropy_l.map_or(l, |m| m.min(l)));
-        let top = histogram.iter().copied().max().unwrap_or(0);
-        let tail = size - top;
-        ratio = match (ratio, tail) {
-            (None, _) | (_, 0) => None,
-            (Some(r), tail) => Some(r.max(top as f64 / tail as f64)),
-        };
-    }
-    SensitiveAssessment {
-        distinct_l: distinct,
-        entropy_l,
-        recursive_c_for_l2_must_exceed: if distinct.is_some() { ratio } else { None },
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -321,6 +299,46 @@ mod tests {
         assert_eq!(a.risk.prosecutor.highest, 1.0);
         assert_eq!(a.risk.prosecutor.average, 3.0 / 8.0);
         assert_eq!(a.risk.sample_uniques, 1.0 / 8.0);
+    }
+
+    /// Classes {flu, flu, cold}, {flu, cold, cancer, cancer}, {flu} against D = {flu 4, cold 2,
+    /// cancer 2}/8. Equal EMD: 1/4, 1/4 and 1 − 1/2 = 1/2. With the tree {flu, cold} → infection,
+    /// {cancer} → tumor (H = 2), {flu} is (|1/2| + |−1/4| + |−1/4| + |1/4| + |−1/4|) / 4 = 3/8 away, the
+    /// others 1/4. δ: flu in {flu} and cancer in the second class have ratio 2 (1 bit), flu in the second
+    /// 1/2 (1 bit). β: those ratios of 2 gain 1.
+    #[test]
+    fn closeness_disclosure_and_likeness_by_hand() {
+        let roles = r#""zip": {"role": "quasi_identifier"}, "name": {"role": "identifying"},
+            "diagnosis": {"role": "sensitive", "hierarchy": {"levels": [["flu", "infection", "*"],
+                ["cold", "infection", "*"], ["cancer", "tumor", "*"]]}}"#;
+        let a = assess(
+            &table(),
+            &spec(&format!(r#"{{"attributes": {{{roles}}}}}"#)),
+        )
+        .unwrap();
+        let d = &a.sensitive_attributes["diagnosis"];
+        assert!((d.t_equal.unwrap() - 0.5).abs() < 1e-12);
+        assert!((d.t_hierarchical.unwrap() - 0.375).abs() < 1e-12);
+        assert!((d.delta_must_exceed.unwrap() - 1.0).abs() < 1e-12);
+        assert!((d.beta.unwrap() - 1.0).abs() < 1e-12);
+        // without a hierarchy there is no hierarchical figure; a stored one is refused with its pointer
+        let plain = assess(
+            &table(),
+            &spec(&format!(r#"{{"attributes": {{{ROLES}}}}}"#)),
+        )
+        .unwrap();
+        assert_eq!(plain.sensitive_attributes["diagnosis"].t_hierarchical, None);
+        let stored = r#""zip": {"role": "quasi_identifier"}, "name": {"role": "identifying"},
+            "diagnosis": {"role": "sensitive", "hierarchy": {"id": "h-1"}}"#;
+        let e = assess(
+            &table(),
+            &spec(&format!(r#"{{"attributes": {{{stored}}}}}"#)),
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.pointer.as_str(), e.code),
+            ("/attributes/diagnosis/hierarchy", "invalid_hierarchy")
+        );
     }
 
     /// Without the unique record: classes {flu, flu, cold} and {flu, cold, cancer, cancer}.

@@ -90,9 +90,6 @@ pub fn resolve(request: ClosenessRequest<'_>) -> Result<(TCloseness, Requirement
                     ),
                 ));
             };
-            let ancestors: Vec<Vec<u32>> = (1..=map.max_level())
-                .map(|level| map.codes(level).to_vec())
-                .collect();
             let paths = (0..column.dictionary.len() as u32)
                 .map(|code| {
                     (
@@ -104,7 +101,7 @@ pub fn resolve(request: ClosenessRequest<'_>) -> Result<(TCloseness, Requirement
                 })
                 .collect();
             (
-                EarthMovers::hierarchical(global, ancestors),
+                hierarchical_distance(global, map),
                 GroundDistanceKind::Hierarchical,
                 ClosenessGround::Hierarchical(Arc::new(paths)),
             )
@@ -126,9 +123,22 @@ pub fn resolve(request: ClosenessRequest<'_>) -> Result<(TCloseness, Requirement
     Ok((model, requirement))
 }
 
+/// The EMD with the hierarchical ground distance over `map` (a hierarchy bound to the attribute), from
+/// the attribute's table counts `global`.
+pub(super) fn hierarchical_distance(global: Vec<u64>, map: &GeneralizationMap) -> EarthMovers {
+    let ancestors: Vec<Vec<u32>> = (1..=map.max_level())
+        .map(|level| map.codes(level).to_vec())
+        .collect();
+    EarthMovers::hierarchical(global, ancestors)
+}
+
 /// The rank of every value code: by the declared order, else numerically when every value is a number,
 /// else by text.
-fn value_ranks(column: &Column, order: Option<&[String]>, i: usize) -> Result<Vec<u32>, SpecError> {
+pub(super) fn value_ranks(
+    column: &Column,
+    order: Option<&[String]>,
+    i: usize,
+) -> Result<Vec<u32>, SpecError> {
     let values: Vec<&str> = column.dictionary.values().collect();
     let mut by_rank: Vec<u32> = (0..values.len() as u32).collect();
     match order {

@@ -1,6 +1,7 @@
 //! Types shared by the CLI and the service: the job specification (validated at the edge into an engine
 //! plan) and the report of a finished run.
 
+pub mod achieved;
 pub mod assessment;
 mod closeness;
 mod likeness;

@@ -13,6 +13,7 @@ use crate::core::engine::{anonymize, Outcome};
 use crate::core::error::CoreError;
 
 use super::loss_measures::loss_measures;
+use super::report::Analyses;
 use super::verify::{verify, VerificationError};
 use super::{prepare, HierarchyResolver, JobSpec, Prepared, Report, SpecError};
 
@@ -96,8 +97,11 @@ impl Completed<'_> {
                 .collect(),
             self.prepared.remove_suppressed,
             self.elapsed_ms,
-            loss_measures(self.table, &self.prepared, &self.outcome),
-            self.prepared.risk_report(self.table, &self.outcome),
+            Analyses {
+                loss_measures: loss_measures(self.table, &self.prepared, &self.outcome),
+                risk: self.prepared.risk_report(self.table, &self.outcome),
+                achieved: self.prepared.achieved(self.table, &self.outcome),
+            },
         )
     }
 }
@@ -162,6 +166,12 @@ mod tests {
                 "equal"
             };
             assert_eq!(report.loss_measures.variance[0].ground_distance, ground);
+            // one published class of all six records: the table's own distribution
+            let achieved = &report.achieved.sensitive_attributes["diagnosis"];
+            assert_eq!(report.achieved.k, 6);
+            assert_eq!(achieved.distinct_l, Some(3));
+            assert_eq!(achieved.t_equal, Some(0.0));
+            assert_eq!(achieved.beta, Some(0.0));
         }
     }
 

@@ -18,6 +18,7 @@ use crate::core::privacy::{
 use crate::core::render::{OutputColumn, Rendering};
 use crate::core::risk::RiskSettings;
 
+use super::achieved::{achieved, Achieved};
 use super::closeness::{self, ClosenessRequest};
 use super::likeness;
 use super::risk::{risk_settings, run_risk, RiskReport};
@@ -95,6 +96,30 @@ impl Prepared {
             &outcome.transformation,
             &outcome.suppressed,
             &self.risk,
+        )
+    }
+
+    /// What the published table of `outcome` achieves (see [`super::achieved`]).
+    pub fn achieved(&self, table: &Table, outcome: &Outcome) -> Achieved {
+        let sensitive: Vec<(usize, Option<EarthMovers>)> = self
+            .sensitive
+            .iter()
+            .enumerate()
+            .map(|(slot, &c)| {
+                let hierarchical = self
+                    .ground_distances
+                    .iter()
+                    .find(|(s, kind, _)| *s == slot && *kind == GroundDistanceKind::Hierarchical)
+                    .map(|(_, _, emd)| emd.clone());
+                (c, hierarchical)
+            })
+            .collect();
+        achieved(
+            table,
+            &self.quasi_identifiers,
+            &outcome.transformation,
+            &outcome.suppressed,
+            &sensitive,
         )
     }
 

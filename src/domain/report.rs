@@ -6,6 +6,7 @@ use crate::core::engine::{ClassStatistics, Outcome};
 use crate::core::loss::MetricValues;
 use crate::core::measures::LossMeasures;
 
+use super::achieved::Achieved;
 use super::risk::RiskReport;
 
 /// What a run did, without any cell value.
@@ -39,6 +40,9 @@ pub struct Report {
     pub loss_measures: LossMeasures,
     /// Re-identification risk of the input and of the published table.
     pub risk: RiskReport,
+    /// What the published table achieves: its smallest class and, per sensitive attribute, the
+    /// l-diversity, t-closeness, δ-disclosure and β-likeness parameters it meets.
+    pub achieved: Achieved,
 }
 
 /// Search statistics.
@@ -60,6 +64,17 @@ pub struct SearchReport {
     pub elapsed_ms: f64,
 }
 
+/// The analyses of the published table a report carries beside the search's own figures.
+#[derive(Debug, Clone)]
+pub struct Analyses {
+    /// Hsu's information-loss measures.
+    pub loss_measures: LossMeasures,
+    /// Re-identification risk before and after.
+    pub risk: RiskReport,
+    /// The privacy the published table achieves.
+    pub achieved: Achieved,
+}
+
 impl Report {
     /// Builds the report of `outcome`; `names` are the quasi-identifiers in lattice order.
     pub fn new(
@@ -68,9 +83,13 @@ impl Report {
         models: Vec<String>,
         removed: bool,
         elapsed_ms: f64,
-        loss_measures: LossMeasures,
-        risk: RiskReport,
+        analyses: Analyses,
     ) -> Self {
+        let Analyses {
+            loss_measures,
+            risk,
+            achieved,
+        } = analyses;
         let records = outcome.suppressed.len() as u64;
         Self {
             records,
@@ -103,6 +122,7 @@ impl Report {
             },
             loss_measures,
             risk,
+            achieved,
         }
     }
 }
