@@ -31,10 +31,12 @@ impl ClassHistograms {
         }
     }
 
-    /// Gathers the entries of `sources` source items into `classes` classes: source `i` belongs to class
-    /// `class_of[i]` and contributes the entries `entries_of(i)`; equal codes of a class are summed.
+    /// Gathers the entries of the source items into `classes` classes: source `i` belongs to class
+    /// `class_of[i]` and contributes the entries `entries_of(i)` (codes below `values`); equal codes of a
+    /// class are summed.
     fn gather<'e>(
         classes: usize,
+        values: usize,
         class_of: &[u32],
         entries_of: impl Fn(usize) -> &'e [(u32, u32)],
     ) -> Self {
@@ -55,22 +57,28 @@ impl ClassHistograms {
                 *at += 1;
             }
         }
-        // sort and merge each class in place; the write position never passes the read position
+        // merge each class in place (the write position never passes the read position): equal codes
+        // are summed through a dense code → slot table, then the class's distinct codes are sorted
+        let codes = values.max(1);
+        let mut slot_of = vec![u32::MAX; codes];
         let mut offsets = Vec::with_capacity(classes + 1);
         offsets.push(0u32);
         let mut write = 0usize;
         for c in 0..classes {
             let (start, end) = (starts[c] as usize, starts[c + 1] as usize);
-            entries[start..end].sort_unstable_by_key(|&(code, _)| code);
+            let first = write;
             for read in start..end {
-                let entry = entries[read];
-                if write > offsets[c] as usize && entries[write - 1].0 == entry.0 {
-                    entries[write - 1].1 += entry.1;
+                let (code, n) = entries[read];
+                let slot = &mut slot_of[code as usize];
+                if (*slot as usize) >= first && (*slot as usize) < write {
+                    entries[*slot as usize].1 += n;
                 } else {
-                    entries[write] = entry;
+                    *slot = write as u32;
+                    entries[write] = (code, n);
                     write += 1;
                 }
             }
+            entries[first..write].sort_unstable_by_key(|&(code, _)| code);
             offsets.push(write as u32);
         }
         entries.truncate(write);
@@ -258,7 +266,7 @@ impl Grouper {
                 .iter()
                 .map(|s| {
                     let single: Vec<(u32, u32)> = s.codes.iter().map(|&code| (code, 1)).collect();
-                    ClassHistograms::gather(classes, &self.class_of, |row| {
+                    ClassHistograms::gather(classes, s.distinct, &self.class_of, |row| {
                         std::slice::from_ref(&single[row])
                     })
                 })
@@ -304,8 +312,9 @@ impl Grouper {
         let histograms = source
             .histograms
             .iter()
-            .map(|per_class| {
-                ClassHistograms::gather(classes, &self.class_of, |i| per_class.class(i))
+            .zip(&input.sensitive)
+            .map(|(per_class, s)| {
+                ClassHistograms::gather(classes, s.distinct, &self.class_of, |i| per_class.class(i))
             })
             .collect();
         FrequencySet {
