@@ -4,8 +4,8 @@
 //! Every exact algorithm yields a set of candidate nodes that provably contains an optimum (the minimal
 //! solutions when the metric is monotone, every solution otherwise) and [`select`] picks the optimum with
 //! metric bounds. When the privacy models are not monotone for the suppression setting, predictive tagging
-//! is unsound and exact algorithms consider every node instead, in increasing order of the metric's
-//! static lower bound, stopping once it exceeds the best loss found.
+//! is unsound and exact algorithms consider every node instead, skipping those whose static lower bound
+//! exceeds the best loss found so far.
 
 mod best_first;
 mod datafly;
