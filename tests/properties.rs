@@ -767,6 +767,65 @@ fn generated_hierarchies_are_valid() {
     }
 }
 
+/// Runs every exact algorithm for each of `metrics` on `spec` (models included; prepared anew per run)
+/// and checks each outcome against the brute force: `failing[i]` records fail at `nodes[i]`, at most
+/// `budget` may be suppressed. The algorithms must agree with each other on the loss, suppress exactly
+/// the failing records, and publish output that passes the independent verification.
+fn check_exact_searches(
+    table: &Table,
+    spec: &JobSpec,
+    metrics: &[MetricKind],
+    (nodes, failing, budget): (&[Vec<u8>], &[u64], u64),
+    label: &str,
+) -> Result<(), String> {
+    let any_solution = failing.iter().any(|&f| f <= budget);
+    for &metric in metrics {
+        let mut exhaustive_loss = None;
+        for algorithm in ALGORITHMS.into_iter().filter(|a| a.is_exact()) {
+            let what = format!("{} / {} / {label}", algorithm.name(), metric.name());
+            let mut prepared = prepare(table, spec, &|_| Err("inline only".into()))
+                .map_err(|e| format!("{what}: prepare: {e}"))?;
+            prepared.plan.metric = metric;
+            prepared.plan.algorithm = algorithm;
+            let outcome = match (
+                anonymize(&prepared.input(table), &prepared.plan, &NoControl),
+                any_solution,
+            ) {
+                (Ok(o), true) => o,
+                (Err(_), false) => continue,
+                (Ok(o), false) => {
+                    return Err(format!(
+                        "{what}: found {:?} but no node is a solution",
+                        o.transformation
+                    ))
+                }
+                (Err(e), true) => return Err(format!("{what}: {e}, but a solution exists")),
+            };
+            let index = nodes
+                .iter()
+                .position(|v| *v == outcome.transformation)
+                .ok_or_else(|| format!("{what}: unknown node"))?;
+            if failing[index] != outcome.suppressed_records || failing[index] > budget {
+                return Err(format!(
+                    "{what}: {} suppressed at {:?}, the checker counts {} failing (budget {budget})",
+                    outcome.suppressed_records, outcome.transformation, failing[index]
+                ));
+            }
+            let loss = outcome.metrics.get(metric);
+            match exhaustive_loss {
+                None => exhaustive_loss = Some(loss),
+                Some(e) if !close(loss, e) => {
+                    return Err(format!("{what}: loss {loss}, exhaustive found {e}"))
+                }
+                Some(_) => {}
+            }
+            verify(&prepared.rendering(table, &outcome), &prepared.requirements)
+                .map_err(|e| format!("{what}: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
 /// A model on the sensitive column that the brute force below checks from value counts alone, with its
 /// parameter as an exact fraction `numerator / denominator`.
 #[derive(Debug, Clone, Copy)]
@@ -920,55 +979,13 @@ fn check_job_distribution(job: &Job, model: DistributionModel) -> Result<(), Str
         .iter()
         .map(|v| failing_records_distribution(&dataset, job.sensitive, v, job.k, model))
         .collect();
-    let any_solution = failing.iter().any(|&f| f <= budget);
-    for metric in MetricKind::ALL {
-        let mut exhaustive_loss = None;
-        for algorithm in ALGORITHMS.into_iter().filter(|a| a.is_exact()) {
-            let what = format!("{} / {} / {model:?}", algorithm.name(), metric.name());
-            let mut prepared = prepare(&table, &spec, &|_| Err("inline only".into()))
-                .map_err(|e| format!("prepare: {e}"))?;
-            prepared.plan.metric = metric;
-            prepared.plan.algorithm = algorithm;
-            let outcome = match (
-                anonymize(&prepared.input(&table), &prepared.plan, &NoControl),
-                any_solution,
-            ) {
-                (Ok(o), true) => o,
-                (Err(_), false) => continue,
-                (Ok(o), false) => {
-                    return Err(format!(
-                        "{what}: found {:?} but no node is a solution",
-                        o.transformation
-                    ))
-                }
-                (Err(e), true) => return Err(format!("{what}: {e}, but a solution exists")),
-            };
-            let index = nodes
-                .iter()
-                .position(|v| *v == outcome.transformation)
-                .ok_or_else(|| format!("{what}: unknown node"))?;
-            if failing[index] != outcome.suppressed_records || failing[index] > budget {
-                return Err(format!(
-                    "{what}: {} suppressed at {:?}, the checker counts {} failing (budget {budget})",
-                    outcome.suppressed_records, outcome.transformation, failing[index]
-                ));
-            }
-            let loss = outcome.metrics.get(metric);
-            match exhaustive_loss {
-                None => exhaustive_loss = Some(loss),
-                Some(e) if !close(loss, e) => {
-                    return Err(format!("{what}: loss {loss}, exhaustive found {e}"))
-                }
-                Some(_) => {}
-            }
-            verify(
-                &prepared.rendering(&table, &outcome),
-                &prepared.requirements,
-            )
-            .map_err(|e| format!("{what}: {e}"))?;
-        }
-    }
-    Ok(())
+    check_exact_searches(
+        &table,
+        &spec,
+        &MetricKind::ALL,
+        (&nodes, &failing, budget),
+        &format!("{model:?}"),
+    )
 }
 
 proptest! {
@@ -1118,57 +1135,17 @@ fn check_job_categorical(job: &Job, variant: u64) -> Result<(), String> {
                 .sum()
         })
         .collect();
-    let any_solution = failing.iter().any(|&f| f <= budget);
     let mut job_spec = spec(job);
     job_spec
         .privacy_models
         .push(serde_json::from_str(&model).map_err(|e| format!("{model}: {e}"))?);
-    for metric in [MetricKind::NuEntropy, MetricKind::Discernibility] {
-        let mut exhaustive_loss = None;
-        for algorithm in ALGORITHMS.into_iter().filter(|a| a.is_exact()) {
-            let what = format!("{} / {} / {model}", algorithm.name(), metric.name());
-            let mut prepared = prepare(&table, &job_spec, &|_| Err("inline only".into()))
-                .map_err(|e| format!("{what}: prepare: {e}"))?;
-            prepared.plan.metric = metric;
-            prepared.plan.algorithm = algorithm;
-            let input = prepared.input(&table);
-            let outcome = match (anonymize(&input, &prepared.plan, &NoControl), any_solution) {
-                (Ok(o), true) => o,
-                (Err(_), false) => continue,
-                (Ok(o), false) => {
-                    return Err(format!(
-                        "{what}: found {:?} but no node is a solution",
-                        o.transformation
-                    ))
-                }
-                (Err(e), true) => return Err(format!("{what}: {e}, but a solution exists")),
-            };
-            let index = nodes
-                .iter()
-                .position(|v| *v == outcome.transformation)
-                .ok_or_else(|| format!("{what}: unknown node"))?;
-            if failing[index] != outcome.suppressed_records || failing[index] > budget {
-                return Err(format!(
-                    "{what}: {} suppressed at {:?}, the checker counts {} failing (budget {budget})",
-                    outcome.suppressed_records, outcome.transformation, failing[index]
-                ));
-            }
-            let loss = outcome.metrics.get(metric);
-            match exhaustive_loss {
-                None => exhaustive_loss = Some(loss),
-                Some(e) if !close(loss, e) => {
-                    return Err(format!("{what}: loss {loss}, exhaustive found {e}"))
-                }
-                Some(_) => {}
-            }
-            verify(
-                &prepared.rendering(&table, &outcome),
-                &prepared.requirements,
-            )
-            .map_err(|e| format!("{what}: {e}"))?;
-        }
-    }
-    Ok(())
+    check_exact_searches(
+        &table,
+        &job_spec,
+        &[MetricKind::NuEntropy, MetricKind::Discernibility],
+        (&nodes, &failing, budget),
+        &model,
+    )
 }
 
 proptest! {
