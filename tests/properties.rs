@@ -39,9 +39,9 @@ use anonymizer::core::control::NoControl;
 use anonymizer::core::data::Table;
 use anonymizer::core::engine::{anonymize, Plan};
 use anonymizer::core::loss::MetricKind;
-use anonymizer::core::privacy::{DistinctLDiversity, KAnonymity, PrivacyModel};
+use anonymizer::core::privacy::{KAnonymity, PrivacyModel};
 use anonymizer::core::search::{Algorithm, Evaluator};
-use anonymizer::domain::verify::{verify, Requirement};
+use anonymizer::domain::verify::verify;
 use anonymizer::domain::{prepare, JobSpec, Prepared};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
@@ -555,74 +555,26 @@ fn failing_records_l(dataset: &Dataset, sensitive: usize, levels: &[u8], k: u64,
 fn check_job_l_diversity(job: &Job, l: u64) -> Result<(), String> {
     let n = job.rows.len();
     let budget = n as u64 * job.percent / 100;
-    let limit = job.percent as f64 / 100.0;
-    let k = job.k;
-    let (table, prepared, dataset) = build(job)?;
-    let input = prepared.input(&table);
+    let (table, _, dataset) = build(job)?;
     let nodes = dataset.all_nodes();
     let failing: Vec<u64> = nodes
         .iter()
-        .map(|v| failing_records_l(&dataset, job.sensitive, v, k, l))
+        .map(|v| failing_records_l(&dataset, job.sensitive, v, job.k, l))
         .collect();
-    let any_solution = failing.iter().any(|&f| f <= budget);
-    let requirements = [
-        Requirement::MinClassSize(k),
-        Requirement::DistinctL {
-            column: "diagnosis".into(),
-            l,
-        },
-    ];
-    for metric in MetricKind::ALL {
-        let mut exhaustive_loss = None;
-        for algorithm in ALGORITHMS.into_iter().filter(|a| a.is_exact()) {
-            let what = format!("{} / {} / l = {l}", algorithm.name(), metric.name());
-            let plan = Plan {
-                privacy_models: vec![
-                    Box::new(KAnonymity { k }),
-                    Box::new(DistinctLDiversity {
-                        slot: 0,
-                        attribute: "diagnosis".into(),
-                        l,
-                    }),
-                ],
-                suppression_limit: limit,
-                metric,
-                algorithm,
-            };
-            let outcome = match (anonymize(&input, &plan, &NoControl), any_solution) {
-                (Ok(o), true) => o,
-                (Err(_), false) => continue,
-                (Ok(o), false) => {
-                    return Err(format!(
-                        "{what}: found {:?} but no node is a solution",
-                        o.transformation
-                    ))
-                }
-                (Err(e), true) => return Err(format!("{what}: {e}, but a solution exists")),
-            };
-            let index = nodes
-                .iter()
-                .position(|v| *v == outcome.transformation)
-                .ok_or_else(|| format!("{what}: unknown node"))?;
-            if failing[index] != outcome.suppressed_records || failing[index] > budget {
-                return Err(format!(
-                    "{what}: {} suppressed at {:?}, the checker counts {} failing (budget {budget})",
-                    outcome.suppressed_records, outcome.transformation, failing[index]
-                ));
-            }
-            let loss = outcome.metrics.get(metric);
-            match exhaustive_loss {
-                None => exhaustive_loss = Some(loss),
-                Some(e) if !close(loss, e) => {
-                    return Err(format!("{what}: loss {loss}, exhaustive found {e}"))
-                }
-                Some(_) => {}
-            }
-            verify(&prepared.rendering(&table, &outcome), &requirements)
-                .map_err(|e| format!("{what}: {e}"))?;
-        }
-    }
-    Ok(())
+    let mut spec = spec(job);
+    spec.privacy_models.push(
+        serde_json::from_value(
+            serde_json::json!({"type": "distinct_l_diversity", "attribute": "diagnosis", "l": l}),
+        )
+        .map_err(|e| e.to_string())?,
+    );
+    check_exact_searches(
+        &table,
+        &spec,
+        &MetricKind::ALL,
+        (&nodes, &failing, budget),
+        &format!("l = {l}"),
+    )
 }
 
 proptest! {
