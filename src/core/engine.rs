@@ -133,8 +133,9 @@ pub fn anonymize(
         return Err(no_solution(&mut ev, plan, max_suppressed));
     };
     let transformation = lattice.levels(best);
-    let nodes_checked = ev.checks();
-    let grouping_work = ev.grouping_work();
+    let (pre_pass_checks, pre_pass_work) = ev.pre_pass();
+    let nodes_checked = ev.checks() + pre_pass_checks;
+    let grouping_work = ev.grouping_work() + pre_pass_work;
     let (class_of, set, kept, summary) = ev.final_grouping(&transformation);
     let suppressed: Vec<bool> = class_of.iter().map(|&c| !kept[c as usize]).collect();
     let kept_rows = rows - summary.suppressed_records;

@@ -52,6 +52,8 @@ pub struct Evaluator<'a> {
     order: Vec<NodeId>,
     kept: Vec<bool>,
     levels: Vec<u8>,
+    /// Checks and grouping work of pre-passes run on sibling evaluators (counted in the statistics).
+    pre_pass: (u64, u64),
 }
 
 impl<'a> Evaluator<'a> {
@@ -85,6 +87,7 @@ impl<'a> Evaluator<'a> {
             order: Vec::new(),
             kept: Vec::new(),
             levels: vec![0; dims],
+            pre_pass: (0, 0),
         }
     }
 
@@ -127,6 +130,37 @@ impl<'a> Evaluator<'a> {
     /// Classes and records read by all groupings so far (the grouping work).
     pub fn grouping_work(&self) -> u64 {
         self.grouper.processed()
+    }
+
+    /// An evaluator of the same input, suppression limit, metric and control for `models`, for a
+    /// pre-pass; its checks are not cached here.
+    pub fn sibling<'b>(&'b self, models: &'b [Box<dyn PrivacyModel>]) -> Evaluator<'b>
+    where
+        'a: 'b,
+    {
+        Evaluator::new(
+            self.input,
+            models,
+            self.max_suppressed,
+            self.metric,
+            self.control,
+        )
+    }
+
+    /// Counts a sibling's `(checks, grouping work)` in this run's statistics.
+    pub fn absorb(&mut self, (checks, work): (u64, u64)) {
+        self.pre_pass.0 += checks;
+        self.pre_pass.1 += work;
+    }
+
+    /// Checks and grouping work of absorbed pre-passes.
+    pub fn pre_pass(&self) -> (u64, u64) {
+        self.pre_pass
+    }
+
+    /// The largest minimum class size of the models: every class smaller than this fails some model.
+    pub fn min_class_size(&self) -> u64 {
+        self.loss.min_class_size()
     }
 
     /// Checked nodes in the order they were checked.

@@ -24,10 +24,14 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
     Ok(solutions)
 }
 
-/// Checks every node whose static bound does not exceed the best loss found so far, in id order (each
-/// node right after its neighbours, so groupings roll up from a close cached set); returns the solutions
-/// found, among which is every node whose loss equals the optimum.
-pub fn search_bounded(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
+/// Checks every node whose static bound does not exceed the best loss found so far and that
+/// `may_be_solution` admits (a necessary condition), in id order (each node right after its neighbours,
+/// so groupings roll up from a close cached set); returns the solutions found, among which is every
+/// node whose loss equals the optimum.
+pub fn search_bounded(
+    ev: &mut Evaluator<'_>,
+    may_be_solution: impl Fn(&[u8]) -> bool,
+) -> Result<Vec<NodeId>, CoreError> {
     let lattice = ev.lattice().clone();
     let metric = ev.metric();
     let size = lattice.size() as u64;
@@ -37,7 +41,7 @@ pub fn search_bounded(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> 
     for id in 0..size {
         lattice.levels_into(id, &mut levels);
         let bound = ev.loss_model().static_bound(metric, &levels);
-        if bound > best + SLACK * best.abs().max(1.0) {
+        if bound > best + SLACK * best.abs().max(1.0) || !may_be_solution(&levels) {
             continue;
         }
         let check = ev.check(id)?;

@@ -23,6 +23,7 @@ pub use tags::{Tag, Tags, MAX_TAGGED_NODES};
 
 use crate::core::error::CoreError;
 use crate::core::lattice::NodeId;
+use crate::core::privacy::{KAnonymity, PrivacyModel};
 
 /// A search algorithm with its parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,7 +126,14 @@ pub fn run(ev: &mut Evaluator<'_>, algorithm: Algorithm) -> Result<SearchResult,
             }
             exhaustive::search(ev)?
         }
-        _ if algorithm.is_exact() && !pruning => exhaustive::search_bounded(ev)?,
+        _ if algorithm.is_exact() && !pruning => {
+            let floor = size_floor(ev)?;
+            exhaustive::search_bounded(ev, |levels| {
+                floor
+                    .iter()
+                    .any(|minimal| minimal.iter().zip(levels).all(|(m, l)| m <= l))
+            })?
+        }
         Algorithm::BestFirst if ev.metric().has_monotone_static_bound() => best_first::search(ev)?,
         Algorithm::Ola => ola::search(ev)?,
         Algorithm::Flash | Algorithm::Optimal | Algorithm::BestFirst => flash::search(ev)?,
@@ -140,6 +148,27 @@ pub fn run(ev: &mut Evaluator<'_>, algorithm: Algorithm) -> Result<SearchResult,
         candidates: candidates.len() as u64,
         pruning,
     })
+}
+
+/// For non-monotone models: the nodes whose classes below the models' largest minimum class size fit
+/// the suppression limit. That size condition is implied by every model and is monotone, so Flash finds
+/// its solutions with predictive tagging; every solution of the full models lies above one of the
+/// returned nodes. Without a minimum size above 1 every node qualifies (the bottom is returned).
+fn size_floor(ev: &mut Evaluator<'_>) -> Result<Vec<Vec<u8>>, CoreError> {
+    let lattice = ev.lattice().clone();
+    let k = ev.min_class_size();
+    if k <= 1 {
+        return Ok(vec![vec![0; lattice.dimensions()]]);
+    }
+    let models: Vec<Box<dyn PrivacyModel>> = vec![Box::new(KAnonymity { k })];
+    let (floor, work) = {
+        let mut sibling = ev.sibling(&models);
+        let solutions = flash::search(&mut sibling)?;
+        let floor: Vec<Vec<u8>> = solutions.iter().map(|&id| lattice.levels(id)).collect();
+        (floor, (sibling.checks(), sibling.grouping_work()))
+    };
+    ev.absorb(work);
+    Ok(floor)
 }
 
 /// The candidates an exact search must hand to [`select`] once every node is tagged: the minimal
