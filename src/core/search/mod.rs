@@ -4,8 +4,9 @@
 //! Every exact algorithm yields a set of candidate nodes that provably contains an optimum (the minimal
 //! solutions when the metric is monotone, every solution otherwise) and [`select`] picks the optimum with
 //! metric bounds. When the privacy models are not monotone for the suppression setting, predictive tagging
-//! is unsound and exact algorithms consider every node instead, skipping those whose static lower bound
-//! exceeds the best loss found so far.
+//! is unsound and exact algorithms consider every node instead, skipping those below the solutions of
+//! the minimum class size every model implies (found first with Flash, since that condition is
+//! monotone) and those whose static lower bound exceeds the best loss found so far.
 
 mod best_first;
 mod datafly;
