@@ -26,7 +26,7 @@ use crate::core::privacy::EarthMovers;
 use crate::core::risk::classes::group_keys;
 use crate::core::risk::KeyColumn;
 
-use super::closeness::value_ranks;
+use super::column_values::natural_ranks;
 
 /// The achieved parameters of one sensitive attribute; null without records.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -117,9 +117,7 @@ impl SensitiveDistribution {
     /// the attribute has a hierarchy.
     pub fn new(column: &Column, hierarchical: Option<EarthMovers>) -> Self {
         let global = column.value_counts();
-        // without a declared order the ranking cannot fail
-        let ranks =
-            value_ranks(column, None, 0).unwrap_or_else(|_| (0..global.len() as u32).collect());
+        let ranks = natural_ranks(&column.dictionary);
         Self {
             equal: EarthMovers::equal(global.clone()),
             ordered: EarthMovers::ordered(global.clone(), ranks),

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use crate::core::data::{Column, GeneralizationMap};
 use crate::core::privacy::{Decimal, EarthMovers, GroundDistanceKind, TCloseness};
 
+use super::column_values::{distribution_by_text, natural_ranks, ranks_of};
 use super::spec::{pointer_segment, GroundDistance, SpecError};
 use super::verify::{ClosenessGround, Requirement};
 
@@ -51,14 +52,7 @@ pub fn resolve(request: ClosenessRequest<'_>) -> Result<(TCloseness, Requirement
         ));
     }
     let global = column.value_counts();
-    let global_by_text: Arc<HashMap<String, u64>> = Arc::new(
-        column
-            .dictionary
-            .values()
-            .zip(&global)
-            .map(|(v, &n)| (v.to_string(), n))
-            .collect(),
-    );
+    let global_by_text = distribution_by_text(column);
     let (distance, kind, ground) = match request.distance {
         GroundDistance::Equal => (
             EarthMovers::equal(global),
@@ -132,64 +126,40 @@ pub(super) fn hierarchical_distance(global: Vec<u64>, map: &GeneralizationMap) -
     EarthMovers::hierarchical(global, ancestors)
 }
 
-/// The rank of every value code: by the declared order, else numerically when every value is a number,
-/// else by text.
-pub(super) fn value_ranks(
-    column: &Column,
-    order: Option<&[String]>,
-    i: usize,
-) -> Result<Vec<u32>, SpecError> {
+/// The rank of every value code: by the declared order, else the column's natural order.
+fn value_ranks(column: &Column, order: Option<&[String]>, i: usize) -> Result<Vec<u32>, SpecError> {
+    let Some(order) = order else {
+        return Ok(natural_ranks(&column.dictionary));
+    };
     let values: Vec<&str> = column.dictionary.values().collect();
+    let position: HashMap<&str, usize> = order
+        .iter()
+        .enumerate()
+        .map(|(p, v)| (v.as_str(), p))
+        .collect();
+    let pointer = format!("/privacy_models/{i}/order");
+    if position.len() != order.len() {
+        return Err(SpecError::new(
+            pointer,
+            "invalid_order",
+            "order lists a value more than once",
+        ));
+    }
+    let missing = values.iter().filter(|v| !position.contains_key(*v)).count();
+    if missing > 0 {
+        return Err(SpecError::new(
+            pointer,
+            "uncovered_values",
+            format!(
+                "order does not list {missing} of the {} distinct values of '{}'",
+                values.len(),
+                column.name
+            ),
+        ));
+    }
     let mut by_rank: Vec<u32> = (0..values.len() as u32).collect();
-    match order {
-        Some(order) => {
-            let position: HashMap<&str, usize> = order
-                .iter()
-                .enumerate()
-                .map(|(p, v)| (v.as_str(), p))
-                .collect();
-            let pointer = format!("/privacy_models/{i}/order");
-            if position.len() != order.len() {
-                return Err(SpecError::new(
-                    pointer,
-                    "invalid_order",
-                    "order lists a value more than once",
-                ));
-            }
-            let missing = values.iter().filter(|v| !position.contains_key(*v)).count();
-            if missing > 0 {
-                return Err(SpecError::new(
-                    pointer,
-                    "uncovered_values",
-                    format!(
-                        "order does not list {missing} of the {} distinct values of '{}'",
-                        values.len(),
-                        column.name
-                    ),
-                ));
-            }
-            by_rank.sort_by_key(|&code| position[values[code as usize]]);
-        }
-        None => {
-            let numbers: Option<Vec<f64>> = values
-                .iter()
-                .map(|v| v.trim().parse::<f64>().ok().filter(|x| x.is_finite()))
-                .collect();
-            match numbers {
-                Some(numbers) => by_rank.sort_by(|&a, &b| {
-                    numbers[a as usize]
-                        .total_cmp(&numbers[b as usize])
-                        .then_with(|| values[a as usize].cmp(values[b as usize]))
-                }),
-                None => by_rank.sort_by_key(|&code| values[code as usize]),
-            }
-        }
-    }
-    let mut rank = vec![0u32; values.len()];
-    for (r, &code) in by_rank.iter().enumerate() {
-        rank[code as usize] = r as u32;
-    }
-    Ok(rank)
+    by_rank.sort_by_key(|&code| position[values[code as usize]]);
+    Ok(ranks_of(&by_rank))
 }
 
 #[cfg(test)]

@@ -2,26 +2,12 @@
 //! distribution over the whole table, the validated parameter, the engine model and the independent
 //! verification requirement.
 
-use std::collections::HashMap;
-use std::sync::Arc;
-
 use crate::core::data::Column;
 use crate::core::privacy::{BetaLikeness, Decimal, DeltaDisclosure, Likeness, TableDistribution};
 
+use super::column_values::distribution_by_text;
 use super::spec::{LikenessVariant, SpecError};
 use super::verify::Requirement;
-
-/// Records per value text over the whole table.
-fn distribution_by_text(column: &Column) -> Arc<HashMap<String, u64>> {
-    Arc::new(
-        column
-            .dictionary
-            .values()
-            .zip(column.value_counts())
-            .map(|(v, n)| (v.to_string(), n))
-            .collect(),
-    )
-}
 
 /// δ-disclosure privacy of model `index` on the sensitive `column` (engine slot `slot`).
 pub fn delta_disclosure(

@@ -4,6 +4,7 @@
 pub mod achieved;
 pub mod assessment;
 mod closeness;
+mod column_values;
 mod likeness;
 pub mod loss_measures;
 pub mod pipeline;

@@ -463,8 +463,7 @@ fn privacy_models(
                 let l = diversity_l(i, *l)?;
                 let (resolved, sets) = resolve_categories(
                     i,
-                    table,
-                    attribute,
+                    sensitive[slot].column,
                     categories,
                     dont_care,
                     *max_categories,
@@ -498,8 +497,7 @@ fn privacy_models(
                 let mu = mu.map(|mu| fraction(i, "mu", mu)).transpose()?;
                 let (resolved, sets) = resolve_categories(
                     i,
-                    table,
-                    attribute,
+                    sensitive[slot].column,
                     categories,
                     dont_care,
                     *max_categories,
@@ -525,7 +523,7 @@ fn privacy_models(
             } => {
                 let slot = sensitive_slot(i, attribute, table, sensitive)?;
                 let mu = fraction(i, "mu", *mu)?;
-                let column = table.column(table_index(table, attribute));
+                let column = sensitive[slot].column;
                 let dont_care: BTreeSet<String> = dont_care.iter().cloned().collect();
                 let flags = column
                     .dictionary
@@ -557,8 +555,7 @@ fn privacy_models(
                 let l = diversity_l(i, *l)?;
                 let (resolved, sets) = resolve_categories(
                     i,
-                    table,
-                    attribute,
+                    sensitive[slot].column,
                     categories,
                     dont_care,
                     *max_categories,
@@ -596,8 +593,7 @@ fn privacy_models(
                 let l = diversity_l(i, *l)?;
                 let (resolved, sets) = resolve_categories(
                     i,
-                    table,
-                    attribute,
+                    sensitive[slot].column,
                     categories,
                     dont_care,
                     *max_categories,
@@ -624,7 +620,7 @@ fn privacy_models(
                 let slot = sensitive_slot(i, attribute, table, sensitive)?;
                 let delta = non_negative(i, "delta", "invalid_delta", *delta)?;
                 let function = class_function_of(i, class_function)?;
-                let cf = class_values(i, table, attribute, &function)?;
+                let cf = class_values(i, sensitive[slot].column, &function)?;
                 let tolerance = tolerance_for(&cf);
                 models.push(Box::new(DeltaRange {
                     slot,
@@ -650,7 +646,7 @@ fn privacy_models(
                 let l = diversity_l(i, *l)?;
                 let r = non_negative(i, "r", "invalid_r", *r)?;
                 let function = class_function_of(i, class_function)?;
-                let cf = class_values(i, table, attribute, &function)?;
+                let cf = class_values(i, sensitive[slot].column, &function)?;
                 let tolerance = tolerance_for(&cf);
                 models.push(Box::new(LrLinearDiversity {
                     slot,
@@ -675,11 +671,6 @@ fn privacy_models(
 
 /// Most candidate covers or coverings the exact categorical checks may examine per class.
 pub const MAX_CATEGORY_WORK: u64 = 1 << 20;
-
-/// The column index of a column `sensitive_slot` accepted.
-fn table_index(table: &Table, attribute: &str) -> usize {
-    table.column_index(attribute).unwrap_or_default()
-}
 
 /// Validates `c` of model `i`: a positive decimal.
 fn positive_c(i: usize, c: f64) -> Result<Decimal, SpecError> {
@@ -743,11 +734,9 @@ fn class_function_of(i: usize, spec: &ClassFunctionSpec) -> Result<ClassFunction
 /// cf of every value of column `attribute` (by code); every value must be a finite number.
 fn class_values(
     i: usize,
-    table: &Table,
-    attribute: &str,
+    column: &Column,
     function: &ClassFunction,
 ) -> Result<Vec<f64>, SpecError> {
-    let column = table.column(table_index(table, attribute));
     let parsed: Vec<Option<f64>> = column
         .dictionary
         .values()
@@ -758,7 +747,10 @@ fn class_values(
         return Err(SpecError::new(
             format!("/privacy_models/{i}/attribute"),
             "not_numeric",
-            format!("column '{attribute}' has {bad} distinct values that are not numbers"),
+            format!(
+                "column '{}' has {bad} distinct values that are not numbers",
+                column.name
+            ),
         ));
     }
     Ok(parsed
@@ -772,8 +764,7 @@ fn class_values(
 /// some category (values of the spec that the column lacks are fine).
 fn resolve_categories(
     i: usize,
-    table: &Table,
-    attribute: &str,
+    column: &Column,
     categories: &BTreeMap<String, Vec<String>>,
     dont_care: &[String],
     max_categories: Option<u64>,
@@ -809,7 +800,6 @@ fn resolve_categories(
         }
         sets.push(values.iter().cloned().collect::<BTreeSet<String>>());
     }
-    let column = table.column(table_index(table, attribute));
     let mut masks = Vec::with_capacity(column.dictionary.len());
     let mut flags = Vec::with_capacity(column.dictionary.len());
     let mut uncovered = 0usize;
@@ -831,7 +821,8 @@ fn resolve_categories(
             format!("{pointer}/categories"),
             "uncovered_values",
             format!(
-                "{uncovered} distinct values of column '{attribute}' are in no category and not in dont_care"
+                "{uncovered} distinct values of column '{}' are in no category and not in dont_care",
+                column.name
             ),
         ));
     }

@@ -111,33 +111,39 @@ fn records_in(counts: &HashMap<&str, u64>, set: &BTreeSet<String>) -> u64 {
         .sum()
 }
 
-/// Whether at most `budget` sets of `family` cover every value of the class.
+/// Whether at most `budget` sets of `family` cover every value of the class: pick a value no chosen set
+/// covers yet, and branch on every set holding it (some set of any cover must hold it), at most
+/// `budget` deep. Exact, and bounded by the branching prepare already limits for the engine.
 fn has_cover_within(
     counts: &HashMap<&str, u64>,
     family: &[&BTreeSet<String>],
     budget: u64,
 ) -> bool {
-    let values: Vec<&str> = counts.keys().copied().collect();
-    let relevant: Vec<&BTreeSet<String>> = family
-        .iter()
-        .copied()
-        .filter(|set| values.iter().any(|v| set.contains(*v)))
-        .collect();
-    let largest = (budget as usize).min(relevant.len());
-    (0..=largest).any(|size| {
-        let mut found = false;
-        subsets(relevant.len(), size, &mut |chosen| {
-            found = found
-                || values
+    fn search(uncovered: &[&str], family: &[&BTreeSet<String>], budget: u64) -> bool {
+        let Some(first) = uncovered.first() else {
+            return true;
+        };
+        budget > 0
+            && family.iter().filter(|set| set.contains(*first)).any(|set| {
+                let rest: Vec<&str> = uncovered
                     .iter()
-                    .all(|v| chosen.iter().any(|&i| relevant[i].contains(*v)));
-        });
-        found
-    })
+                    .copied()
+                    .filter(|v| !set.contains(*v))
+                    .collect();
+                search(&rest, family, budget - 1)
+            })
+    }
+    let values: Vec<&str> = counts.keys().copied().collect();
+    search(&values, family, budget)
 }
 
 /// Records covered by the best `l` categories (all of them when there are at most `l`).
 fn best_coverage(counts: &HashMap<&str, u64>, categories: &[BTreeSet<String>], l: u64) -> u64 {
+    // categories holding none of the class's values cover nothing
+    let categories: Vec<&BTreeSet<String>> = categories
+        .iter()
+        .filter(|set| counts.keys().any(|v| set.contains(*v)))
+        .collect();
     let size = (l as usize).min(categories.len());
     let mut best = 0;
     subsets(categories.len(), size, &mut |chosen| {

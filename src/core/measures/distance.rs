@@ -2,9 +2,11 @@
 //! variance (Hsu 2008, Def 4.4.1: `Var_t = EMD(D_T, D_{t[Q]})`; note §1.4 and §3.4).
 //!
 //! The measures take the distance as a [`ClassDistance`], so any ground distance (ordered, hierarchical,
-//! a general transport solver) plugs in. [`EqualDistance`] is the default: under the equal ground distance
+//! a general transport solver) plugs in. The equal distance is the default: under the equal ground distance
 //! (every two distinct values are 1 apart) the EMD is the total variation `½ Σ_s |p_s − q_s|` (Li et al.
-//! 2007, as the note states it in §1.4 [X]).
+//! 2007, as the note states it in §1.4 [X]). [`EmdDistance`] wraps the engine's exact EMD.
+
+use crate::core::privacy::EarthMovers;
 
 /// The EMD between one class's distribution of a sensitive attribute and the table's distribution.
 pub trait ClassDistance: std::fmt::Debug {
@@ -16,50 +18,36 @@ pub trait ClassDistance: std::fmt::Debug {
     fn distance(&self, histogram: &[(u32, u32)], size: u64) -> f64;
 }
 
-/// The EMD under the equal ground distance: total variation, computed from integer counts.
+/// The engine's exact EMD ([`EarthMovers`], any of its ground distances) as a class distance.
 #[derive(Debug, Clone)]
-pub struct EqualDistance {
-    /// Records per sensitive code in the whole table.
-    global: Vec<u64>,
-    /// Records in the table.
-    total: u64,
+pub struct EmdDistance {
+    name: &'static str,
+    emd: EarthMovers,
 }
 
-impl EqualDistance {
-    /// The distance to the distribution of `codes` (codes are `0..distinct`).
-    pub fn new(codes: &[u32], distinct: usize) -> Self {
+impl EmdDistance {
+    /// `emd`, reported under the ground distance's `name`.
+    pub fn new(name: &'static str, emd: EarthMovers) -> Self {
+        Self { name, emd }
+    }
+
+    /// The equal ground distance to the distribution of `codes` (codes are `0..distinct`).
+    pub fn equal(codes: &[u32], distinct: usize) -> Self {
         let mut global = vec![0u64; distinct];
         for &c in codes {
             global[c as usize] += 1;
         }
-        Self {
-            global,
-            total: codes.len() as u64,
-        }
+        Self::new("equal", EarthMovers::equal(global))
     }
 }
 
-impl ClassDistance for EqualDistance {
+impl ClassDistance for EmdDistance {
     fn name(&self) -> &str {
-        "equal"
+        self.name
     }
 
-    /// `½ Σ_s |c_s/size − g_s/n| = Σ_s |c_s·n − g_s·size| / (2·size·n)`: the numerator is summed exactly in
-    /// integers (codes missing from the class contribute `g_s·size` each), then divided once.
-    fn distance(&self, histogram: &[(u32, u32)], size: u64) -> f64 {
-        if size == 0 || self.total == 0 {
-            return 0.0;
-        }
-        let (n, size) = (u128::from(self.total), u128::from(size));
-        let mut numerator: u128 = 0;
-        let mut covered: u128 = 0;
-        for &(code, count) in histogram {
-            let g = u128::from(self.global.get(code as usize).copied().unwrap_or(0));
-            covered += g;
-            numerator += (u128::from(count) * n).abs_diff(g * size);
-        }
-        numerator += (n - covered.min(n)) * size;
-        numerator as f64 / (2 * size * n) as f64
+    fn distance(&self, histogram: &[(u32, u32)], _size: u64) -> f64 {
+        self.emd.distance(histogram).to_f64()
     }
 }
 
@@ -87,9 +75,9 @@ mod tests {
     use super::*;
 
     /// Note §6.1: D_T = {HD 1/4, VI 1/3, C 5/12} (codes 0, 1, 2).
-    fn table_2_1_1() -> EqualDistance {
+    fn table_2_1_1() -> EmdDistance {
         let codes = [0, 0, 1, 1, 2, 0, 1, 1, 2, 2, 2, 2];
-        EqualDistance::new(&codes, 3)
+        EmdDistance::equal(&codes, 3)
     }
 
     #[test]

@@ -79,7 +79,7 @@ fn table_2_1_2() -> Vec<CellColumn<'static>> {
 #[test]
 fn table_2_1_2_volume_measures() {
     let columns = table_2_1_2();
-    let distance = EqualDistance::new(&CONDITION, 3);
+    let distance = EmdDistance::equal(&CONDITION, 3);
     let sensitive = [SensitiveColumn {
         name: "condition",
         codes: &CONDITION,
@@ -108,7 +108,7 @@ fn table_2_1_2_volume_measures() {
 #[test]
 fn table_2_1_2_variance() {
     let columns = table_2_1_2();
-    let distance = EqualDistance::new(&CONDITION, 3);
+    let distance = EmdDistance::equal(&CONDITION, 3);
     let sensitive = [SensitiveColumn {
         name: "condition",
         codes: &CONDITION,
@@ -162,7 +162,7 @@ fn table_4_3_2(first_half_gender_hidden: bool) -> Vec<CellColumn<'static>> {
 
 #[test]
 fn table_4_3_2_local_recodings() {
-    let distance = EqualDistance::new(&DISEASE, 2);
+    let distance = EmdDistance::equal(&DISEASE, 2);
     let sensitive = [SensitiveColumn {
         name: "disease",
         codes: &DISEASE,
@@ -198,7 +198,7 @@ fn hybrid_counterexample() {
         .map(|&a| if a < 2 { merged } else { alone })
         .collect();
     let columns = [column("a", &A, 3, &published, None)];
-    let distance = EqualDistance::new(&S, 2);
+    let distance = EmdDistance::equal(&S, 2);
     let sensitive = [SensitiveColumn {
         name: "s",
         codes: &S,

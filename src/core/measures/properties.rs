@@ -43,7 +43,7 @@ fn measures_at(table: &Table, maps: &[GeneralizationMap], levels: &[usize]) -> L
         })
         .collect();
     let s = table.column(maps.len());
-    let distance = EqualDistance::new(&s.codes, s.dictionary.len());
+    let distance = EmdDistance::equal(&s.codes, s.dictionary.len());
     let sensitive = [SensitiveColumn {
         name: &s.name,
         codes: &s.codes,

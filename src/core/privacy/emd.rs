@@ -63,8 +63,8 @@ fn wide_product(a: u128, b: u128) -> (u128, u128) {
 enum Ground {
     /// Every pair of distinct values is at distance 1.
     Equal,
-    /// `rank[code]` orders the values; `m` is the number of ranks.
-    Ordered { rank: Vec<u32>, ranks: usize },
+    /// `rank[code]` orders the values (a permutation of the codes).
+    Ordered { rank: Vec<u32> },
     /// `parents[0][code]` is the node at height 1 above each value and `parents[h][node]` the node at
     /// height h + 1 above a node at height h; the top level has one node. `widths[h]` is the number of
     /// nodes at height h + 1.
@@ -98,8 +98,7 @@ impl EarthMovers {
     /// Ordered ground distance: `rank[code]` is the position of each value in the attribute's order
     /// (a permutation of `0..global.len()`).
     pub fn ordered(global: Vec<u64>, rank: Vec<u32>) -> Self {
-        let ranks = global.len();
-        Self::with(global, Ground::Ordered { rank, ranks })
+        Self::with(global, Ground::Ordered { rank })
     }
 
     /// Hierarchical ground distance: `ancestors[ℓ − 1][code]` is the ancestor of each value at height ℓ
@@ -148,13 +147,14 @@ impl EarthMovers {
         let scale = u128::from(size) * u128::from(self.total);
         let (numerator, denominator) = match &self.ground {
             Ground::Equal => (self.equal_sum(histogram, size), 2 * scale),
-            Ground::Ordered { rank, ranks } => {
-                if *ranks <= 1 {
+            Ground::Ordered { rank } => {
+                let ranks = rank.len();
+                if ranks <= 1 {
                     (0, 1)
                 } else {
                     (
-                        self.ordered_sum(histogram, size, rank, *ranks),
-                        scale * (*ranks as u128 - 1),
+                        self.ordered_sum(histogram, size, rank),
+                        scale * (ranks as u128 - 1),
                     )
                 }
             }
@@ -189,11 +189,11 @@ impl EarthMovers {
     }
 
     /// `Σ_i |Σ_{rank ≤ i} (n·N − N·s)|` over the ranks.
-    fn ordered_sum(&self, histogram: &[(u32, u32)], size: u64, rank: &[u32], ranks: usize) -> u128 {
+    fn ordered_sum(&self, histogram: &[(u32, u32)], size: u64, rank: &[u32]) -> u128 {
         SCRATCH.with(|scratch| {
             let mut by_rank = scratch.borrow_mut();
             by_rank.clear();
-            by_rank.resize(ranks, 0);
+            by_rank.resize(rank.len(), 0);
             for (code, &big_n) in self.global.iter().enumerate() {
                 by_rank[rank[code] as usize] = self.scaled_difference(0, big_n, size);
             }

@@ -86,17 +86,9 @@ impl Decimal {
 
     /// Whether `left < self · right`, exactly.
     pub fn exceeds_when_scaled(&self, left: u64, right: u64) -> bool {
-        // left · denominator < numerator · right; the left side is below 2^64 · 10^18 < 2^124.
-        let lhs = u128::from(left) * self.denominator;
-        match self.numerator.checked_mul(u128::from(right)) {
-            Some(rhs) => lhs < rhs,
-            // the right side exceeds 2^128 > lhs
-            None => true,
-        }
+        self.cmp_scaled(left, right) == std::cmp::Ordering::Less
     }
-}
 
-impl Decimal {
     /// The exact value as `(numerator, denominator)`; the denominator is a power of ten.
     pub fn as_fraction(&self) -> (u128, u128) {
         (self.numerator, self.denominator)
