@@ -51,25 +51,6 @@ impl ClassDistance for EmdDistance {
     }
 }
 
-/// Any closure `(histogram, size) -> EMD` is a distance named `custom`.
-#[derive(Clone)]
-pub struct FnDistance<F>(pub F);
-
-impl<F> std::fmt::Debug for FnDistance<F> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("FnDistance")
-    }
-}
-
-impl<F: Fn(&[(u32, u32)], u64) -> f64> ClassDistance for FnDistance<F> {
-    fn name(&self) -> &str {
-        "custom"
-    }
-    fn distance(&self, histogram: &[(u32, u32)], size: u64) -> f64 {
-        (self.0)(histogram, size)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,12 +72,5 @@ mod tests {
         assert!((d.distance(&[(1, 1)], 1) - 2.0 / 3.0).abs() < 1e-15);
         // the whole table is at distance 0
         assert_eq!(d.distance(&[(0, 3), (1, 4), (2, 5)], 12), 0.0);
-    }
-
-    #[test]
-    fn closures_are_distances() {
-        let d = FnDistance(|h: &[(u32, u32)], size: u64| h.len() as f64 / size as f64);
-        assert_eq!(d.distance(&[(0, 1), (1, 1)], 4), 0.5);
-        assert_eq!(d.name(), "custom");
     }
 }

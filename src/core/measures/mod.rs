@@ -36,7 +36,7 @@ use serde::Serialize;
 
 pub use cells::{Cell, CellColumn, TreePosition};
 pub use classes::{box_counts, Classes};
-pub use distance::{ClassDistance, EmdDistance, FnDistance};
+pub use distance::{ClassDistance, EmdDistance};
 pub use entropy::{record_non_uniform_entropy, ColumnEntropy, EntropyLoss};
 pub use inflation::{Inflation, VolumeInflation, BASIS};
 pub use redaction::RedactionLoss;

@@ -469,5 +469,11 @@ mod tests {
         let first = run(columns, &workload);
         assert_eq!(first, run(columns, &workload));
         assert!(first > 0.0);
+        // the seed is what draws the queries: another seed draws another workload
+        let other = QueryWorkload {
+            seed: 8,
+            ..workload
+        };
+        assert_ne!(first, run(columns, &other));
     }
 }

@@ -7,7 +7,7 @@
 //! - `prosecutor`: prosecutor risk and sample uniques;
 //! - `journalist`: journalist and marketer risk against population class sizes;
 //! - `zayatz`, `pitman`, `snb`: population-uniqueness models; `uniqueness`: Dankar et al.'s rule;
-//! - `special`: ln Γ, digamma and trigamma;
+//! - `special`: ln Γ and digamma;
 //! - `profile`: the whole profile of one table.
 
 pub mod classes;

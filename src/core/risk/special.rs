@@ -1,7 +1,7 @@
 //! Special functions the population models need, for positive real arguments: `ln Γ(x)` (Lanczos
-//! approximation, g = 7, nine coefficients; relative error about 1e-15), the digamma function `ψ(x)`
-//! and the trigamma function `ψ'(x)` (recurrence up to `x ≥ 10`, then their asymptotic series, as in
-//! Abramowitz & Stegun §6.3.18 and §6.4.12; absolute error below 1e-12).
+//! approximation, g = 7, nine coefficients; relative error about 1e-15) and the digamma function `ψ(x)`
+//! (recurrence up to `x ≥ 10`, then its asymptotic series, as in Abramowitz & Stegun §6.3.18; absolute
+//! error below 1e-12).
 //!
 //! Every function returns NaN for arguments that are not finite and positive; callers check the
 //! results and turn a non-finite value into a "not applicable" estimate.
@@ -58,25 +58,6 @@ pub fn digamma(x: f64) -> f64 {
                 - inv2 * (1.0 / 120.0 - inv2 * (1.0 / 252.0 - inv2 * (1.0 / 240.0 - inv2 / 132.0))))
 }
 
-/// The trigamma function `ψ'(x)` for `x > 0`.
-pub fn trigamma(x: f64) -> f64 {
-    if !(x.is_finite() && x > 0.0) {
-        return f64::NAN;
-    }
-    let mut x = x;
-    let mut result = 0.0;
-    while x < 10.0 {
-        result += 1.0 / (x * x);
-        x += 1.0;
-    }
-    let inv = 1.0 / x;
-    let inv2 = inv * inv;
-    result
-        + inv
-        + 0.5 * inv2
-        + inv * inv2 * (1.0 / 6.0 - inv2 * (1.0 / 30.0 - inv2 * (1.0 / 42.0 - inv2 / 30.0)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,22 +76,15 @@ mod tests {
     }
 
     #[test]
-    fn digamma_and_trigamma_match_known_values() {
-        // ψ(1) = −γ, ψ(1/2) = −γ − 2 ln 2, ψ'(1) = π²/6, ψ'(1/2) = π²/2
+    fn digamma_matches_known_values() {
+        // ψ(1) = −γ, ψ(1/2) = −γ − 2 ln 2
         let gamma = 0.577_215_664_901_532_9;
-        let pi2 = std::f64::consts::PI * std::f64::consts::PI;
         assert!((digamma(1.0) + gamma).abs() < 1e-12);
         assert!((digamma(0.5) + gamma + 2.0 * 2f64.ln()).abs() < 1e-12);
-        assert!((trigamma(1.0) - pi2 / 6.0).abs() < 1e-12);
-        assert!((trigamma(0.5) - pi2 / 2.0).abs() < 1e-12);
-        // recurrences: ψ(x + 1) = ψ(x) + 1/x, ψ'(x + 1) = ψ'(x) − 1/x²
+        // recurrence: ψ(x + 1) = ψ(x) + 1/x
         for x in [0.3, 2.5, 7.25, 1000.0] {
             assert!(
                 (digamma(x + 1.0) - digamma(x) - 1.0 / x).abs() < 1e-12,
-                "{x}"
-            );
-            assert!(
-                (trigamma(x + 1.0) - trigamma(x) + 1.0 / (x * x)).abs() < 1e-12,
                 "{x}"
             );
         }
