@@ -22,16 +22,15 @@ use tower_http::compression::CompressionLayer;
 use uuid::Uuid;
 
 use super::auth::Caller;
+use super::dataset_table::{check_delimiter, load_table};
 use super::request::{page_params, path_id, require_media_type, store_error};
 use super::state::AppState;
 use super::time::rfc3339;
 use super::{timeout_layer, ApiError, REQUEST_TIMEOUT};
-use crate::codec::CsvOptions;
 use crate::core::data::Table;
 use crate::domain::{prepare, JobSpec, SpecError};
 use crate::hierarchy_refs::{FetchError, StoredHierarchies};
 use crate::store::{Job, JobFilter, JobState, StoreError};
-use crate::tables::LoadError;
 
 /// Largest job request body (inline hierarchies can be large).
 pub const MAX_JOB_REQUEST_BYTES: usize = 64 << 20;
@@ -273,43 +272,14 @@ async fn validate(
         Err(StoreError::NotFound) => return Err(unknown_dataset()),
         Err(e) => return Err(e.into()),
     };
-    if let Some(delimiter) = &spec.csv.delimiter {
-        let requested = CsvOptions::with_delimiter(delimiter).map_err(|e| {
-            ApiError::from(SpecError::new(
-                "/csv/delimiter",
-                "invalid_delimiter",
-                e.to_string(),
-            ))
-        })?;
-        let stored =
-            CsvOptions::with_delimiter(&dataset.delimiter).map_err(|_| ApiError::internal())?;
-        if requested.delimiter != stored.delimiter {
-            return Err(SpecError::new(
-                "/csv/delimiter",
-                "invalid_delimiter",
-                "csv.delimiter differs from the delimiter the dataset was uploaded with; leave it out",
-            )
-            .into());
-        }
-    }
+    check_delimiter(&spec.csv, &dataset)?;
     let hierarchies = StoredHierarchies::fetch(&state.store, tenant, spec)
         .await
         .map_err(|e| match e {
             FetchError::Spec(e) => ApiError::from(e),
             FetchError::Store(e) => ApiError::from(e),
         })?;
-    let table = state
-        .tables
-        .load(&state.store, &dataset)
-        .await
-        .map_err(|e| match e {
-            LoadError::Store(StoreError::NotFound) => unknown_dataset(),
-            LoadError::Store(e) => ApiError::from(e),
-            LoadError::Codec(_) | LoadError::Internal => {
-                tracing::error!(dataset = %dataset_id, "a stored dataset does not parse");
-                ApiError::internal()
-            }
-        })?;
+    let table = load_table(state, &dataset, unknown_dataset).await?;
     let spec = spec.clone();
     tokio::task::spawn_blocking(move || check_spec(&table, &spec, &hierarchies))
         .await

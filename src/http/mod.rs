@@ -13,6 +13,7 @@
 
 pub mod assessments;
 pub mod auth;
+pub mod dataset_table;
 pub mod datasets;
 pub mod error;
 pub mod health;
