@@ -43,6 +43,9 @@ impl Control for TerminalProgress {
             Phase::Searching => "searching",
             Phase::Selecting => "selecting",
             Phase::Rendering => "writing",
+            Phase::Partitioning => "partitioning",
+            Phase::Clustering => "clustering",
+            Phase::Relocating => "relocating",
         };
         self.bar.set_prefix(prefix);
         self.bar.set_length(progress.total);

@@ -15,6 +15,12 @@ pub enum Phase {
     Selecting,
     /// Writing the output table.
     Rendering,
+    /// Splitting the table into groups (Mondrian); `done` counts groups settled, `total` is the records.
+    Partitioning,
+    /// Forming clusters of records (local recoding by clustering); `done` counts clustered records.
+    Clustering,
+    /// Relocating quasi-identifier cells (hybrid k-anonymization); `done` counts cells moved.
+    Relocating,
 }
 
 /// A progress report.

@@ -8,6 +8,7 @@ pub mod error;
 pub mod groupify;
 pub mod input;
 pub mod lattice;
+pub mod local;
 pub mod loss;
 pub mod measures;
 pub mod privacy;

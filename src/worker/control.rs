@@ -43,11 +43,14 @@ impl StopReason {
     }
 }
 
-const PHASES: [Phase; 4] = [
+const PHASES: [Phase; 7] = [
     Phase::Preparing,
     Phase::Searching,
     Phase::Selecting,
     Phase::Rendering,
+    Phase::Partitioning,
+    Phase::Clustering,
+    Phase::Relocating,
 ];
 
 /// The control handed to the engine for one job. The first stop reason wins.

@@ -33,27 +33,55 @@ pub use t_closeness::{GroundDistanceKind, TCloseness};
 
 use super::groupify::FrequencySet;
 
-/// One equivalence class as privacy models see it.
+/// One equivalence class as privacy models see it: a class of a lattice node's frequency set, or a loose
+/// group of records (local recoding) given by its size and sensitive histograms.
 #[derive(Debug, Clone, Copy)]
 pub struct ClassView<'a> {
-    set: &'a FrequencySet,
-    class: usize,
+    source: ClassSource<'a>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum ClassSource<'a> {
+    Set {
+        set: &'a FrequencySet,
+        class: usize,
+    },
+    Loose {
+        size: u64,
+        histograms: &'a [Vec<(u32, u32)>],
+    },
 }
 
 impl<'a> ClassView<'a> {
     /// The class `class` of `set`.
     pub fn new(set: &'a FrequencySet, class: usize) -> Self {
-        Self { set, class }
+        Self {
+            source: ClassSource::Set { set, class },
+        }
+    }
+
+    /// A group of `size` records whose sensitive slot `s` has the sorted `(code, count)` histogram
+    /// `histograms[s]` (slots a model does not read may be left empty).
+    pub fn loose(size: u64, histograms: &'a [Vec<(u32, u32)>]) -> Self {
+        Self {
+            source: ClassSource::Loose { size, histograms },
+        }
     }
 
     /// Number of records in the class.
     pub fn size(&self) -> u64 {
-        self.set.counts()[self.class] as u64
+        match self.source {
+            ClassSource::Set { set, class } => set.counts()[class] as u64,
+            ClassSource::Loose { size, .. } => size,
+        }
     }
 
     /// Sorted `(code, count)` pairs of a sensitive attribute (its slot in the engine input).
     pub fn histogram(&self, slot: usize) -> &'a [(u32, u32)] {
-        self.set.histogram(slot, self.class)
+        match self.source {
+            ClassSource::Set { set, class } => set.histogram(slot, class),
+            ClassSource::Loose { histograms, .. } => histograms.get(slot).map_or(&[], |h| h),
+        }
     }
 }
 
