@@ -8,9 +8,11 @@
 //! cells itself. [`GroupChecker`] checks the privacy models on a group of records.
 
 mod check;
+mod mondrian;
 mod recoding;
 
 pub use check::GroupChecker;
+pub use mondrian::{mondrian, Mondrian, MondrianOptions, MondrianReport};
 pub use recoding::{Cell, Recoding, SUPPRESSED_GROUP};
 
 use super::data::GeneralizationMap;
