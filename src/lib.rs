@@ -10,6 +10,7 @@
 //! - [`store`]: the only place with SQL (PostgreSQL in production, SQLite as the embedded default).
 //! - [`http`]: the REST API (validate, persist, enqueue; never compute).
 //! - [`worker`]: the only place that turns a queued job into an engine run (claims, leases, heartbeats).
+//! - [`synthetic`]: seeded generators of benchmark tables (adult-shaped at any size).
 //! - [`tables`], [`hierarchy_refs`]: stored datasets and hierarchies turned into engine inputs.
 //! - [`app`], [`config`], [`telemetry`], [`metrics`]: the service process.
 
@@ -24,6 +25,7 @@ pub mod http;
 pub mod metrics;
 pub mod retention;
 pub mod store;
+pub mod synthetic;
 pub mod tables;
 pub mod telemetry;
 pub mod worker;

@@ -481,7 +481,7 @@ proptest! {
             checker.is_private(&ids)
         };
         for group in &members {
-            for (j, attribute) in input.quasi_identifiers.iter().enumerate() {
+            for attribute in &input.quasi_identifiers {
                 match attribute.domain {
                     // No group admits an allowable multiway cut into the children of its common ancestor.
                     Domain::Hierarchy(map) => {
