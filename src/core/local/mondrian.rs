@@ -590,6 +590,18 @@ impl<'a> Partitioner<'a> {
             sum += count;
             offsets.push(sum);
         }
+        let parts = offsets.len() - 1;
+        let min = self.min_size;
+        let multiway_fits = offsets.windows(2).all(|w| w[1] - w[0] >= min);
+        let binary_fits = parts > 2 && offsets[1..parts].iter().any(|&o| o >= min && n - o >= min);
+        if parts < 2 || !(multiway_fits || binary_fits) {
+            // No part can be large enough: skip the reordering.
+            for &child in &self.touched {
+                counts[child as usize] = 0;
+            }
+            self.report.rejected_cuts += u64::from(parts >= 2);
+            return false;
+        }
         // Stable counting sort of the rows by child through the scratch buffer.
         for &r in &self.rows[start..end] {
             let child = child_of[self.keys[r as usize * q + j] as usize] as usize;
@@ -600,12 +612,8 @@ impl<'a> Partitioner<'a> {
             counts[child as usize] = 0;
         }
         self.rows[start..end].copy_from_slice(&self.scratch[..n]);
-        let parts = offsets.len() - 1;
-        if parts < 2 {
-            return false;
-        }
-        let multiway =
-            (0..parts).all(|p| self.allowable(start + offsets[p], start + offsets[p + 1]));
+        let multiway = multiway_fits
+            && (0..parts).all(|p| self.allowable(start + offsets[p], start + offsets[p + 1]));
         if multiway {
             self.cuts
                 .extend(offsets[1..parts].iter().map(|&o| start + o));
