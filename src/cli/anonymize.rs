@@ -10,10 +10,11 @@ use super::progress::TerminalProgress;
 use super::AnonymizeArgs;
 use crate::codec::{parse_arx_hierarchy, parse_json_hierarchy, read_table, CsvOptions};
 use crate::core::data::Hierarchy;
+use crate::core::engine::Outcome;
 use crate::domain::pipeline::{self, RunError};
 use crate::domain::prepare::csv_options;
 use crate::domain::spec::HierarchySpec;
-use crate::domain::JobSpec;
+use crate::domain::{JobSpec, Report};
 
 /// Runs the command; errors are one-line messages.
 pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
@@ -43,25 +44,41 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
         completed.write_csv(w, &options).map_err(|e| e.to_string())
     })?;
     let report = completed.report();
-    let outcome = completed.outcome();
     let elapsed_ms = completed.elapsed_ms();
     match &args.report {
         Some(path) => write_atomically(path, |w| {
             serde_json::to_writer_pretty(&mut *w, &report).map_err(|e| e.to_string())?;
             w.write_all(b"\n").map_err(|e| e.to_string())
         })?,
-        None => eprintln!(
+        None => eprintln!("{}", summary(&report, completed.outcome(), elapsed_ms)),
+    }
+    Ok(())
+}
+
+/// One line about the run for the terminal.
+fn summary(report: &Report, outcome: Option<&Outcome>, elapsed_ms: f64) -> String {
+    match (outcome, &report.search, &report.recoding) {
+        (Some(outcome), Some(search), _) => format!(
             "transformation {:?}, {} records suppressed, {} = {}, {} classes, {} nodes checked in {:.1} ms",
             outcome.transformation,
             report.suppressed_records,
-            report.metric,
-            report.loss,
+            report.metric.unwrap_or_default(),
+            report.loss.unwrap_or_default(),
             report.equivalence_classes.count,
-            report.search.nodes_checked,
+            search.nodes_checked,
             elapsed_ms
         ),
+        (_, _, Some(recoding)) => format!(
+            "{}: {} groups (smallest {}), {} records suppressed, GCP = {:.4} in {:.1} ms",
+            recoding.algorithm,
+            recoding.groups,
+            report.equivalence_classes.min,
+            report.suppressed_records,
+            recoding.metrics.gcp,
+            elapsed_ms
+        ),
+        _ => format!("finished in {elapsed_ms:.1} ms"),
     }
-    Ok(())
 }
 
 fn load_hierarchy(base: &Path, source: &HierarchySpec) -> Result<Hierarchy, String> {

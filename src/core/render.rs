@@ -3,6 +3,7 @@
 //! other columns verbatim.
 
 use super::data::{Column, GeneralizationMap};
+use super::local::{CellTexts, SUPPRESSED_GROUP};
 
 /// The text written for a suppressed quasi-identifier cell.
 pub const SUPPRESSED: &str = "*";
@@ -21,12 +22,23 @@ pub enum OutputColumn<'a> {
         /// The chosen level.
         level: usize,
     },
+    /// Written as the cell of the record's group (local recoding).
+    Recoded {
+        /// The original column.
+        column: &'a Column,
+        /// The group of each record ([`SUPPRESSED_GROUP`] when suppressed).
+        group_of: &'a [u32],
+        /// The text of every group's cell.
+        texts: &'a CellTexts,
+    },
 }
 
 impl OutputColumn<'_> {
     fn name(&self) -> &str {
         match self {
-            OutputColumn::Verbatim(c) | OutputColumn::Generalized { column: c, .. } => &c.name,
+            OutputColumn::Verbatim(c)
+            | OutputColumn::Generalized { column: c, .. }
+            | OutputColumn::Recoded { column: c, .. } => &c.name,
         }
     }
 }
@@ -37,6 +49,7 @@ pub struct Rendering<'a> {
     columns: Vec<OutputColumn<'a>>,
     suppressed: &'a [bool],
     remove_suppressed: bool,
+    order: Option<&'a [u32]>,
 }
 
 impl<'a> Rendering<'a> {
@@ -50,7 +63,14 @@ impl<'a> Rendering<'a> {
             columns,
             suppressed,
             remove_suppressed,
+            order: None,
         }
+    }
+
+    /// Writes the records in `order` (a permutation of the records) instead of input order.
+    pub fn with_order(mut self, order: &'a [u32]) -> Self {
+        self.order = Some(order);
+        self
     }
 
     /// Output column names.
@@ -60,12 +80,28 @@ impl<'a> Rendering<'a> {
 
     /// Whether output column `column` is a generalized quasi-identifier.
     pub fn is_generalized(&self, column: usize) -> bool {
-        matches!(self.columns[column], OutputColumn::Generalized { .. })
+        matches!(
+            self.columns[column],
+            OutputColumn::Generalized { .. } | OutputColumn::Recoded { .. }
+        )
     }
 
-    /// Records that appear in the output, in input order.
+    /// Records that appear in the output, in output order (input order unless an order was given).
     pub fn rows(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..self.suppressed.len()).filter(move |&r| !(self.remove_suppressed && self.suppressed[r]))
+        let all: Box<dyn Iterator<Item = usize> + '_> = match self.order {
+            Some(order) => Box::new(order.iter().map(|&r| r as usize)),
+            None => Box::new(0..self.suppressed.len()),
+        };
+        all.filter(move |&r| !(self.remove_suppressed && self.suppressed[r]))
+    }
+
+    /// The original column behind output column `column`.
+    pub fn source(&self, column: usize) -> &'a Column {
+        match self.columns[column] {
+            OutputColumn::Verbatim(c)
+            | OutputColumn::Generalized { column: c, .. }
+            | OutputColumn::Recoded { column: c, .. } => c,
+        }
     }
 
     /// The text of output column `column` for record `row`.
@@ -83,6 +119,12 @@ impl<'a> Rendering<'a> {
                     hierarchy.label(level, c.codes[row])
                 }
             }
+            OutputColumn::Recoded {
+                group_of, texts, ..
+            } => match group_of[row] {
+                SUPPRESSED_GROUP => SUPPRESSED,
+                group => texts.text(group),
+            },
         }
     }
 }

@@ -80,6 +80,17 @@ pub fn achieved(
         })
         .collect();
     let keys = group_keys(&columns, rows);
+    achieved_by_keys(table, &keys, suppressed, sensitive)
+}
+
+/// The figures of a published table whose classes `keys` gives (one key per record), without the
+/// records `suppressed` marks.
+pub fn achieved_by_keys(
+    table: &Table,
+    keys: &[u32],
+    suppressed: &[bool],
+    sensitive: &[(usize, Option<EarthMovers>)],
+) -> Achieved {
     let mut sizes: BTreeMap<u32, u64> = BTreeMap::new();
     for (r, &k) in keys.iter().enumerate() {
         if !suppressed[r] {
@@ -93,7 +104,7 @@ pub fn achieved(
             let distribution = SensitiveDistribution::new(column, hierarchical.clone());
             (
                 column.name.clone(),
-                measure(&keys, &column.codes, |r| !suppressed[r], &distribution),
+                measure(keys, &column.codes, |r| !suppressed[r], &distribution),
             )
         })
         .collect();

@@ -30,6 +30,16 @@ pub fn loss_measures(table: &Table, prepared: &Prepared, outcome: &Outcome) -> L
             )
         })
         .collect();
+    measure_cells(table, prepared, &columns)
+}
+
+/// Every loss measure of a published table given cell by cell (any recoding).
+pub fn measure_cells(
+    table: &Table,
+    prepared: &Prepared,
+    columns: &[CellColumn<'_>],
+) -> LossMeasures {
+    let input = prepared.input(table);
     // the ground distance of the slot's t-closeness model, else the equal distance
     let distances: Vec<EmdDistance> = input
         .sensitive
@@ -65,7 +75,7 @@ pub fn loss_measures(table: &Table, prepared: &Prepared, outcome: &Outcome) -> L
         .collect();
     measure(
         input.rows,
-        &columns,
+        columns,
         &sensitive,
         Some(Workload {
             parameters: prepared.query_workload,

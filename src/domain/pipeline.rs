@@ -11,10 +11,15 @@ use crate::core::control::Control;
 use crate::core::data::Table;
 use crate::core::engine::{anonymize, Outcome};
 use crate::core::error::CoreError;
+use crate::core::local::local_metrics;
+use crate::core::render::Rendering;
 
+use super::local_output::{self, coverage, Publication};
+use super::local_plan::LocalPlan;
+use super::local_run::{run_local, LocalRun};
 use super::loss_measures::loss_measures;
-use super::report::Analyses;
-use super::verify::{verify, VerificationError};
+use super::report::{Analyses, RecodingReport};
+use super::verify::{verify, verify_recoded, VerificationError};
 use super::{prepare, HierarchyResolver, JobSpec, Prepared, Report, SpecError};
 
 /// Why a run produced nothing. Every variant's message is free of cell values.
@@ -36,8 +41,24 @@ pub enum RunError {
 pub struct Completed<'t> {
     table: &'t Table,
     prepared: Prepared,
-    outcome: Outcome,
+    result: Anonymized,
     elapsed_ms: f64,
+}
+
+/// What the engine produced.
+#[derive(Debug)]
+enum Anonymized {
+    /// A full-domain transformation.
+    FullDomain(Outcome),
+    /// A local recoding and its published form.
+    Local {
+        /// The local part of the spec (taken out of the prepared spec).
+        plan: LocalPlan,
+        /// The recoding.
+        run: LocalRun,
+        /// Its published form.
+        publication: Publication,
+    },
 }
 
 /// Validates `spec` against `table`, runs the engine and verifies its output.
@@ -47,27 +68,66 @@ pub fn run<'t>(
     resolve: &HierarchyResolver<'_>,
     control: &dyn Control,
 ) -> Result<Completed<'t>, RunError> {
-    let prepared = prepare(table, spec, resolve)?;
+    let mut prepared = prepare(table, spec, resolve)?;
     let started = Instant::now();
-    let outcome = anonymize(&prepared.input(table), &prepared.plan, control)?;
+    let result = match prepared.local.take() {
+        None => Anonymized::FullDomain(anonymize(&prepared.input(table), &prepared.plan, control)?),
+        Some(plan) => {
+            let input = plan.input(table, &prepared.sensitive);
+            let run = run_local(&input, &plan, &prepared.plan.privacy_models, control)?;
+            let publication = Publication::new(table, &plan, &run.recoding);
+            Anonymized::Local {
+                plan,
+                run,
+                publication,
+            }
+        }
+    };
     let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
     let completed = Completed {
         table,
         prepared,
-        outcome,
+        result,
         elapsed_ms,
     };
-    verify(
-        &completed.prepared.rendering(table, &completed.outcome),
-        &completed.prepared.requirements,
-    )?;
+    let rendering = completed.rendering();
+    verify(&rendering, &completed.prepared.requirements)?;
+    if let Anonymized::Local {
+        plan,
+        run,
+        publication,
+    } = &completed.result
+    {
+        let expected = if completed.prepared.remove_suppressed {
+            publication.suppressed().iter().filter(|&&s| !s).count()
+        } else {
+            table.row_count()
+        };
+        verify_recoded(
+            &rendering,
+            &coverage(table, &completed.prepared, plan),
+            expected,
+            run.relocated_cells,
+        )?;
+    }
     Ok(completed)
 }
 
 impl Completed<'_> {
-    /// The engine's outcome.
-    pub fn outcome(&self) -> &Outcome {
-        &self.outcome
+    /// The engine's outcome of a full-domain run.
+    pub fn outcome(&self) -> Option<&Outcome> {
+        match &self.result {
+            Anonymized::FullDomain(outcome) => Some(outcome),
+            Anonymized::Local { .. } => None,
+        }
+    }
+
+    /// The recoding of a local run.
+    pub fn recoding(&self) -> Option<&LocalRun> {
+        match &self.result {
+            Anonymized::FullDomain(_) => None,
+            Anonymized::Local { run, .. } => Some(run),
+        }
     }
 
     /// Engine time in milliseconds.
@@ -75,34 +135,78 @@ impl Completed<'_> {
         self.elapsed_ms
     }
 
+    fn rendering(&self) -> Rendering<'_> {
+        match &self.result {
+            Anonymized::Local {
+                plan,
+                run,
+                publication,
+            } => local_output::rendering(
+                self.table,
+                &self.prepared,
+                plan,
+                &run.recoding,
+                publication,
+            ),
+            Anonymized::FullDomain(outcome) => self.prepared.rendering(self.table, outcome),
+        }
+    }
+
     /// Writes the anonymized table as CSV (header first).
     pub fn write_csv<W: Write>(&self, output: W, options: &CsvOptions) -> Result<(), CodecError> {
-        write_rendering(
-            output,
-            &self.prepared.rendering(self.table, &self.outcome),
-            options,
-        )
+        write_rendering(output, &self.rendering(), options)
     }
 
     /// The run's report, with the loss measures of the published table (computed here, once per call).
     pub fn report(&self) -> Report {
-        Report::new(
-            &self.outcome,
-            &self.prepared.quasi_identifier_names(self.table),
-            self.prepared
-                .plan
-                .privacy_models
-                .iter()
-                .map(|m| m.describe())
-                .collect(),
-            self.prepared.remove_suppressed,
-            self.elapsed_ms,
-            Analyses {
-                loss_measures: loss_measures(self.table, &self.prepared, &self.outcome),
-                risk: self.prepared.risk_report(self.table, &self.outcome),
-                achieved: self.prepared.achieved(self.table, &self.outcome),
-            },
-        )
+        let models = self
+            .prepared
+            .plan
+            .privacy_models
+            .iter()
+            .map(|m| m.describe())
+            .collect();
+        match &self.result {
+            Anonymized::Local {
+                plan,
+                run,
+                publication,
+            } => {
+                let input = plan.input(self.table, &self.prepared.sensitive);
+                Report::local(
+                    publication.suppressed(),
+                    &run.recoding.group_sizes(),
+                    models,
+                    self.prepared.remove_suppressed,
+                    RecodingReport {
+                        algorithm: plan.algorithm.name(),
+                        groups: run.recoding.groups() as u64,
+                        metrics: local_metrics(&input, &run.recoding),
+                        details: run.details.clone(),
+                        elapsed_ms: self.elapsed_ms,
+                    },
+                    local_output::analyses(
+                        self.table,
+                        &self.prepared,
+                        plan,
+                        &run.recoding,
+                        publication,
+                    ),
+                )
+            }
+            Anonymized::FullDomain(outcome) => Report::new(
+                outcome,
+                &self.prepared.quasi_identifier_names(self.table),
+                models,
+                self.prepared.remove_suppressed,
+                self.elapsed_ms,
+                Analyses {
+                    loss_measures: loss_measures(self.table, &self.prepared, outcome),
+                    risk: self.prepared.risk_report(self.table, outcome),
+                    achieved: self.prepared.achieved(self.table, outcome),
+                },
+            ),
+        }
     }
 }
 
@@ -143,7 +247,7 @@ mod tests {
             );
             let spec = JobSpec::from_json(json.as_bytes()).unwrap();
             let done = run(&table, &spec, &|_| Err("inline only".into()), &NoControl).unwrap();
-            assert_eq!(done.outcome().transformation, [1], "{model}");
+            assert_eq!(done.outcome().unwrap().transformation, [1], "{model}");
             let mut csv = Vec::new();
             done.write_csv(&mut csv, &CsvOptions::default()).unwrap();
             let text = String::from_utf8(csv).unwrap();
@@ -225,8 +329,8 @@ mod tests {
             let spec = JobSpec::from_json(json.as_bytes()).unwrap();
             let done = run(&table, &spec, &|_| Err("inline only".into()), &NoControl)
                 .unwrap_or_else(|e| panic!("{model}: {e}"));
-            assert_eq!(done.outcome().transformation, [level], "{model}");
-            assert_eq!(done.outcome().suppressed_records, 0, "{model}");
+            assert_eq!(done.outcome().unwrap().transformation, [level], "{model}");
+            assert_eq!(done.outcome().unwrap().suppressed_records, 0, "{model}");
             let mut csv = Vec::new();
             done.write_csv(&mut csv, &CsvOptions::default()).unwrap();
             assert_eq!(String::from_utf8(csv).unwrap().lines().count(), 9);
@@ -257,7 +361,7 @@ mod tests {
                "query_workload": {"queries": 20, "seed": 5}}"#;
         let spec = JobSpec::from_json(json.as_bytes()).unwrap();
         let done = run(&table, &spec, &|_| Err("inline only".into()), &NoControl).unwrap();
-        assert_eq!(done.outcome().transformation, [1]);
+        assert_eq!(done.outcome().unwrap().transformation, [1]);
         let m = done.report().loss_measures;
         let entropy = 4.0 * 3f64.log2() + 2.0 * 6f64.log2();
         for value in [m.entropy, m.monotone_entropy, m.non_uniform_entropy] {
@@ -339,8 +443,8 @@ mod tests {
         )
         .unwrap();
         let done = run(&table, &spec, &|_| Err("inline only".into()), &NoControl).unwrap();
-        assert_eq!(done.outcome().transformation, [0]);
-        assert_eq!(done.outcome().suppressed_records, 1);
+        assert_eq!(done.outcome().unwrap().transformation, [0]);
+        assert_eq!(done.outcome().unwrap().suppressed_records, 1);
         let report = done.report();
         assert_eq!(
             (report.risk.before.records, report.risk.before.classes),

@@ -17,13 +17,15 @@ use crate::core::privacy::{
 };
 use crate::core::render::{OutputColumn, Rendering};
 use crate::core::risk::RiskSettings;
+use crate::core::search::Algorithm;
 
 use super::achieved::{achieved, Achieved};
 use super::closeness::{self, ClosenessRequest};
 use super::likeness;
+use super::local_plan::{dependencies, local_algorithm, local_domain, LocalPlan};
 use super::risk::{risk_settings, run_risk, RiskReport};
 use super::spec::{
-    pointer_segment, ClassFunctionSpec, HierarchySpec, JobSpec, PrivacyModelSpec,
+    pointer_segment, ClassFunctionSpec, HierarchySpec, JobSpec, Method, PrivacyModelSpec,
     QueryWorkloadSpec, Role, SpecError, SuppressedRecords, DEFAULT_MAX_CATEGORIES,
     MAX_WORKLOAD_QUERIES,
 };
@@ -37,8 +39,8 @@ pub type HierarchyResolver<'r> = dyn Fn(&HierarchySpec) -> Result<Hierarchy, Str
 #[derive(Debug)]
 pub struct Prepared {
     quasi_identifiers: Vec<(usize, GeneralizationMap)>,
-    sensitive: Vec<usize>,
-    output: Vec<usize>,
+    pub(super) sensitive: Vec<usize>,
+    pub(super) output: Vec<usize>,
     /// The engine plan.
     pub plan: Plan,
     /// Whether suppressed records are left out of the output.
@@ -52,6 +54,9 @@ pub struct Prepared {
     pub query_workload: QueryWorkload,
     /// Settings of the report's risk analysis.
     pub risk: RiskSettings,
+    /// The local recoding to run instead of a lattice search (then `plan.algorithm` is unused and
+    /// full-domain quasi-identifiers are empty).
+    pub local: Option<LocalPlan>,
 }
 
 impl Prepared {
@@ -101,8 +106,19 @@ impl Prepared {
 
     /// What the published table of `outcome` achieves (see [`super::achieved`]).
     pub fn achieved(&self, table: &Table, outcome: &Outcome) -> Achieved {
-        let sensitive: Vec<(usize, Option<EarthMovers>)> = self
-            .sensitive
+        let sensitive = self.sensitive_with_hierarchical_emd();
+        achieved(
+            table,
+            &self.quasi_identifiers,
+            &outcome.transformation,
+            &outcome.suppressed,
+            &sensitive,
+        )
+    }
+
+    /// Each sensitive column with the hierarchical EMD of its t-closeness model, when it has one.
+    pub(super) fn sensitive_with_hierarchical_emd(&self) -> Vec<(usize, Option<EarthMovers>)> {
+        self.sensitive
             .iter()
             .enumerate()
             .map(|(slot, &c)| {
@@ -113,14 +129,7 @@ impl Prepared {
                     .map(|(_, _, emd)| emd.clone());
                 (c, hierarchical)
             })
-            .collect();
-        achieved(
-            table,
-            &self.quasi_identifiers,
-            &outcome.transformation,
-            &outcome.suppressed,
-            &sensitive,
-        )
+            .collect()
     }
 
     /// The output table of `outcome`.
@@ -186,6 +195,9 @@ pub fn prepare(
     let mut sensitive = Vec::new();
     let mut sensitive_hierarchies = Vec::new();
     let mut output = Vec::new();
+    let method = spec.algorithm.method();
+    let mut local_attributes = Vec::new();
+    let mut identifying = Vec::new();
     for (index, column) in table.columns().iter().enumerate() {
         let Some(attribute) = spec.attributes.get(&column.name) else {
             return Err(SpecError::new(
@@ -200,15 +212,24 @@ pub fn prepare(
         let pointer = format!("/attributes/{}", pointer_segment(&column.name));
         match attribute.role {
             Role::QuasiIdentifier => {
-                let Some(source) = &attribute.hierarchy else {
-                    return Err(SpecError::new(
-                        format!("{pointer}/hierarchy"),
-                        "missing_hierarchy",
-                        format!("quasi-identifier '{}' needs a hierarchy", column.name),
-                    ));
+                let map = match &attribute.hierarchy {
+                    Some(source) => Some(bind_hierarchy(source, column, &pointer, resolve)?),
+                    None => None,
                 };
-                let map = bind_hierarchy(source, column, &pointer, resolve)?;
-                quasi_identifiers.push((index, map));
+                match (&method, map) {
+                    (Method::Local(_), map) => {
+                        let domain = local_domain(column, attribute, map, &pointer)?;
+                        local_attributes.push((index, domain));
+                    }
+                    (Method::FullDomain(_), Some(map)) => quasi_identifiers.push((index, map)),
+                    (Method::FullDomain(_), None) => {
+                        return Err(SpecError::new(
+                            format!("{pointer}/hierarchy"),
+                            "missing_hierarchy",
+                            format!("quasi-identifier '{}' needs a hierarchy", column.name),
+                        ))
+                    }
+                }
                 output.push(index);
             }
             Role::Sensitive => {
@@ -222,10 +243,10 @@ pub fn prepare(
                 output.push(index);
             }
             Role::Insensitive => output.push(index),
-            Role::Identifying => {}
+            Role::Identifying => identifying.push(index),
         }
     }
-    if quasi_identifiers.is_empty() {
+    if quasi_identifiers.is_empty() && local_attributes.is_empty() {
         return Err(SpecError::new(
             "/attributes",
             "no_quasi_identifier",
@@ -243,11 +264,51 @@ pub fn prepare(
     let mut ground_distances = Vec::new();
     let (privacy_models, requirements) =
         privacy_models(spec, table, &sensitive_attributes, &mut ground_distances)?;
+    let local = match method {
+        Method::FullDomain(_) => None,
+        Method::Local(ref algorithm) => {
+            let columns: Vec<usize> = local_attributes.iter().map(|(c, _)| *c).collect();
+            let names: Vec<&str> = columns
+                .iter()
+                .map(|&c| table.column(c).name.as_str())
+                .collect();
+            if spec.suppression_limit != 0.0 {
+                return Err(SpecError::new(
+                    "/suppression_limit",
+                    "unsupported_option",
+                    format!(
+                        "{} decides suppression itself; suppression_limit applies to full-domain algorithms only",
+                        algorithm.name()
+                    ),
+                ));
+            }
+            Some(LocalPlan {
+                algorithm: local_algorithm(algorithm, &names)?,
+                dependencies: dependencies(
+                    &spec.functional_dependencies,
+                    table,
+                    &columns,
+                    &identifying,
+                )?,
+                attributes: local_attributes,
+            })
+        }
+    };
+    if local.is_none() && !spec.functional_dependencies.is_empty() {
+        return Err(SpecError::new(
+            "/functional_dependencies",
+            "unsupported_option",
+            "functional dependencies apply to the clustering algorithms only",
+        ));
+    }
     let plan = Plan {
         privacy_models,
         suppression_limit: suppression_limit(spec.suppression_limit)?,
         metric: spec.metric,
-        algorithm: spec.algorithm.to_algorithm(),
+        algorithm: match method {
+            Method::FullDomain(algorithm) => algorithm,
+            Method::Local(_) => Algorithm::Optimal,
+        },
     };
     let risk = risk_settings(&spec.risk, table.row_count() as u64, "/risk")?;
     Ok(Prepared {
@@ -260,6 +321,7 @@ pub fn prepare(
         ground_distances,
         query_workload: query_workload(&spec.query_workload)?,
         risk,
+        local,
     })
 }
 

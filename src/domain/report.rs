@@ -3,39 +3,49 @@
 use serde::Serialize;
 
 use crate::core::engine::{ClassStatistics, Outcome};
+use crate::core::local::LocalMetrics;
 use crate::core::loss::MetricValues;
 use crate::core::measures::LossMeasures;
 
 use super::achieved::Achieved;
 use super::risk::RiskReport;
 
-/// What a run did, without any cell value.
+/// What a run did, without any cell value. A full-domain run carries `transformation`, `metric`,
+/// `loss`, `metrics` and `search`; a local recoding carries `recoding` instead.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     /// Records in the input.
     pub records: u64,
     /// Records in the output (suppressed ones excluded when removed).
     pub published_records: u64,
-    /// Chosen level per quasi-identifier, in lattice order.
-    pub transformation: serde_json::Map<String, serde_json::Value>,
+    /// Chosen level per quasi-identifier, in lattice order (full-domain runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transformation: Option<serde_json::Map<String, serde_json::Value>>,
     /// Records suppressed.
     pub suppressed_records: u64,
-    /// Most records the limit allowed to suppress.
+    /// Most records the limit allowed to suppress (local recodings: the records they suppressed).
     pub max_suppressed_records: u64,
     /// Whether suppressed records were removed (else masked with `*`).
     pub suppressed_records_removed: bool,
     /// The privacy models, described.
     pub privacy_models: Vec<String>,
-    /// The metric the search minimised.
-    pub metric: &'static str,
-    /// Its value.
-    pub loss: f64,
-    /// Every metric at the chosen transformation.
-    pub metrics: MetricValues,
+    /// The metric the search minimised (full-domain runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metric: Option<&'static str>,
+    /// Its value (full-domain runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loss: Option<f64>,
+    /// Every metric at the chosen transformation (full-domain runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<MetricValues>,
     /// Published equivalence classes.
     pub equivalence_classes: ClassStatistics,
-    /// How the search went.
-    pub search: SearchReport,
+    /// How the search went (full-domain runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search: Option<SearchReport>,
+    /// What the local recoding did (local recodings).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recoding: Option<RecodingReport>,
     /// Hsu's (2008) information-loss measures of the published table.
     pub loss_measures: LossMeasures,
     /// Re-identification risk of the input and of the published table.
@@ -43,6 +53,21 @@ pub struct Report {
     /// What the published table achieves: its smallest class and, per sensitive attribute, the
     /// l-diversity, t-closeness, δ-disclosure and β-likeness parameters it meets.
     pub achieved: Achieved,
+}
+
+/// What a local recoding did.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecodingReport {
+    /// The algorithm.
+    pub algorithm: &'static str,
+    /// Groups published (each generalized on its own).
+    pub groups: u64,
+    /// The cell-level loss metrics.
+    pub metrics: LocalMetrics,
+    /// What the algorithm reports about itself.
+    pub details: serde_json::Value,
+    /// Engine time in milliseconds.
+    pub elapsed_ms: f64,
 }
 
 /// Search statistics.
@@ -98,20 +123,22 @@ impl Report {
             } else {
                 records
             },
-            transformation: names
-                .iter()
-                .zip(&outcome.transformation)
-                .map(|(n, &l)| ((*n).to_string(), serde_json::Value::from(l)))
-                .collect(),
+            transformation: Some(
+                names
+                    .iter()
+                    .zip(&outcome.transformation)
+                    .map(|(n, &l)| ((*n).to_string(), serde_json::Value::from(l)))
+                    .collect(),
+            ),
             suppressed_records: outcome.suppressed_records,
             max_suppressed_records: outcome.max_suppressed_records,
             suppressed_records_removed: removed,
             privacy_models: models,
-            metric: outcome.metric.name(),
-            loss: outcome.metrics.get(outcome.metric),
-            metrics: outcome.metrics,
+            metric: Some(outcome.metric.name()),
+            loss: Some(outcome.metrics.get(outcome.metric)),
+            metrics: Some(outcome.metrics),
             equivalence_classes: outcome.classes,
-            search: SearchReport {
+            search: Some(SearchReport {
                 algorithm: outcome.search.algorithm,
                 exact: outcome.search.exact,
                 nodes_checked: outcome.search.nodes_checked,
@@ -119,7 +146,55 @@ impl Report {
                 candidates: outcome.search.candidates,
                 pruning: outcome.search.pruning,
                 elapsed_ms,
+            }),
+            recoding: None,
+            loss_measures,
+            risk,
+            achieved,
+        }
+    }
+
+    /// Builds the report of a local recoding: `suppressed` marks the suppressed records, `group_sizes`
+    /// are the published groups.
+    pub fn local(
+        suppressed: &[bool],
+        group_sizes: &[u64],
+        models: Vec<String>,
+        removed: bool,
+        recoding: RecodingReport,
+        analyses: Analyses,
+    ) -> Self {
+        let Analyses {
+            loss_measures,
+            risk,
+            achieved,
+        } = analyses;
+        let records = suppressed.len() as u64;
+        let suppressed_records = suppressed.iter().filter(|&&s| s).count() as u64;
+        let kept = records - suppressed_records;
+        Self {
+            records,
+            published_records: if removed { kept } else { records },
+            transformation: None,
+            suppressed_records,
+            max_suppressed_records: suppressed_records,
+            suppressed_records_removed: removed,
+            privacy_models: models,
+            metric: None,
+            loss: None,
+            metrics: None,
+            equivalence_classes: ClassStatistics {
+                count: group_sizes.len() as u64,
+                min: group_sizes.iter().copied().min().unwrap_or(0),
+                max: group_sizes.iter().copied().max().unwrap_or(0),
+                mean: if group_sizes.is_empty() {
+                    0.0
+                } else {
+                    kept as f64 / group_sizes.len() as f64
+                },
             },
+            search: None,
+            recoding: Some(recoding),
             loss_measures,
             risk,
             achieved,

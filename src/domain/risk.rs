@@ -90,14 +90,6 @@ pub fn run_risk(
     suppressed: &[bool],
     settings: &RiskSettings,
 ) -> RiskReport {
-    let rows = table.row_count();
-    let original: Vec<KeyColumn<'_>> = quasi_identifiers
-        .iter()
-        .map(|(c, _)| KeyColumn {
-            codes: &table.column(*c).codes,
-            translate: None,
-        })
-        .collect();
     let published: Vec<KeyColumn<'_>> = quasi_identifiers
         .iter()
         .zip(transformation)
@@ -106,8 +98,29 @@ pub fn run_risk(
             translate: Some(map.codes(level as usize)),
         })
         .collect();
+    let columns: Vec<usize> = quasi_identifiers.iter().map(|(c, _)| *c).collect();
+    risk_report(table, &columns, &published, suppressed, settings)
+}
+
+/// Profiles of any published table: `quasi_identifiers` are the original columns, `published` the keys
+/// that form the published classes, `suppressed` the records left out of them.
+pub fn risk_report(
+    table: &Table,
+    quasi_identifiers: &[usize],
+    published: &[KeyColumn<'_>],
+    suppressed: &[bool],
+    settings: &RiskSettings,
+) -> RiskReport {
+    let rows = table.row_count();
+    let original: Vec<KeyColumn<'_>> = quasi_identifiers
+        .iter()
+        .map(|&c| KeyColumn {
+            codes: &table.column(c).codes,
+            translate: None,
+        })
+        .collect();
     let before = ClassSizes::group(&original, rows, |_| true);
-    let after = ClassSizes::group(&published, rows, |r| !suppressed[r]);
+    let after = ClassSizes::group(published, rows, |r| !suppressed[r]);
     RiskReport {
         before: RiskProfile::new(&before, None, settings),
         after: RiskProfile::new(&after, None, settings),

@@ -42,6 +42,20 @@ pub struct JobSpec {
     /// Settings of the re-identification risk analysis in the report.
     #[serde(default)]
     pub risk: RiskSpec,
+    /// Functional dependencies the dependency-preserving clustering algorithms (`pair_enum`,
+    /// `k_assemble`) keep; the clustering baselines report their dependency loss too.
+    #[serde(default)]
+    pub functional_dependencies: Vec<FunctionalDependencySpec>,
+}
+
+/// A functional dependency `lhs → rhs` between columns of the dataset.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FunctionalDependencySpec {
+    /// Determining columns (at least one).
+    pub lhs: Vec<String>,
+    /// Determined columns (at least one).
+    pub rhs: Vec<String>,
 }
 
 /// Settings of the re-identification risk analysis (`"risk"`). Everything is optional: by default the
@@ -92,6 +106,25 @@ pub struct AttributeSpec {
     pub role: Role,
     /// Its generalization hierarchy (quasi-identifiers; sensitive attributes for some models).
     pub hierarchy: Option<HierarchySpec>,
+    /// How local recoding generalizes a quasi-identifier: `numeric` and `ordinal` ones by ranges of
+    /// values, `categorical` ones along their hierarchy. When absent: categorical if a hierarchy is
+    /// given, else numeric (every value must then be a number).
+    pub data_type: Option<DataType>,
+    /// For an `ordinal` quasi-identifier: every value of the column, lowest first; absent means the
+    /// column's natural order (numeric when every value is a number, else text).
+    pub order: Option<Vec<String>>,
+}
+
+/// The kind of values of a quasi-identifier, for local recoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DataType {
+    /// Generalized along the hierarchy.
+    Categorical,
+    /// Numbers; generalized to ranges `[low-high]`.
+    Numeric,
+    /// Ordered values; generalized to ranges of the order.
+    Ordinal,
 }
 
 /// Where a hierarchy comes from.
@@ -367,8 +400,9 @@ pub enum SuppressedRecords {
     Remove,
 }
 
-/// The search algorithm with its parameters.
-#[derive(Debug, Clone, Copy, Default, Deserialize)]
+/// The algorithm with its parameters: a full-domain search over the generalization lattice, or a local
+/// recoding.
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum AlgorithmSpec {
     /// The fastest exact algorithm.
@@ -396,22 +430,68 @@ pub enum AlgorithmSpec {
         #[serde(default)]
         max_nodes: Option<u64>,
     },
+    /// Mondrian multidimensional partitioning (LeFevre et al. 2006), local recoding.
+    Mondrian {
+        /// Relaxed partitioning: records with the median value may go to either side.
+        #[serde(default)]
+        relaxed: bool,
+        /// Quasi-identifiers to split first, in order (the others by widest normalized range).
+        #[serde(default)]
+        split_preference: Vec<String>,
+    },
+}
+
+/// Whether an algorithm searches the lattice or recodes locally.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Method {
+    /// Full-domain generalization by a lattice search.
+    FullDomain(Algorithm),
+    /// Local recoding.
+    Local(LocalAlgorithmSpec),
+}
+
+/// A local-recoding algorithm with its parameters as the spec gives them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LocalAlgorithmSpec {
+    /// Mondrian.
+    Mondrian {
+        /// Relaxed partitioning.
+        relaxed: bool,
+        /// Quasi-identifier names to split first.
+        split_preference: Vec<String>,
+    },
+}
+
+impl LocalAlgorithmSpec {
+    /// The wire name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            LocalAlgorithmSpec::Mondrian { .. } => "mondrian",
+        }
+    }
 }
 
 impl AlgorithmSpec {
-    /// The engine's algorithm.
-    pub fn to_algorithm(self) -> Algorithm {
+    /// The method the spec asks for.
+    pub fn method(&self) -> Method {
         match self {
-            AlgorithmSpec::Optimal => Algorithm::Optimal,
-            AlgorithmSpec::BestFirst => Algorithm::BestFirst,
-            AlgorithmSpec::Ola => Algorithm::Ola,
-            AlgorithmSpec::Flash => Algorithm::Flash,
-            AlgorithmSpec::Incognito => Algorithm::Incognito,
-            AlgorithmSpec::Samarati => Algorithm::Samarati,
-            AlgorithmSpec::Datafly { seed } => Algorithm::Datafly { seed },
-            AlgorithmSpec::Exhaustive { max_nodes } => Algorithm::Exhaustive {
+            AlgorithmSpec::Optimal => Method::FullDomain(Algorithm::Optimal),
+            AlgorithmSpec::BestFirst => Method::FullDomain(Algorithm::BestFirst),
+            AlgorithmSpec::Ola => Method::FullDomain(Algorithm::Ola),
+            AlgorithmSpec::Flash => Method::FullDomain(Algorithm::Flash),
+            AlgorithmSpec::Incognito => Method::FullDomain(Algorithm::Incognito),
+            AlgorithmSpec::Samarati => Method::FullDomain(Algorithm::Samarati),
+            &AlgorithmSpec::Datafly { seed } => Method::FullDomain(Algorithm::Datafly { seed }),
+            &AlgorithmSpec::Exhaustive { max_nodes } => Method::FullDomain(Algorithm::Exhaustive {
                 max_nodes: max_nodes.unwrap_or(DEFAULT_EXHAUSTIVE_LIMIT),
-            },
+            }),
+            AlgorithmSpec::Mondrian {
+                relaxed,
+                split_preference,
+            } => Method::Local(LocalAlgorithmSpec::Mondrian {
+                relaxed: *relaxed,
+                split_preference: split_preference.clone(),
+            }),
         }
     }
 }

@@ -12,6 +12,9 @@
 
 mod closeness;
 mod likeness;
+mod recoded;
+
+pub use recoded::{verify_recoded, ColumnCoverage, Coverage};
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -274,6 +277,22 @@ pub enum VerificationError {
         size: u64,
         /// The requirement, e.g. `distinct-2-diversity on 'diagnosis'` (a column name, no values).
         requirement: String,
+    },
+    /// The output does not list every input record exactly once.
+    #[error("the output failed verification: it should list {expected} records once each, found {found}")]
+    RecordsNotPreserved {
+        /// Records expected.
+        expected: u64,
+        /// Records found (or the position of the first repeated one).
+        found: u64,
+    },
+    /// Published cells do not cover their record's original value beyond the declared relocations.
+    #[error("the output failed verification: {cells} published cells do not cover the original value, {allowed} allowed")]
+    CellsNotCovering {
+        /// Cells that do not cover.
+        cells: u64,
+        /// Cells the algorithm declared relocated.
+        allowed: u64,
     },
     /// A requirement names a column the output does not have.
     #[error("the output failed verification: it has no column '{0}'")]

@@ -25,6 +25,7 @@ api_cases!(
     stored_hierarchies_are_used_by_id,
     l_diversity_jobs_publish_diverse_classes,
     categorical_jobs_publish_covered_classes,
+    local_recoding_jobs_publish_ranges,
 );
 
 /// The ARX toy table (7 records, `;`-delimited).
@@ -769,4 +770,58 @@ async fn categorical_jobs_publish_covered_classes(service: Service) {
         problem["pointer"],
         "/privacy_models/1/categories/infectious"
     );
+}
+
+/// Mondrian over the API: a numeric age without a hierarchy is published as ranges, the report carries
+/// the recoding and no lattice figures, and a spec error of local recoding is a 422 with its pointer.
+async fn local_recoding_jobs_publish_ranges(service: Service) {
+    let csv = b"age;zip;diagnosis\n21;13053;flu\n23;13053;cold\n25;13068;cancer\n28;13068;flu\n\
+                41;14850;cancer\n44;14853;flu\n47;14850;cold\n49;14853;flu\n";
+    let dataset = service.upload_with("ages", csv, ";").await;
+    let body = json!({
+        "dataset_id": dataset["id"],
+        "attributes": {
+            "age": {"role": "quasi_identifier", "data_type": "numeric"},
+            "zip": {"role": "quasi_identifier", "hierarchy": {"levels": [
+                ["13053", "130**", "*"], ["13068", "130**", "*"],
+                ["14850", "148**", "*"], ["14853", "148**", "*"]
+            ]}},
+            "diagnosis": {"role": "sensitive"},
+        },
+        "privacy_models": [{"type": "k_anonymity", "k": 2}],
+        "algorithm": {"type": "mondrian"},
+    });
+    let job = submit_ok(&service, &body).await;
+    worker(&service).run_once().await.unwrap();
+    let job_id = job["id"].as_str().unwrap();
+    let job = get_json(&service, &format!("/v1/jobs/{job_id}")).await;
+    assert_eq!(job["state"], "succeeded", "{job}");
+    let report = get_json(&service, &format!("/v1/jobs/{job_id}/result")).await;
+    assert_eq!(report["recoding"]["algorithm"], "mondrian", "{report}");
+    assert!(report.get("transformation").is_none());
+    assert!(report["recoding"]["groups"].as_u64().unwrap() >= 2);
+    let csv = service
+        .get(&format!("/v1/jobs/{job_id}/output"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let mut classes: std::collections::HashMap<(String, String), u32> = Default::default();
+    for line in csv.lines().skip(1) {
+        let cells: Vec<&str> = line.split(';').collect();
+        let age = cells[0];
+        assert!(age.starts_with('[') && age.ends_with(']'), "{csv}");
+        *classes
+            .entry((age.to_string(), cells[1].to_string()))
+            .or_default() += 1;
+    }
+    assert!(classes.len() >= 2, "{csv}");
+    assert!(classes.values().all(|&n| n >= 2), "{csv}");
+    let mut wrong = body.clone();
+    wrong["attributes"]["zip"] = json!({"role": "quasi_identifier", "data_type": "numeric"});
+    wrong["attributes"]["diagnosis"] = json!({"role": "quasi_identifier"});
+    let problem = expect_problem(submit(&service, &wrong).await, 422, "not_numeric").await;
+    assert_eq!(problem["pointer"], "/attributes/diagnosis");
 }

@@ -8,12 +8,16 @@
 //! cells itself. [`GroupChecker`] checks the privacy models on a group of records.
 
 mod check;
+mod metrics;
 mod mondrian;
 mod recoding;
+mod texts;
 
 pub use check::GroupChecker;
+pub use metrics::{local_metrics, LocalMetrics};
 pub use mondrian::{mondrian, Mondrian, MondrianOptions, MondrianReport};
 pub use recoding::{Cell, Recoding, SUPPRESSED_GROUP};
+pub use texts::{cell_text, CellTexts};
 
 use super::data::GeneralizationMap;
 use super::input::SensitiveAttribute;

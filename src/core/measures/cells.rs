@@ -10,7 +10,10 @@
 //! Published classes are formed by cell ids: two records are in the same class when they have the same
 //! cell id in every column. Builders give one id per distinct published cell.
 
+use rustc_hash::FxHashMap;
+
 use crate::core::data::GeneralizationMap;
+use crate::core::local::{Cell as LocalCell, Domain, Recoding, SUPPRESSED_GROUP};
 
 /// A cell's place in a balanced hierarchy: level `level` of levels `0..=top` (Hsu §4.1: `L_0` are the
 /// leaves, `L_top` the root).
@@ -94,6 +97,74 @@ impl<'a> CellColumn<'a> {
             name,
             codes,
             domain,
+            cell_of,
+            cells,
+        }
+    }
+
+    /// Quasi-identifier `qi` of a local recoding: one cell per distinct published cell, and one covering
+    /// the whole domain for suppressed records (the hierarchy's root, or every rank).
+    pub fn local(
+        name: &'a str,
+        codes: &'a [u32],
+        domain: Domain<'_>,
+        recoding: &Recoding,
+        qi: usize,
+    ) -> Self {
+        let (size, top) = match domain {
+            Domain::Hierarchy(map) => (map.codes(0).len(), Some(map.max_level() as u32)),
+            Domain::Ordered(order) => (order.len(), None),
+        };
+        let covered = |cell: LocalCell| -> Cell {
+            match (cell, domain) {
+                (LocalCell::Node { level, label }, Domain::Hierarchy(map)) => Cell {
+                    covers: (0..size as u32)
+                        .filter(|&c| map.codes(level as usize)[c as usize] == label)
+                        .collect(),
+                    tree: top.map(|top| TreePosition {
+                        level: u32::from(level),
+                        top,
+                    }),
+                },
+                (LocalCell::Range { low, high }, Domain::Ordered(order)) => {
+                    let mut covers: Vec<u32> = (low..=high).map(|r| order.code_at(r)).collect();
+                    covers.sort_unstable();
+                    Cell { covers, tree: None }
+                }
+                _ => Cell {
+                    covers: (0..size as u32).collect(),
+                    tree: None,
+                },
+            }
+        };
+        let mut ids: FxHashMap<LocalCell, u32> = FxHashMap::default();
+        let mut cells = Vec::new();
+        let group_cell: Vec<u32> = (0..recoding.groups() as u32)
+            .map(|g| {
+                let cell = recoding.cell(g, qi);
+                *ids.entry(cell).or_insert_with(|| {
+                    cells.push(covered(cell));
+                    cells.len() as u32 - 1
+                })
+            })
+            .collect();
+        let root = cells.len() as u32;
+        cells.push(Cell {
+            covers: (0..size as u32).collect(),
+            tree: top.map(|top| TreePosition { level: top, top }),
+        });
+        let cell_of = recoding
+            .group_of()
+            .iter()
+            .map(|&g| match g {
+                SUPPRESSED_GROUP => root,
+                g => group_cell[g as usize],
+            })
+            .collect();
+        Self {
+            name,
+            codes,
+            domain: size,
             cell_of,
             cells,
         }

@@ -1,0 +1,67 @@
+//! The published text of every group's cell of one quasi-identifier: the hierarchy label of a `Node`
+//! cell, and for a `Range` cell the value itself when it holds one value, else `[low-high]` with the
+//! texts of its lowest and highest values (e.g. `[20-29]`).
+
+use rustc_hash::FxHashMap;
+
+use super::{Cell, Domain, Recoding};
+use crate::core::data::Dictionary;
+
+/// The distinct cell texts of one quasi-identifier and the text of each group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CellTexts {
+    texts: Vec<String>,
+    text_of_group: Vec<u32>,
+}
+
+impl CellTexts {
+    /// The texts of quasi-identifier `qi` of `recoding`, whose original values are `values`.
+    pub fn new(recoding: &Recoding, qi: usize, domain: Domain<'_>, values: &Dictionary) -> Self {
+        let mut ids: FxHashMap<Cell, u32> = FxHashMap::default();
+        let mut texts = Vec::new();
+        let text_of_group = (0..recoding.groups() as u32)
+            .map(|g| {
+                let cell = recoding.cell(g, qi);
+                *ids.entry(cell).or_insert_with(|| {
+                    texts.push(cell_text(cell, domain, values));
+                    texts.len() as u32 - 1
+                })
+            })
+            .collect();
+        Self {
+            texts,
+            text_of_group,
+        }
+    }
+
+    /// The text group `group` publishes.
+    pub fn text(&self, group: u32) -> &str {
+        &self.texts[self.text_of_group[group as usize] as usize]
+    }
+
+    /// Number of distinct texts.
+    pub fn distinct(&self) -> usize {
+        self.texts.len()
+    }
+}
+
+/// The text of one cell.
+pub fn cell_text(cell: Cell, domain: Domain<'_>, values: &Dictionary) -> String {
+    match (cell, domain) {
+        (Cell::Node { level, label }, Domain::Hierarchy(map)) => map
+            .hierarchy()
+            .labels(level as usize)
+            .value(label)
+            .to_string(),
+        (Cell::Range { low, high }, Domain::Ordered(order)) => {
+            let low_text = values.value(order.code_at(low));
+            if low == high {
+                low_text.to_string()
+            } else {
+                format!("[{low_text}-{}]", values.value(order.code_at(high)))
+            }
+        }
+        // a cell of the other kind than its domain is a caller bug; publish the most general text
+        _ => crate::core::render::SUPPRESSED.to_string(),
+    }
+}

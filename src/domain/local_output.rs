@@ -1,0 +1,155 @@
+//! What a local recoding publishes, derived once from its groups: the cell texts, the output table, the
+//! coverage checks the verifier runs, and the report's analyses (loss measures, risk, achieved privacy)
+//! over the published groups.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::core::data::Table;
+use crate::core::local::{CellTexts, Recoding};
+use crate::core::measures::CellColumn;
+use crate::core::render::{OutputColumn, Rendering};
+use crate::core::risk::KeyColumn;
+
+use super::achieved::achieved_by_keys;
+use super::local_plan::{LocalDomain, LocalPlan};
+use super::loss_measures::measure_cells;
+use super::report::Analyses;
+use super::risk::risk_report;
+use super::verify::{ColumnCoverage, Coverage};
+use super::Prepared;
+
+/// The published form of a recoding: one [`CellTexts`] per quasi-identifier and the suppression mask.
+#[derive(Debug)]
+pub struct Publication {
+    texts: Vec<CellTexts>,
+    suppressed: Vec<bool>,
+}
+
+impl Publication {
+    /// The texts of every group's cells.
+    pub fn new(table: &Table, plan: &LocalPlan, recoding: &Recoding) -> Self {
+        let texts = plan
+            .attributes
+            .iter()
+            .enumerate()
+            .map(|(j, (c, domain))| {
+                CellTexts::new(recoding, j, domain.view(), &table.column(*c).dictionary)
+            })
+            .collect();
+        Self {
+            texts,
+            suppressed: recoding.suppressed(),
+        }
+    }
+
+    /// Whether each record is suppressed.
+    pub fn suppressed(&self) -> &[bool] {
+        &self.suppressed
+    }
+}
+
+/// The output table: quasi-identifiers as their group's cell, others verbatim, in the recoding's order.
+pub fn rendering<'a>(
+    table: &'a Table,
+    prepared: &'a Prepared,
+    plan: &'a LocalPlan,
+    recoding: &'a Recoding,
+    publication: &'a Publication,
+) -> Rendering<'a> {
+    let columns = prepared
+        .output
+        .iter()
+        .map(
+            |&c| match plan.attributes.iter().position(|(q, _)| *q == c) {
+                Some(j) => OutputColumn::Recoded {
+                    column: table.column(c),
+                    group_of: recoding.group_of(),
+                    texts: &publication.texts[j],
+                },
+                None => OutputColumn::Verbatim(table.column(c)),
+            },
+        )
+        .collect();
+    Rendering::new(columns, &publication.suppressed, prepared.remove_suppressed)
+        .with_order(recoding.order())
+}
+
+/// How the verifier checks each published quasi-identifier, from the spec's inputs only: ancestor
+/// labels of every value by hierarchy, numbers, or the declared order.
+pub fn coverage(table: &Table, prepared: &Prepared, plan: &LocalPlan) -> Vec<ColumnCoverage> {
+    plan.attributes
+        .iter()
+        .filter_map(|(c, domain)| {
+            let column = prepared.output.iter().position(|o| o == c)?;
+            let values = &table.column(*c).dictionary;
+            let coverage = match domain {
+                LocalDomain::Hierarchy(map) => {
+                    let h = map.hierarchy();
+                    Coverage::Labels(
+                        values
+                            .values()
+                            .enumerate()
+                            .map(|(code, value)| {
+                                let labels: HashSet<String> = (0..=map.max_level())
+                                    .map(|level| map.label(level, code as u32).to_string())
+                                    .collect();
+                                debug_assert!(h.height() == map.max_level() + 1);
+                                (value.to_string(), labels)
+                            })
+                            .collect(),
+                    )
+                }
+                LocalDomain::Ordered(order) if order.is_numeric() => Coverage::Numeric,
+                LocalDomain::Ordered(order) => {
+                    let position: HashMap<String, usize> = values
+                        .values()
+                        .enumerate()
+                        .map(|(code, value)| (value.to_string(), order.rank(code as u32) as usize))
+                        .collect();
+                    Coverage::Ordinal(position)
+                }
+            };
+            Some(ColumnCoverage { column, coverage })
+        })
+        .collect()
+}
+
+/// The loss measures, risk profiles and achieved privacy of the published groups.
+pub fn analyses(
+    table: &Table,
+    prepared: &Prepared,
+    plan: &LocalPlan,
+    recoding: &Recoding,
+    publication: &Publication,
+) -> Analyses {
+    let columns: Vec<CellColumn<'_>> = plan
+        .attributes
+        .iter()
+        .enumerate()
+        .map(|(j, (c, domain))| {
+            let column = table.column(*c);
+            CellColumn::local(&column.name, &column.codes, domain.view(), recoding, j)
+        })
+        .collect();
+    let quasi_identifiers: Vec<usize> = plan.attributes.iter().map(|(c, _)| *c).collect();
+    let published = [KeyColumn {
+        codes: recoding.group_of(),
+        translate: None,
+    }];
+    Analyses {
+        loss_measures: measure_cells(table, prepared, &columns),
+        risk: risk_report(
+            table,
+            &quasi_identifiers,
+            &published,
+            &publication.suppressed,
+            &prepared.risk,
+        ),
+        achieved: achieved_by_keys(
+            table,
+            recoding.group_of(),
+            &publication.suppressed,
+            &prepared.sensitive_with_hierarchical_emd(),
+        ),
+    }
+}

@@ -1,0 +1,309 @@
+//! Resolves the local-recoding part of a spec: how each quasi-identifier generalizes (a hierarchy, or a
+//! numeric or ordinal value order), the algorithm's options with column names turned into indices, and
+//! the functional dependencies. Errors name columns and counts, never cell values.
+
+use std::collections::HashMap;
+
+use crate::core::data::{Column, GeneralizationMap, Table};
+use crate::core::input::SensitiveAttribute;
+use crate::core::local::{Domain, LocalAttribute, LocalInput, OrderedDomain};
+
+use super::column_values::natural_ranks;
+use super::spec::{
+    AttributeSpec, DataType, FunctionalDependencySpec, LocalAlgorithmSpec, SpecError,
+};
+
+/// How a quasi-identifier generalizes in a local recoding (owned).
+#[derive(Debug, Clone)]
+pub enum LocalDomain {
+    /// Along a bound hierarchy.
+    Hierarchy(GeneralizationMap),
+    /// Along a value order; `numeric` when the values are numbers.
+    Ordered(OrderedDomain),
+}
+
+impl LocalDomain {
+    /// The engine's borrowed view.
+    pub fn view(&self) -> Domain<'_> {
+        match self {
+            LocalDomain::Hierarchy(map) => Domain::Hierarchy(map),
+            LocalDomain::Ordered(order) => Domain::Ordered(order),
+        }
+    }
+}
+
+/// A column a functional dependency names: a quasi-identifier (by its index among the
+/// quasi-identifiers) or another column (by its table index), which is never generalized.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DependencyColumn {
+    /// The `index`-th quasi-identifier.
+    QuasiIdentifier(usize),
+    /// A column of the table that is published as it is.
+    Other(usize),
+}
+
+/// A functional dependency resolved to columns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedDependency {
+    /// Determining columns.
+    pub lhs: Vec<DependencyColumn>,
+    /// Determined columns.
+    pub rhs: Vec<DependencyColumn>,
+}
+
+/// The local-recoding part of a prepared job.
+#[derive(Debug, Clone)]
+pub struct LocalPlan {
+    /// Quasi-identifiers: table column and domain, in spec order of the table's columns.
+    pub attributes: Vec<(usize, LocalDomain)>,
+    /// The algorithm and its options.
+    pub algorithm: LocalAlgorithm,
+    /// The functional dependencies (may be empty).
+    pub dependencies: Vec<ResolvedDependency>,
+}
+
+/// A local algorithm with its options resolved against the table.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LocalAlgorithm {
+    /// Mondrian.
+    Mondrian {
+        /// Relaxed partitioning.
+        relaxed: bool,
+        /// Quasi-identifier indices to split first.
+        split_preference: Vec<usize>,
+    },
+}
+
+impl LocalAlgorithm {
+    /// The wire name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            LocalAlgorithm::Mondrian { .. } => "mondrian",
+        }
+    }
+}
+
+impl LocalPlan {
+    /// The engine's view of `table`; `sensitive` are the sensitive columns in slot order.
+    pub fn input<'a>(&'a self, table: &'a Table, sensitive: &[usize]) -> LocalInput<'a> {
+        LocalInput {
+            rows: table.row_count(),
+            quasi_identifiers: self
+                .attributes
+                .iter()
+                .map(|(c, domain)| {
+                    let column = table.column(*c);
+                    LocalAttribute {
+                        name: &column.name,
+                        codes: &column.codes,
+                        distinct: column.dictionary.len(),
+                        domain: domain.view(),
+                    }
+                })
+                .collect(),
+            sensitive: sensitive
+                .iter()
+                .map(|&c| SensitiveAttribute {
+                    name: &table.column(c).name,
+                    codes: &table.column(c).codes,
+                    distinct: table.column(c).dictionary.len(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The domain of quasi-identifier `column` declared at `pointer`; `map` is its bound hierarchy, if any.
+pub fn local_domain(
+    column: &Column,
+    attribute: &AttributeSpec,
+    map: Option<GeneralizationMap>,
+    pointer: &str,
+) -> Result<LocalDomain, SpecError> {
+    let data_type = attribute.data_type.unwrap_or(if map.is_some() {
+        DataType::Categorical
+    } else {
+        DataType::Numeric
+    });
+    if attribute.order.is_some() && data_type != DataType::Ordinal {
+        return Err(SpecError::new(
+            format!("{pointer}/order"),
+            "invalid_order",
+            format!(
+                "column '{}': an order applies to ordinal quasi-identifiers only",
+                column.name
+            ),
+        ));
+    }
+    match data_type {
+        DataType::Categorical => match map {
+            Some(map) => Ok(LocalDomain::Hierarchy(map)),
+            None => Err(SpecError::new(
+                format!("{pointer}/hierarchy"),
+                "missing_hierarchy",
+                format!(
+                    "categorical quasi-identifier '{}' needs a hierarchy (or declare data_type numeric or ordinal)",
+                    column.name
+                ),
+            )),
+        },
+        DataType::Numeric => {
+            let values: Vec<&str> = column.dictionary.values().collect();
+            let numbers: Vec<Option<f64>> = values
+                .iter()
+                .map(|v| v.trim().parse::<f64>().ok().filter(|x| x.is_finite()))
+                .collect();
+            let bad = numbers.iter().filter(|n| n.is_none()).count();
+            if bad > 0 {
+                let hint = if attribute.data_type.is_none() {
+                    " (a quasi-identifier without a hierarchy is numeric unless declared ordinal)"
+                } else {
+                    ""
+                };
+                return Err(SpecError::new(
+                    pointer.to_string(),
+                    "not_numeric",
+                    format!(
+                        "column '{}' is numeric but {bad} of its {} distinct values are not numbers{hint}",
+                        column.name,
+                        values.len()
+                    ),
+                ));
+            }
+            let ranks = natural_ranks(&column.dictionary);
+            let numbers = numbers.into_iter().map(|n| n.unwrap_or(0.0)).collect();
+            Ok(LocalDomain::Ordered(OrderedDomain::new(ranks, Some(numbers))))
+        }
+        DataType::Ordinal => {
+            let ranks = match &attribute.order {
+                None => natural_ranks(&column.dictionary),
+                Some(order) => declared_ranks(column, order, &format!("{pointer}/order"))?,
+            };
+            Ok(LocalDomain::Ordered(OrderedDomain::new(ranks, None)))
+        }
+    }
+}
+
+/// The rank of every code of `column` in the declared `order` (values the column lacks are skipped).
+fn declared_ranks(column: &Column, order: &[String], pointer: &str) -> Result<Vec<u32>, SpecError> {
+    let mut position: HashMap<&str, usize> = HashMap::with_capacity(order.len());
+    for (i, value) in order.iter().enumerate() {
+        if position.insert(value.as_str(), i).is_some() {
+            return Err(SpecError::new(
+                pointer,
+                "invalid_order",
+                format!("the order of '{}' lists a value twice", column.name),
+            ));
+        }
+    }
+    let positions: Vec<Option<usize>> = column
+        .dictionary
+        .values()
+        .map(|v| position.get(v).copied())
+        .collect();
+    let missing = positions.iter().filter(|p| p.is_none()).count();
+    if missing > 0 {
+        return Err(SpecError::new(
+            pointer,
+            "incomplete_order",
+            format!(
+                "the order of '{}' misses {missing} of the column's {} distinct values",
+                column.name,
+                positions.len()
+            ),
+        ));
+    }
+    let mut codes: Vec<u32> = (0..positions.len() as u32).collect();
+    codes.sort_by_key(|&c| positions[c as usize]);
+    Ok(super::column_values::ranks_of(&codes))
+}
+
+/// Resolves the algorithm's options; `names` are the quasi-identifiers' column names in order.
+pub fn local_algorithm(
+    spec: &LocalAlgorithmSpec,
+    names: &[&str],
+) -> Result<LocalAlgorithm, SpecError> {
+    match spec {
+        LocalAlgorithmSpec::Mondrian {
+            relaxed,
+            split_preference,
+        } => {
+            let mut indices = Vec::with_capacity(split_preference.len());
+            for (i, name) in split_preference.iter().enumerate() {
+                let Some(index) = names.iter().position(|n| n == name) else {
+                    return Err(SpecError::new(
+                        format!("/algorithm/split_preference/{i}"),
+                        "unknown_quasi_identifier",
+                        format!("'{name}' is not a quasi-identifier"),
+                    ));
+                };
+                if indices.contains(&index) {
+                    return Err(SpecError::new(
+                        format!("/algorithm/split_preference/{i}"),
+                        "duplicate_quasi_identifier",
+                        format!("'{name}' is listed twice"),
+                    ));
+                }
+                indices.push(index);
+            }
+            Ok(LocalAlgorithm::Mondrian {
+                relaxed: *relaxed,
+                split_preference: indices,
+            })
+        }
+    }
+}
+
+/// Resolves the functional dependencies: every named column must exist and not be removed
+/// (identifying); `quasi_identifiers` are the table indices of the quasi-identifiers in order.
+pub fn dependencies(
+    specs: &[FunctionalDependencySpec],
+    table: &Table,
+    quasi_identifiers: &[usize],
+    identifying: &[usize],
+) -> Result<Vec<ResolvedDependency>, SpecError> {
+    specs
+        .iter()
+        .enumerate()
+        .map(|(i, fd)| {
+            let side = |names: &[String], side: &str| -> Result<Vec<DependencyColumn>, SpecError> {
+                if names.is_empty() {
+                    return Err(SpecError::new(
+                        format!("/functional_dependencies/{i}/{side}"),
+                        "invalid_dependency",
+                        format!("the {side} of a functional dependency names at least one column"),
+                    ));
+                }
+                names
+                    .iter()
+                    .enumerate()
+                    .map(|(j, name)| {
+                        let pointer = format!("/functional_dependencies/{i}/{side}/{j}");
+                        let Some(c) = table.column_index(name) else {
+                            return Err(SpecError::new(
+                                pointer,
+                                "unknown_column",
+                                format!("the dataset has no column '{name}'"),
+                            ));
+                        };
+                        if identifying.contains(&c) {
+                            return Err(SpecError::new(
+                                pointer,
+                                "invalid_dependency",
+                                format!("column '{name}' is identifying and is not published"),
+                            ));
+                        }
+                        Ok(match quasi_identifiers.iter().position(|&q| q == c) {
+                            Some(q) => DependencyColumn::QuasiIdentifier(q),
+                            None => DependencyColumn::Other(c),
+                        })
+                    })
+                    .collect()
+            };
+            Ok(ResolvedDependency {
+                lhs: side(&fd.lhs, "lhs")?,
+                rhs: side(&fd.rhs, "rhs")?,
+            })
+        })
+        .collect()
+}
