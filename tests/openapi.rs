@@ -215,6 +215,7 @@ fn spec_enums_match_the_engine() {
             "exhaustive",
             "flash",
             "incognito",
+            "mondrian",
             "ola",
             "optimal",
             "samarati"
