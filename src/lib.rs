@@ -24,6 +24,7 @@ pub mod http;
 pub mod metrics;
 pub mod retention;
 pub mod store;
+pub mod synthetic;
 pub mod tables;
 pub mod telemetry;
 pub mod worker;

@@ -30,4 +30,3 @@ pub fn search(ev: &mut Evaluator<'_>, seed: u64) -> Result<Vec<NodeId>, CoreErro
         levels[pick] += 1;
     }
 }
-

@@ -125,8 +125,16 @@ impl<'a> Gamma<'a> {
                     }
                 })
             };
-            let lhs = fd.lhs.iter().map(&mut resolve).collect::<Result<Vec<_>, _>>()?;
-            let rhs = fd.rhs.iter().map(&mut resolve).collect::<Result<Vec<_>, _>>()?;
+            let lhs = fd
+                .lhs
+                .iter()
+                .map(&mut resolve)
+                .collect::<Result<Vec<_>, _>>()?;
+            let rhs = fd
+                .rhs
+                .iter()
+                .map(&mut resolve)
+                .collect::<Result<Vec<_>, _>>()?;
             fds.push(Fd { attrs, lhs, rhs });
         }
         let mut gamma = Self {
@@ -198,7 +206,11 @@ impl<'a> Gamma<'a> {
             let mut mine: Vec<usize> = (0..self.len()).filter(|&p| self.fd_index(p) == f).collect();
             let lhs_cmp = |a: &usize, b: &usize| -> Ordering {
                 let (va, vb) = (self.values(*a), self.values(*b));
-                fd.lhs.iter().map(|&i| va[i].cmp(&vb[i])).find(|o| o.is_ne()).unwrap_or(Ordering::Equal)
+                fd.lhs
+                    .iter()
+                    .map(|&i| va[i].cmp(&vb[i]))
+                    .find(|o| o.is_ne())
+                    .unwrap_or(Ordering::Equal)
             };
             mine.sort_by(lhs_cmp);
             let mut i = 0;
@@ -248,9 +260,7 @@ impl<'a> Gamma<'a> {
                     .unwrap_or(Ordering::Equal)
             };
             let mut order: Vec<usize> = (0..rows).collect();
-            order.sort_by(|&x, &y| {
-                order_of(x, y, &fd.lhs).then_with(|| order_of(x, y, &fd.rhs))
-            });
+            order.sort_by(|&x, &y| order_of(x, y, &fd.lhs).then_with(|| order_of(x, y, &fd.rhs)));
             let mut i = 0;
             while i < order.len() {
                 let mut j = i + 1;

@@ -86,7 +86,9 @@ impl Entropy {
     /// H(X_A) (log10) of quasi-identifier `j`: E of the top value.
     #[cfg(test)]
     pub fn h(&self, j: usize) -> f64 {
-        self.raw[j].last().map_or(0.0, |top| top.iter().copied().fold(0.0, f64::max))
+        self.raw[j]
+            .last()
+            .map_or(0.0, |top| top.iter().copied().fold(0.0, f64::max))
     }
 
     /// δ(x, v) between record value `leaf` (a column code) and the hierarchy value at `level` whose
@@ -123,7 +125,8 @@ impl Entropy {
         if codes[low.1 as usize] != codes[high.1 as usize] {
             return 1.0;
         }
-        let e_low = self.norm[j][low.0 as usize][map.codes(low.0 as usize)[low.1 as usize] as usize];
+        let e_low =
+            self.norm[j][low.0 as usize][map.codes(low.0 as usize)[low.1 as usize] as usize];
         let e_high = self.norm[j][high.0 as usize][codes[high.1 as usize] as usize];
         (e_high - e_low).abs()
     }

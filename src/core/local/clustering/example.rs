@@ -110,7 +110,10 @@ fn prepared<'a>(ex: &'a Example, input: &LocalInput<'a>, mode: PreserveMode) -> 
 
 /// Utility of a clustering given by 1-based record lists (records in none stay single).
 fn utility_of(prep: &Prepared<'_>, groups: &[&[u32]]) -> f64 {
-    let mut clusters: Vec<Vec<u32>> = groups.iter().map(|g| g.iter().map(|r| r - 1).collect()).collect();
+    let mut clusters: Vec<Vec<u32>> = groups
+        .iter()
+        .map(|g| g.iter().map(|r| r - 1).collect())
+        .collect();
     for r in 0..8u32 {
         if !clusters.iter().any(|c| c.contains(&r)) {
             clusters.push(vec![r]);
@@ -124,7 +127,14 @@ fn utility_of(prep: &Prepared<'_>, groups: &[&[u32]]) -> f64 {
             n
         })
         .collect();
-    naive_utility(prep, clusters.iter().zip(&nodes).map(|(c, n)| (c.as_slice(), n.as_slice()))).0
+    naive_utility(
+        prep,
+        clusters
+            .iter()
+            .zip(&nodes)
+            .map(|(c, n)| (c.as_slice(), n.as_slice())),
+    )
+    .0
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -159,12 +169,15 @@ fn entropy_penalties_and_value_distances_match_the_thesis() {
     let (ibu, dia) = (code(2, "ibuprofen"), code(2, "diazepam"));
     assert!(close(e.leaf_to_value(2, &ex.maps[2], m, ibu, 1, ibu), 0.0)); // δ(ibuprofen, NSAID)
     assert!(close(e.leaf_to_value(2, &ex.maps[2], m, ibu, 3, dia), 1.0)); // δ(ibuprofen, *)
-    // between hierarchy values: δ(QC, CC) + δ(CC, ON) = 0.5 < δ(QC, ON) = 1 (no triangle inequality)
+                                                                          // between hierarchy values: δ(QC, CC) + δ(CC, ON) = 0.5 < δ(QC, ON) = 1 (no triangle inequality)
     assert!(close(e.between(1, prv, (0, qc), (1, on)), 0.25));
     assert!(close(e.between(1, prv, (1, on), (0, on)), 0.25));
     assert!(close(e.between(1, prv, (0, qc), (0, on)), 1.0));
     // exact mode: only the value itself is free
-    assert!(close(e.leaf_to_value(1, prv, PreserveMode::Exact, qc, 1, on), 1.0));
+    assert!(close(
+        e.leaf_to_value(1, prv, PreserveMode::Exact, qc, 1, on),
+        1.0
+    ));
 }
 
 #[test]
@@ -188,8 +201,12 @@ fn instances_of_the_running_example_are_p1_to_p6() {
             .iter()
             .zip(&fd.attrs)
             .map(|(&v, attr)| match attr {
-                super::dependencies::Attr::Qi(j) => ex.table.column(*j).dictionary.value(v).to_string(),
-                super::dependencies::Attr::Col(_) => ex.table.column(3).dictionary.value(v).to_string(),
+                super::dependencies::Attr::Qi(j) => {
+                    ex.table.column(*j).dictionary.value(v).to_string()
+                }
+                super::dependencies::Attr::Col(_) => {
+                    ex.table.column(3).dictionary.value(v).to_string()
+                }
             })
             .collect()
     };
@@ -279,7 +296,13 @@ fn tuple_distances_match_the_note_matrix() {
     ];
     for a in 0..8 {
         for b in 0..8 {
-            assert_eq!(prep.mismatches(a, b), expected[a as usize][b as usize], "t{} t{}", a + 1, b + 1);
+            assert_eq!(
+                prep.mismatches(a, b),
+                expected[a as usize][b as usize],
+                "t{} t{}",
+                a + 1,
+                b + 1
+            );
         }
     }
 }
@@ -294,8 +317,14 @@ fn utilities_of_the_intermediate_clusterings() {
     assert!(close(utility_of(&prep, &[&[7, 8]]), 4.0));
     assert!(close(utility_of(&prep, &[&[4, 5]]), 3.5));
     assert!(close(utility_of(&prep, &[&[3, 4]]), 4.0)); // continuous mode [GAP-1]
-    assert!(close(utility_of(&prep, &[&[1, 2], &[3, 4], &[5, 6], &[7, 8]]), 5.5)); // R'
-    assert!(close(utility_of(&prep, &[&[1, 2], &[3, 6], &[4, 5], &[7, 8]]), 6.0)); // R''
+    assert!(close(
+        utility_of(&prep, &[&[1, 2], &[3, 4], &[5, 6], &[7, 8]]),
+        5.5
+    )); // R'
+    assert!(close(
+        utility_of(&prep, &[&[1, 2], &[3, 6], &[4, 5], &[7, 8]]),
+        6.0
+    )); // R''
     let exact = prepared(&ex, &input, PreserveMode::Exact);
     assert!(close(utility_of(&exact, &[&[3, 4]]), 3.5));
     assert!(close(utility_of(&exact, &[&[1, 2]]), 4.0));
@@ -310,7 +339,12 @@ fn incremental_scores_equal_the_definitions_on_the_example() {
     let mut clusters: Vec<Cluster> = (0..8u32)
         .map(|r| {
             prep.lca(&[r], &mut nodes);
-            Cluster { members: vec![r], nodes: nodes.clone(), sealed: false, alive: true }
+            Cluster {
+                members: vec![r],
+                nodes: nodes.clone(),
+                sealed: false,
+                alive: true,
+            }
         })
         .collect();
     let mut scores = Scores::new(&prep, &clusters);
@@ -328,7 +362,12 @@ fn incremental_scores_equal_the_definitions_on_the_example() {
         for &r in &pair {
             clusters[r as usize].alive = false;
         }
-        clusters.push(Cluster { members: pair.to_vec(), nodes: nodes.clone(), sealed: true, alive: true });
+        clusters.push(Cluster {
+            members: pair.to_vec(),
+            nodes: nodes.clone(),
+            sealed: true,
+            alive: true,
+        });
         let id = clusters.len() as u32 - 1;
         scores.apply(&prep, &clusters, &pair, &[id]);
     }
@@ -336,7 +375,10 @@ fn incremental_scores_equal_the_definitions_on_the_example() {
     assert_eq!(scores.exact, 4);
     let (naive, exact) = naive_utility(
         &prep,
-        clusters.iter().filter(|c| c.alive).map(|c| (c.members.as_slice(), c.nodes.as_slice())),
+        clusters
+            .iter()
+            .filter(|c| c.alive)
+            .map(|c| (c.members.as_slice(), c.nodes.as_slice())),
     );
     assert!(close(naive, scores.total));
     assert_eq!(exact, scores.exact);
@@ -345,7 +387,10 @@ fn incremental_scores_equal_the_definitions_on_the_example() {
 fn published(ex: &Example, groups: &[&[u32]]) -> (f64, f64, usize) {
     let input = ex.input();
     let prep = prepared(ex, &input, PreserveMode::Continuous);
-    let clusters: Vec<Vec<u32>> = groups.iter().map(|g| g.iter().map(|r| r - 1).collect()).collect();
+    let clusters: Vec<Vec<u32>> = groups
+        .iter()
+        .map(|g| g.iter().map(|r| r - 1).collect())
+        .collect();
     let m = measure(&prep, &clusters);
     (m.loss, m.utility, m.preserved)
 }
@@ -378,10 +423,20 @@ fn groups_of(result: &ClusteringResult) -> Vec<Vec<u32>> {
 const TABLE_19: [[u32; 2]; 4] = [[1, 2], [3, 6], [4, 5], [7, 8]];
 
 fn expect_table_19(result: &ClusteringResult) {
-    assert_eq!(groups_of(result), TABLE_19.iter().map(|g| g.to_vec()).collect::<Vec<_>>());
+    assert_eq!(
+        groups_of(result),
+        TABLE_19.iter().map(|g| g.to_vec()).collect::<Vec<_>>()
+    );
     let r = &result.report;
     assert!(close(r.utility, 6.0) && close(r.dependency_loss, 0.0));
-    assert_eq!((r.dependency_instances, r.instances_preserved, r.leftovers_suppressed), (6, 6, 0));
+    assert_eq!(
+        (
+            r.dependency_instances,
+            r.instances_preserved,
+            r.leftovers_suppressed
+        ),
+        (6, 6, 0)
+    );
     // DIAG → MED on the published rows: osteoarthritis → {ibuprofen, *}, seizure → {*, diazepam}
     assert_eq!((r.fd_violations_input, r.fd_violations_introduced), (0, 2));
 }
@@ -389,46 +444,91 @@ fn expect_table_19(result: &ClusteringResult) {
 #[test]
 fn pair_enum_reproduces_table_19() {
     let ex = Example::new();
-    let base = PairEnumOptions { k: 2, neighbours: None, ..PairEnumOptions::default() };
+    let base = PairEnumOptions {
+        k: 2,
+        neighbours: None,
+        ..PairEnumOptions::default()
+    };
     for incremental in [true, false] {
-        let o = PairEnumOptions { incremental, ..base.clone() };
+        let o = PairEnumOptions {
+            incremental,
+            ..base.clone()
+        };
         expect_table_19(&pair_enum(&ex.input(), &ex.fds(), &o, &NoControl).unwrap());
     }
     // exact-match mode reproduces it without the secondary tie-break
-    let o = PairEnumOptions { mode: PreserveMode::Exact, prefer_exact: false, ..base.clone() };
+    let o = PairEnumOptions {
+        mode: PreserveMode::Exact,
+        prefer_exact: false,
+        ..base.clone()
+    };
     expect_table_19(&pair_enum(&ex.input(), &ex.fds(), &o, &NoControl).unwrap());
     // with neighbour pruning (every cluster is a neighbour here)
-    let o = PairEnumOptions { neighbours: Some(8), ..base.clone() };
+    let o = PairEnumOptions {
+        neighbours: Some(8),
+        ..base.clone()
+    };
     expect_table_19(&pair_enum(&ex.input(), &ex.fds(), &o, &NoControl).unwrap());
     // continuous distance with first-wins ties alone ends at R' (note [GAP-1])
-    let o = PairEnumOptions { prefer_exact: false, ..base };
+    let o = PairEnumOptions {
+        prefer_exact: false,
+        ..base
+    };
     let result = pair_enum(&ex.input(), &ex.fds(), &o, &NoControl).unwrap();
-    assert_eq!(groups_of(&result), vec![vec![1, 2], vec![3, 4], vec![5, 6], vec![7, 8]]);
+    assert_eq!(
+        groups_of(&result),
+        vec![vec![1, 2], vec![3, 4], vec![5, 6], vec![7, 8]]
+    );
     assert!(close(result.report.utility, 5.5) && close(result.report.dependency_loss, 0.5));
 }
 
 #[test]
 fn pair_enum_output_cells_are_the_final_table() {
     let ex = Example::new();
-    let o = PairEnumOptions { k: 2, neighbours: None, ..PairEnumOptions::default() };
+    let o = PairEnumOptions {
+        k: 2,
+        neighbours: None,
+        ..PairEnumOptions::default()
+    };
     let result = pair_enum(&ex.input(), &ex.fds(), &o, &NoControl).unwrap();
     let rec = &result.recoding;
     // m3 = J5B QC * (t3 with t6): PC and PRV stay, MED is `*`
     let cell = |row: usize, j: usize| match rec.cell_of_record(row, j) {
-        Some(Cell::Node { level, label }) => ex.maps[j].hierarchy().labels(level as usize).value(label).to_string(),
+        Some(Cell::Node { level, label }) => ex.maps[j]
+            .hierarchy()
+            .labels(level as usize)
+            .value(label)
+            .to_string(),
         other => panic!("{other:?}"),
     };
     assert_eq!([cell(2, 0), cell(2, 1), cell(2, 2)], ["J5B", "QC", "*"]);
-    assert_eq!([cell(0, 0), cell(0, 1), cell(0, 2)], ["V6J", "BC", "ibuprofen"]);
-    assert_eq!([cell(6, 0), cell(6, 1), cell(6, 2)], ["R7A", "MB", "diazepam"]);
+    assert_eq!(
+        [cell(0, 0), cell(0, 1), cell(0, 2)],
+        ["V6J", "BC", "ibuprofen"]
+    );
+    assert_eq!(
+        [cell(6, 0), cell(6, 1), cell(6, 2)],
+        ["R7A", "MB", "diazepam"]
+    );
 }
 
 #[test]
 fn k_assemble_follows_the_thesis_trace() {
     let ex = Example::new();
-    let o = KAssembleOptions { k: 2, pool: 2, ..KAssembleOptions::default() };
+    let o = KAssembleOptions {
+        k: 2,
+        pool: 2,
+        ..KAssembleOptions::default()
+    };
     // seeds t1, t4 then t5, t7, then any
-    let result = assemble(&ex.input(), &ex.fds(), &o, &NoControl, &[vec![0, 3], vec![4, 6]]).unwrap();
+    let result = assemble(
+        &ex.input(),
+        &ex.fds(),
+        &o,
+        &NoControl,
+        &[vec![0, 3], vec![4, 6]],
+    )
+    .unwrap();
     expect_table_19(&result);
     // C_1 beats C_4: utility 4 against 3.5
     let input = ex.input();
@@ -448,7 +548,13 @@ fn k_assemble_keeps_every_instance_for_any_seed() {
     for seed in 0..40 {
         for pool in 1..=4 {
             for mode in [PreserveMode::Continuous, PreserveMode::Exact] {
-                let o = KAssembleOptions { k: 2, pool, seed, mode, ..KAssembleOptions::default() };
+                let o = KAssembleOptions {
+                    k: 2,
+                    pool,
+                    seed,
+                    mode,
+                    ..KAssembleOptions::default()
+                };
                 expect_table_19(&k_assemble(&ex.input(), &ex.fds(), &o, &NoControl).unwrap());
             }
         }
@@ -459,29 +565,52 @@ fn k_assemble_keeps_every_instance_for_any_seed() {
 fn edge_cases_too_few_records_no_dependencies_k_one_and_remainders() {
     let ex = Example::new();
     // N < k: everything suppressed
-    let o = PairEnumOptions { k: 9, neighbours: None, ..PairEnumOptions::default() };
+    let o = PairEnumOptions {
+        k: 9,
+        neighbours: None,
+        ..PairEnumOptions::default()
+    };
     let r = pair_enum(&ex.input(), &ex.fds(), &o, &NoControl).unwrap();
     assert_eq!((r.report.clusters, r.report.leftovers_suppressed), (0, 8));
     assert!(close(r.report.dependency_loss, 6.0));
     // no dependencies: still clusters (the first candidate is always taken, [GAP-7])
-    let o = PairEnumOptions { k: 2, neighbours: None, ..PairEnumOptions::default() };
+    let o = PairEnumOptions {
+        k: 2,
+        neighbours: None,
+        ..PairEnumOptions::default()
+    };
     let r = pair_enum(&ex.input(), &[], &o, &NoControl).unwrap();
     assert_eq!((r.report.clusters, r.report.dependency_instances), (4, 0));
     // k = 1: identity
-    let o = KAssembleOptions { k: 1, ..KAssembleOptions::default() };
+    let o = KAssembleOptions {
+        k: 1,
+        ..KAssembleOptions::default()
+    };
     let r = k_assemble(&ex.input(), &ex.fds(), &o, &NoControl).unwrap();
     assert_eq!(r.report.clusters, 8);
     assert!(close(r.report.dependency_loss, 0.0));
     // N mod k = 2 with k = 3: two records suppressed
-    let o = KAssembleOptions { k: 3, ..KAssembleOptions::default() };
+    let o = KAssembleOptions {
+        k: 3,
+        ..KAssembleOptions::default()
+    };
     let r = k_assemble(&ex.input(), &ex.fds(), &o, &NoControl).unwrap();
     assert_eq!((r.report.clusters, r.report.leftovers_suppressed), (2, 2));
-    let o = PairEnumOptions { k: 3, ..PairEnumOptions::default() };
+    let o = PairEnumOptions {
+        k: 3,
+        ..PairEnumOptions::default()
+    };
     let r = pair_enum(&ex.input(), &ex.fds(), &o, &NoControl).unwrap();
     assert_eq!((r.report.clusters, r.report.leftovers_suppressed), (2, 2));
     // k = 0 and ordered quasi-identifiers are refused
-    let o = PairEnumOptions { k: 0, ..PairEnumOptions::default() };
-    assert!(matches!(pair_enum(&ex.input(), &ex.fds(), &o, &NoControl), Err(CoreError::InvalidParameter { .. })));
+    let o = PairEnumOptions {
+        k: 0,
+        ..PairEnumOptions::default()
+    };
+    assert!(matches!(
+        pair_enum(&ex.input(), &ex.fds(), &o, &NoControl),
+        Err(CoreError::InvalidParameter { .. })
+    ));
 }
 
 #[test]
@@ -492,11 +621,20 @@ fn a_constant_attribute_has_distance_zero_to_its_ancestors() {
     let map = GeneralizationMap::bind(h, table.column(0)).unwrap();
     let input = LocalInput {
         rows: 3,
-        quasi_identifiers: vec![LocalAttribute { name: "c", codes: &table.column(0).codes, distinct: 1, domain: Domain::Hierarchy(&map) }],
+        quasi_identifiers: vec![LocalAttribute {
+            name: "c",
+            codes: &table.column(0).codes,
+            distinct: 1,
+            domain: Domain::Hierarchy(&map),
+        }],
         sensitive: vec![],
     };
     let prep = Prepared::new(&input, &[], 2, PreserveMode::Continuous).unwrap();
-    assert!(close(prep.entropy.leaf_to_value(0, &map, PreserveMode::Continuous, 0, 2, 0), 0.0));
+    assert!(close(
+        prep.entropy
+            .leaf_to_value(0, &map, PreserveMode::Continuous, 0, 2, 0),
+        0.0
+    ));
 }
 
 #[test]
@@ -506,17 +644,35 @@ fn ordered_quasi_identifiers_are_refused() {
     let mut input = ex.input();
     input.quasi_identifiers[0].domain = Domain::Ordered(&order);
     let err = k_member(&input, &[], &KMemberOptions::default(), &NoControl).unwrap_err();
-    assert!(matches!(err, CoreError::InvalidParameter { name: "quasi_identifiers", .. }));
+    assert!(matches!(
+        err,
+        CoreError::InvalidParameter {
+            name: "quasi_identifiers",
+            ..
+        }
+    ));
 }
 
 #[test]
 fn baselines_cluster_the_example_and_report_dependency_loss() {
     let ex = Example::new();
-    let r = k_member(&ex.input(), &ex.fds(), &KMemberOptions { k: 2, seed: 1 }, &NoControl).unwrap();
+    let r = k_member(
+        &ex.input(),
+        &ex.fds(),
+        &KMemberOptions { k: 2, seed: 1 },
+        &NoControl,
+    )
+    .unwrap();
     assert!(r.recoding.group_sizes().iter().all(|&s| s >= 2));
     assert_eq!(r.report.leftovers_suppressed, 0);
     assert_eq!(r.report.dependency_instances, 6);
-    let r = top_down(&ex.input(), &ex.fds(), &TopDownOptions { k: 3, seed: 1 }, &NoControl).unwrap();
+    let r = top_down(
+        &ex.input(),
+        &ex.fds(),
+        &TopDownOptions { k: 3, seed: 1 },
+        &NoControl,
+    )
+    .unwrap();
     assert!(r.recoding.group_sizes().iter().all(|&s| s >= 3));
     assert_eq!(r.report.leftovers_suppressed, 0);
     // R' as clusters introduces no violation: [J,K,L] → Central Canada only
@@ -539,9 +695,103 @@ fn output_violations_count_generalized_left_values_with_several_right_values() {
     // {t3, t5} publishes [J,K,L], Central Canada, *; {t4} K2H ON ibuprofen; {t6} J5B QC diazepam.
     // PC → PRV: [J,K,L] → CC, K2H → ON, J5B → QC: none. DIAG → MED: osteoarthritis → {*, ibuprofen}
     // and seizure → {*, diazepam}: two.
-    assert_eq!(prep.gamma.output_violations(&prep, &[vec![2, 4], vec![3], vec![5]]), 2);
+    assert_eq!(
+        prep.gamma
+            .output_violations(&prep, &[vec![2, 4], vec![3], vec![5]]),
+        2
+    );
     // DIAG → MED: {t3, t5} publishes MED `*` for osteoarthritis and seizure; t1 publishes
     // osteoarthritis → ibuprofen: osteoarthritis now maps to ibuprofen and `*` (1 violation),
     // seizure to `*` only.
-    assert_eq!(prep.gamma.output_violations(&prep, &[vec![0], vec![2, 4]]), 1);
+    assert_eq!(
+        prep.gamma.output_violations(&prep, &[vec![0], vec![2, 4]]),
+        1
+    );
+}
+
+#[test]
+fn cancellation_stops_every_algorithm_and_progress_counts_clustered_records() {
+    use crate::core::control::{CancelFlag, Control, Phase, Progress};
+    use std::sync::Mutex;
+    let ex = Example::new();
+    let flag = CancelFlag::default();
+    flag.cancel();
+    let k = 2;
+    assert_eq!(
+        pair_enum(
+            &ex.input(),
+            &ex.fds(),
+            &PairEnumOptions {
+                k,
+                ..Default::default()
+            },
+            &flag
+        )
+        .unwrap_err(),
+        CoreError::Cancelled
+    );
+    assert_eq!(
+        k_assemble(
+            &ex.input(),
+            &ex.fds(),
+            &KAssembleOptions {
+                k,
+                ..Default::default()
+            },
+            &flag
+        )
+        .unwrap_err(),
+        CoreError::Cancelled
+    );
+    assert_eq!(
+        k_member(
+            &ex.input(),
+            &ex.fds(),
+            &KMemberOptions { k, seed: 0 },
+            &flag
+        )
+        .unwrap_err(),
+        CoreError::Cancelled
+    );
+    assert_eq!(
+        top_down(
+            &ex.input(),
+            &ex.fds(),
+            &TopDownOptions { k, seed: 0 },
+            &flag
+        )
+        .unwrap_err(),
+        CoreError::Cancelled
+    );
+    struct Log(Mutex<Vec<Progress>>);
+    impl Control for Log {
+        fn is_cancelled(&self) -> bool {
+            false
+        }
+        fn report(&self, p: Progress) {
+            self.0.lock().unwrap().push(p);
+        }
+    }
+    let log = Log(Mutex::new(Vec::new()));
+    k_assemble(
+        &ex.input(),
+        &ex.fds(),
+        &KAssembleOptions {
+            k,
+            ..Default::default()
+        },
+        &log,
+    )
+    .unwrap();
+    let seen: Vec<u64> = log
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            assert_eq!((p.phase, p.total), (Phase::Clustering, 8));
+            p.done
+        })
+        .collect();
+    assert_eq!(seen, vec![0, 2, 4, 6, 8]);
 }

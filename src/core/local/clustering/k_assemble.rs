@@ -16,7 +16,7 @@
 //! Cost: ⌊N/k⌋ rounds × m seeds × (O(N · q) neighbour scan + O(touched instances · k) evaluation).
 
 use super::utility::{naive_utility, Cluster, Scores};
-use super::{finish, tick, ClusteringResult, FunctionalDependency, PreserveMode, Prepared};
+use super::{finish, tick, ClusteringResult, FunctionalDependency, Prepared, PreserveMode};
 use crate::core::control::Control;
 use crate::core::error::CoreError;
 use crate::core::local::LocalInput;
@@ -168,7 +168,12 @@ pub(crate) fn assemble(
                 None => {
                     let kept = clusters
                         .iter()
-                        .filter(|c| c.alive && !(c.members.len() == 1 && !c.sealed && candidate.contains(&c.members[0])))
+                        .filter(|c| {
+                            c.alive
+                                && !(c.members.len() == 1
+                                    && !c.sealed
+                                    && candidate.contains(&c.members[0]))
+                        })
                         .map(|c| (c.members.as_slice(), c.nodes.as_slice()));
                     let (u, x) = naive_utility(&prep, kept.chain(added.iter().copied()));
                     (u - current.0, x - current.1)

@@ -11,7 +11,7 @@
 //! more than k records; nothing is suppressed unless the table has fewer than k records.
 //! Cost: O(N²) information-loss evaluations of O(q · height) each.
 
-use super::{finish, tick, ClusteringResult, FunctionalDependency, PreserveMode, Prepared};
+use super::{finish, tick, ClusteringResult, FunctionalDependency, Prepared, PreserveMode};
 use crate::core::control::Control;
 use crate::core::error::CoreError;
 use crate::core::local::LocalInput;

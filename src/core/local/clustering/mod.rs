@@ -322,3 +322,5 @@ pub(crate) fn finish(
 
 #[cfg(test)]
 pub(crate) mod example;
+#[cfg(test)]
+mod properties;

@@ -32,7 +32,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
 use super::utility::{naive_utility, Cluster, Scores};
-use super::{finish, tick, ClusteringResult, FunctionalDependency, PreserveMode, Prepared};
+use super::{finish, tick, ClusteringResult, FunctionalDependency, Prepared, PreserveMode};
 use crate::core::control::Control;
 use crate::core::error::CoreError;
 use crate::core::local::LocalInput;
@@ -148,7 +148,9 @@ impl Run<'_, '_> {
     fn key(&mut self, a: u32, b: u32, current: (f64, i64)) -> (i64, i64) {
         self.merge.build(self.prep, &self.clusters, a, b);
         let (du, dx) = match &mut self.scores {
-            Some(scores) => scores.evaluate(self.prep, &self.clusters, &[a, b], &self.merge.added()),
+            Some(scores) => {
+                scores.evaluate(self.prep, &self.clusters, &[a, b], &self.merge.added())
+            }
             None => {
                 let kept = self
                     .clusters
@@ -161,10 +163,7 @@ impl Run<'_, '_> {
                 (u - current.0, x - current.1)
             }
         };
-        (
-            grid(du),
-            if self.options.prefer_exact { dx } else { 0 },
-        )
+        (grid(du), if self.options.prefer_exact { dx } else { 0 })
     }
 
     fn current(&self) -> (f64, i64) {
@@ -325,11 +324,11 @@ pub fn pair_enum(
     let mut holders: Vec<Vec<u32>> = Vec::new();
     let mut version = 0u64;
     let push = |run: &mut Run<'_, '_>,
-                    heap: &mut BinaryHeap<Entry>,
-                    evaluated: &mut HashMap<(u32, u32), u64>,
-                    version: u64,
-                    a: u32,
-                    b: u32| {
+                heap: &mut BinaryHeap<Entry>,
+                evaluated: &mut HashMap<(u32, u32), u64>,
+                version: u64,
+                a: u32,
+                b: u32| {
         let (a, b) = run.canonical(a, b);
         if evaluated.get(&(a, b)) == Some(&version) {
             return;
@@ -339,13 +338,13 @@ pub fn pair_enum(
         heap.push((key, Reverse((run.first(a), run.first(b))), (a, b), version));
     };
     let refresh = |run: &mut Run<'_, '_>,
-                       heap: &mut BinaryHeap<Entry>,
-                       evaluated: &mut HashMap<(u32, u32), u64>,
-                       lists: &mut Vec<Vec<u32>>,
-                       holders: &mut Vec<Vec<u32>>,
-                       version: u64,
-                       c: u32,
-                       q: usize| {
+                   heap: &mut BinaryHeap<Entry>,
+                   evaluated: &mut HashMap<(u32, u32), u64>,
+                   lists: &mut Vec<Vec<u32>>,
+                   holders: &mut Vec<Vec<u32>>,
+                   version: u64,
+                   c: u32,
+                   q: usize| {
         let near = run.nearest(c, q);
         let len = run.clusters.len();
         lists.resize(len, Vec::new());
@@ -362,7 +361,16 @@ pub fn pair_enum(
     if let Some(q) = options.neighbours {
         if k > 1 {
             for c in 0..n as u32 {
-                refresh(&mut run, &mut heap, &mut evaluated, &mut lists, &mut holders, version, c, q);
+                refresh(
+                    &mut run,
+                    &mut heap,
+                    &mut evaluated,
+                    &mut lists,
+                    &mut holders,
+                    version,
+                    c,
+                    q,
+                );
             }
         }
     }
@@ -377,7 +385,16 @@ pub fn pair_enum(
                     let Some((_, _, (a, b), stamp)) = heap.pop() else {
                         // every queued pair was used up: rebuild the lists
                         for c in run.unsealed() {
-                            refresh(&mut run, &mut heap, &mut evaluated, &mut lists, &mut holders, version, c, q);
+                            refresh(
+                                &mut run,
+                                &mut heap,
+                                &mut evaluated,
+                                &mut lists,
+                                &mut holders,
+                                version,
+                                c,
+                                q,
+                            );
                         }
                         if heap.is_empty() {
                             break;
@@ -419,13 +436,31 @@ pub fn pair_enum(
             stale.dedup();
             for c in added {
                 if !run.clusters[c as usize].sealed {
-                    refresh(&mut run, &mut heap, &mut evaluated, &mut lists, &mut holders, version, c, q);
+                    refresh(
+                        &mut run,
+                        &mut heap,
+                        &mut evaluated,
+                        &mut lists,
+                        &mut holders,
+                        version,
+                        c,
+                        q,
+                    );
                 }
             }
             for c in stale {
                 let cl = &run.clusters[c as usize];
                 if cl.alive && !cl.sealed {
-                    refresh(&mut run, &mut heap, &mut evaluated, &mut lists, &mut holders, version, c, q);
+                    refresh(
+                        &mut run,
+                        &mut heap,
+                        &mut evaluated,
+                        &mut lists,
+                        &mut holders,
+                        version,
+                        c,
+                        q,
+                    );
                 }
             }
         }

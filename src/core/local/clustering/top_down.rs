@@ -11,7 +11,7 @@
 //! ([`super::k_member`]). Nothing is suppressed unless the table has fewer than k records.
 //! Cost: O(N log N) information-loss evaluations for balanced splits, O(N²) at worst.
 
-use super::{finish, tick, ClusteringResult, FunctionalDependency, PreserveMode, Prepared};
+use super::{finish, tick, ClusteringResult, FunctionalDependency, Prepared, PreserveMode};
 use crate::core::control::Control;
 use crate::core::error::CoreError;
 use crate::core::local::LocalInput;
@@ -34,7 +34,12 @@ impl Default for TopDownOptions {
 }
 
 /// The record of `part` furthest from record `from` (ties: first).
-fn furthest(prep: &Prepared<'_>, part: &[u32], from: u32, nodes: &mut Vec<(u8, u32)>) -> (u32, f64) {
+fn furthest(
+    prep: &Prepared<'_>,
+    part: &[u32],
+    from: u32,
+    nodes: &mut Vec<(u8, u32)>,
+) -> (u32, f64) {
     prep.lca(&[from], nodes);
     let mut best = (from, -1.0);
     for &r in part {

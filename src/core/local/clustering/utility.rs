@@ -152,7 +152,9 @@ impl ReachIndex {
         let gamma = &prep.gamma;
         let mut lists = Vec::with_capacity(gamma.fds.len());
         for (f, fd) in gamma.fds.iter().enumerate() {
-            let mine: Vec<usize> = (0..gamma.len()).filter(|&p| gamma.fd_index(p) == f).collect();
+            let mine: Vec<usize> = (0..gamma.len())
+                .filter(|&p| gamma.fd_index(p) == f)
+                .collect();
             let mut per_attr = Vec::with_capacity(fd.attrs.len());
             for (i, &attr) in fd.attrs.iter().enumerate() {
                 let csr = |keys: &dyn Fn(u32) -> u32, buckets: usize| {
@@ -183,7 +185,11 @@ impl ReachIndex {
                             .collect()
                     }
                     Attr::Col(c) => {
-                        let buckets = gamma.columns[c].iter().copied().max().map_or(0, |m| m as usize + 1);
+                        let buckets = gamma.columns[c]
+                            .iter()
+                            .copied()
+                            .max()
+                            .map_or(0, |m| m as usize + 1);
                         vec![csr(&|v| v, buckets)]
                     }
                 };
@@ -250,7 +256,9 @@ impl Scores {
             touched: Vec::new(),
             mism: Vec::new(),
         };
-        let ids: Vec<u32> = (0..clusters.len() as u32).filter(|&c| clusters[c as usize].alive).collect();
+        let ids: Vec<u32> = (0..clusters.len() as u32)
+            .filter(|&c| clusters[c as usize].alive)
+            .collect();
         s.apply(prep, clusters, &[], &ids);
         s
     }
@@ -267,25 +275,31 @@ impl Scores {
         for (f, fd) in gamma.fds.iter().enumerate() {
             for (i, &attr) in fd.attrs.iter().enumerate() {
                 let lists = &self.reach.lists[f][i];
-                let push = |level: usize, bucket: usize, stamp: &mut Vec<u32>, out: &mut Vec<u32>| {
-                    let (offsets, items) = &lists[level];
-                    if bucket + 1 >= offsets.len() {
-                        return;
-                    }
-                    for &p in &items[offsets[bucket] as usize..offsets[bucket + 1] as usize] {
-                        if stamp[p as usize] != self.now {
-                            stamp[p as usize] = self.now;
-                            out.push(p);
+                let push =
+                    |level: usize, bucket: usize, stamp: &mut Vec<u32>, out: &mut Vec<u32>| {
+                        let (offsets, items) = &lists[level];
+                        if bucket + 1 >= offsets.len() {
+                            return;
                         }
-                    }
-                };
+                        for &p in &items[offsets[bucket] as usize..offsets[bucket + 1] as usize] {
+                            if stamp[p as usize] != self.now {
+                                stamp[p as usize] = self.now;
+                                out.push(p);
+                            }
+                        }
+                    };
                 match attr {
                     Attr::Qi(j) => {
                         let (level, anchor) = nodes[j];
                         let map = prep.maps[j];
                         if (level as usize) < map.max_level() {
                             let label = map.codes(level as usize)[anchor as usize];
-                            push(level as usize, label as usize, &mut self.stamp, &mut self.scratch);
+                            push(
+                                level as usize,
+                                label as usize,
+                                &mut self.stamp,
+                                &mut self.scratch,
+                            );
                         }
                     }
                     Attr::Col(c) => {
@@ -335,7 +349,13 @@ impl Scores {
     }
 
     /// Best preserve of instance `p` over the current clustering without the clusters `removed`.
-    fn best_without(&mut self, prep: &Prepared<'_>, clusters: &[Cluster], p: usize, removed: &[u32]) -> f64 {
+    fn best_without(
+        &mut self,
+        prep: &Prepared<'_>,
+        clusters: &[Cluster],
+        p: usize,
+        removed: &[u32],
+    ) -> f64 {
         let a = prep.gamma.fd_of(p).attrs.len();
         let k = prep.k as f64;
         let mut best = self.fixed[p];
@@ -355,11 +375,18 @@ impl Scores {
             }
         }
         let len = self.top_len[p] as usize;
-        match self.top[p][..len].iter().find(|(_, c)| !removed.contains(c)) {
+        match self.top[p][..len]
+            .iter()
+            .find(|(_, c)| !removed.contains(c))
+        {
             Some(&(v, _)) => best = best.max(v),
             None if !self.complete[p] => {
                 for (id, cl) in clusters.iter().enumerate() {
-                    if cl.alive && !cl.sealed && cl.members.len() > 1 && !removed.contains(&(id as u32)) {
+                    if cl.alive
+                        && !cl.sealed
+                        && cl.members.len() > 1
+                        && !removed.contains(&(id as u32))
+                    {
                         best = best.max(preserve(prep, p, &cl.members, &cl.nodes));
                     }
                 }
@@ -406,7 +433,13 @@ impl Scores {
 
     /// Records that clusters `removed` (now dead) were replaced by clusters `added` (already in
     /// `clusters`, alive, sealed or not).
-    pub fn apply(&mut self, prep: &Prepared<'_>, clusters: &[Cluster], removed: &[u32], added: &[u32]) {
+    pub fn apply(
+        &mut self,
+        prep: &Prepared<'_>,
+        clusters: &[Cluster],
+        removed: &[u32],
+        added: &[u32],
+    ) {
         let round = self.start_union();
         for &c in removed.iter().chain(added) {
             let cl = &clusters[c as usize];
@@ -418,7 +451,8 @@ impl Scores {
                 let p = p as usize;
                 if cl.sealed {
                     if is_added {
-                        self.fixed[p] = self.fixed[p].max(preserve(prep, p, &cl.members, &cl.nodes));
+                        self.fixed[p] =
+                            self.fixed[p].max(preserve(prep, p, &cl.members, &cl.nodes));
                     }
                 } else if cl.members.len() == 1 {
                     let j = Self::mismatches(prep, p, cl.members[0]);
@@ -461,7 +495,10 @@ impl Scores {
 
     fn insert_top(&mut self, p: usize, v: f64, c: u32) {
         let len = self.top_len[p] as usize;
-        let pos = self.top[p][..len].iter().position(|&(w, _)| v > w).unwrap_or(len);
+        let pos = self.top[p][..len]
+            .iter()
+            .position(|&(w, _)| v > w)
+            .unwrap_or(len);
         if pos >= TOP {
             self.complete[p] = false;
             return;

@@ -1,0 +1,3 @@
+//! Seeded generators of synthetic tables for tests and benchmarks.
+
+pub mod dependencies;
