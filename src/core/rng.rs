@@ -21,6 +21,20 @@ impl SplitMix64 {
     pub fn below(&mut self, bound: u64) -> u64 {
         ((u128::from(self.next()) * u128::from(bound)) >> 64) as u64
     }
+
+    /// An index in `0..bound` (0 when `bound` is 0), as [`SplitMix64::below`].
+    pub fn index(&mut self, bound: usize) -> usize {
+        self.below(bound as u64) as usize
+    }
+
+
+    /// Shuffles `items` uniformly (Fisher–Yates).
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            let j = self.below(i as u64 + 1) as usize;
+            items.swap(i, j);
+        }
+    }
 }
 
 #[cfg(test)]
