@@ -14,4 +14,5 @@ pub mod measures;
 pub mod privacy;
 pub mod render;
 pub mod risk;
+pub mod rng;
 pub mod search;

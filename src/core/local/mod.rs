@@ -8,6 +8,7 @@
 //! cells itself. [`GroupChecker`] checks the privacy models on a group of records.
 
 mod check;
+pub mod hybrid;
 mod recoding;
 
 pub use check::GroupChecker;

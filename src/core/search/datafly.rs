@@ -7,6 +7,7 @@
 use super::Evaluator;
 use crate::core::error::CoreError;
 use crate::core::lattice::NodeId;
+use crate::core::rng::SplitMix64;
 
 /// Runs Datafly and returns its end node when it is a solution.
 pub fn search(ev: &mut Evaluator<'_>, seed: u64) -> Result<Vec<NodeId>, CoreError> {
@@ -27,20 +28,5 @@ pub fn search(ev: &mut Evaluator<'_>, seed: u64) -> Result<Vec<NodeId>, CoreErro
         let tied: Vec<usize> = open.into_iter().filter(|&j| distinct[j] == most).collect();
         let pick = tied[(rng.next() % tied.len() as u64) as usize];
         levels[pick] += 1;
-    }
-}
-
-/// A small, well-distributed deterministic generator (Steele, Lea, Flood 2014).
-#[derive(Debug, Clone)]
-pub struct SplitMix64(pub u64);
-
-impl SplitMix64 {
-    /// The next 64 random bits.
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
     }
 }
