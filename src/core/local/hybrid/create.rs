@@ -89,6 +89,24 @@ impl State<'_> {
         ka.iter().zip(kb).filter(|(x, y)| x != y).count() as u64
     }
 
+    /// The distance between `a` and `b`, or any value `≥ bound` once it reaches `bound`.
+    fn distance_below(&self, a: usize, b: usize, bound: u64) -> u64 {
+        let (ka, kb) = (
+            &self.keys[a * self.q..(a + 1) * self.q],
+            &self.keys[b * self.q..(b + 1) * self.q],
+        );
+        let mut d = 0;
+        for (x, y) in ka.iter().zip(kb) {
+            if x != y {
+                d += 1;
+                if d >= bound {
+                    break;
+                }
+            }
+        }
+        d
+    }
+
     /// The statistic after `count` records go from `from` to `to`.
     fn chi_square_after(&self, from: usize, to: usize, count: u32) -> f64 {
         let (e_from, e_to) = (self.expected[from], self.expected[to]);
@@ -153,7 +171,8 @@ impl State<'_> {
     }
 }
 
-/// The closest candidate to `group` (lowest distance, then lowest index), or a uniform one.
+/// The closest candidate to `group` (lowest distance, then lowest index; candidates come in ascending
+/// index order, so the scan stops at the first candidate one attribute away), or a uniform one.
 fn choose(
     state: &State<'_>,
     group: usize,
@@ -161,7 +180,20 @@ fn choose(
     rng: Option<&mut SplitMix64>,
 ) -> Option<usize> {
     match rng {
-        None => candidates.min_by_key(|&c| (state.distance(group, c), c)),
+        None => {
+            let mut best: Option<(u64, usize)> = None;
+            for c in candidates {
+                let bound = best.map_or(u64::MAX, |(d, _)| d);
+                let d = state.distance_below(group, c, bound);
+                if d < bound {
+                    best = Some((d, c));
+                    if d <= 1 {
+                        break;
+                    }
+                }
+            }
+            best.map(|(_, c)| c)
+        }
         Some(rng) => {
             let all: Vec<usize> = candidates.collect();
             if all.is_empty() {

@@ -161,23 +161,45 @@ impl BaseTuples {
             }
             sizes[g as usize] += self.counts[t];
         }
-        let key_of = |g: usize, j: usize| -> u32 {
-            maps[j].codes(levels[j] as usize)[self.codes[first[g] as usize * q + j] as usize]
-        };
+        let mut unsorted = Vec::with_capacity(groups * q);
+        for &t in &first {
+            let tuple = &self.codes[t as usize * q..(t as usize + 1) * q];
+            unsorted.extend((0..q).map(|j| maps[j].codes(levels[j] as usize)[tuple[j] as usize]));
+        }
         let mut order: Vec<u32> = (0..groups as u32).collect();
-        order.sort_unstable_by(|&a, &b| {
-            (0..q)
-                .map(|j| key_of(a as usize, j).cmp(&key_of(b as usize, j)))
-                .find(|o| o.is_ne())
-                .unwrap_or(std::cmp::Ordering::Equal)
-        });
+        // keys packed in mixed radix compare as their label sequences do
+        let radices: Vec<u128> = (0..q)
+            .map(|j| maps[j].label_count(levels[j] as usize).max(1) as u128)
+            .collect();
+        let packed_fits = radices
+            .iter()
+            .try_fold(1u128, |product, &r| product.checked_mul(r))
+            .is_some();
+        if packed_fits {
+            let packed: Vec<u128> = unsorted
+                .chunks_exact(q.max(1))
+                .map(|key| {
+                    key.iter()
+                        .zip(&radices)
+                        .fold(0u128, |acc, (&label, &radix)| {
+                            acc * radix + u128::from(label)
+                        })
+                })
+                .collect();
+            order.sort_unstable_by_key(|&g| packed[g as usize]);
+        } else {
+            order.sort_unstable_by(|&a, &b| {
+                unsorted[a as usize * q..(a as usize + 1) * q]
+                    .cmp(&unsorted[b as usize * q..(b as usize + 1) * q])
+            });
+        }
         let mut rank = vec![0u32; groups];
         for (position, &g) in order.iter().enumerate() {
             rank[g as usize] = position as u32;
         }
         let mut keys = Vec::with_capacity(groups * q);
         for &g in &order {
-            keys.extend((0..q).map(|j| key_of(g as usize, j)));
+            keys.extend_from_slice(&unsorted[g as usize * q..(g as usize + 1) * q]);
         }
         NodeGroups {
             keys,

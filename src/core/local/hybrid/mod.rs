@@ -3,10 +3,10 @@
 //! k-Anonymization", TrustBus 2013, LNCS 8058, §3–§4; implementation note
 //! `nergiz-2013-hybrid-k-anonymization.md`, whose ambiguity resolutions A1–A11 are followed).
 //!
-//! [`hybrid`] walks the generalization lattice top-down (S-Hybrid, [`search`]), repairs every node with
-//! CreateHybrid ([`create`]) by moving the records of too-small groups into other existing groups while
+//! [`hybrid`] walks the generalization lattice top-down (S-Hybrid, `search.rs`), repairs every node with
+//! CreateHybrid (`create.rs`) by moving the records of too-small groups into other existing groups while
 //! at most `floor(p · N · |QI|)` cells change (and, in the statistical variant, while the group sizes
-//! pass a chi-square test, [`statistic`]), and keeps the repaired node of lowest loss ([`loss`]).
+//! pass a chi-square test, `statistic.rs`), and keeps the repaired node of lowest loss (`loss.rs`).
 //!
 //! **The output is not truthful** when a cell moved: a relocated record publishes its target group's
 //! values, which need not cover its own. The report says how many cells and records moved, never which;
