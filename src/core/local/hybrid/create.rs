@@ -67,6 +67,18 @@ pub(super) struct Relocation {
     pub(super) chi_square: f64,
 }
 
+impl Relocation {
+    /// The relocation of a node that is k-anonymous as it is: nothing moves.
+    pub(super) fn unchanged(sizes: &[u32]) -> Self {
+        Self {
+            sizes: sizes.to_vec(),
+            flows: Vec::new(),
+            changed: 0,
+            chi_square: 0.0,
+        }
+    }
+}
+
 /// The generalization being repaired.
 struct State<'a> {
     keys: &'a [u32],

@@ -1,7 +1,7 @@
 //! The equality groups of one full-domain generalization, computed from the distinct original
 //! quasi-identifier tuples (the table's frequency set at the bottom of the lattice) rather than from the
-//! records, so a lattice node costs time in the number of distinct tuples only. Groups are numbered in
-//! canonical order: ascending generalized key, label codes compared attribute by attribute (the order
+//! records, so a lattice node costs time in the number of distinct tuples only. Groups are numbered by
+//! first appearance, and renumbered on demand in canonical order: ascending generalized key, label codes compared attribute by attribute (the order
 //! the hierarchies list their values in), so results never depend on the order of the input records.
 
 use std::collections::HashMap;
@@ -31,6 +31,9 @@ pub(super) struct NodeGroups {
     pub(super) sizes: Vec<u32>,
     /// The group of every base tuple.
     pub(super) group_of_tuple: Vec<u32>,
+    /// Whether the groups are numbered in canonical order (see [`NodeGroups::canonicalize`]); before,
+    /// they are numbered in order of first appearance.
+    pub(super) canonical: bool,
 }
 
 impl NodeGroups {
@@ -143,6 +146,10 @@ impl BaseTuples {
         let mut bound = usize::from(n > 0);
         for (j, map) in maps.iter().enumerate() {
             let level = levels[j] as usize;
+            if map.label_count(level) <= 1 {
+                // one label: every tuple agrees
+                continue;
+            }
             let labels = map.codes(level);
             bound = refine(
                 &mut ids,
@@ -161,11 +168,29 @@ impl BaseTuples {
             }
             sizes[g as usize] += self.counts[t];
         }
-        let mut unsorted = Vec::with_capacity(groups * q);
+        let mut keys = Vec::with_capacity(groups * q);
         for &t in &first {
             let tuple = &self.codes[t as usize * q..(t as usize + 1) * q];
-            unsorted.extend((0..q).map(|j| maps[j].codes(levels[j] as usize)[tuple[j] as usize]));
+            keys.extend((0..q).map(|j| maps[j].codes(levels[j] as usize)[tuple[j] as usize]));
         }
+        NodeGroups {
+            keys,
+            sizes,
+            group_of_tuple: ids,
+            canonical: false,
+        }
+    }
+}
+
+impl NodeGroups {
+    /// Renumbers the groups in canonical order (ascending key, labels compared attribute by attribute).
+    pub(super) fn canonicalize(&mut self, maps: &[&GeneralizationMap], levels: &[u8]) {
+        if self.canonical {
+            return;
+        }
+        let q = maps.len();
+        let groups = self.sizes.len();
+        let unsorted = &self.keys;
         let mut order: Vec<u32> = (0..groups as u32).collect();
         // keys packed in mixed radix compare as their label sequences do
         let radices: Vec<u128> = (0..q)
@@ -201,10 +226,11 @@ impl BaseTuples {
         for &g in &order {
             keys.extend_from_slice(&unsorted[g as usize * q..(g as usize + 1) * q]);
         }
-        NodeGroups {
-            keys,
-            sizes: order.iter().map(|&g| sizes[g as usize]).collect(),
-            group_of_tuple: ids.iter().map(|&g| rank[g as usize]).collect(),
+        self.sizes = order.iter().map(|&g| self.sizes[g as usize]).collect();
+        for g in &mut self.group_of_tuple {
+            *g = rank[*g as usize];
         }
+        self.keys = keys;
+        self.canonical = true;
     }
 }

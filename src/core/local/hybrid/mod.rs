@@ -270,13 +270,20 @@ impl<'a> Prepared<'a> {
         id: u64,
         scratch: &mut Vec<u32>,
     ) -> (NodeGroups, Option<create::Relocation>) {
-        let groups = self.base.group(&self.maps, levels, scratch);
+        let mut groups = self.base.group(&self.maps, levels, scratch);
+        let k = self.limits.k;
+        if groups.sizes.iter().all(|&s| u64::from(s) >= k) {
+            // k-anonymous as it is: nothing moves (groups may stay in first-appearance order)
+            let relocation = create::Relocation::unchanged(&groups.sizes);
+            return (groups, Some(relocation));
+        }
+        if create::cells_needed(&groups.sizes, k) > self.limits.budget {
+            return (groups, None);
+        }
+        groups.canonicalize(&self.maps, levels);
         let mut limits = self.limits;
         if let Some(alpha) = self.alpha {
-            let needs_moves = groups.sizes.iter().any(|&s| u64::from(s) < self.limits.k);
-            if needs_moves {
-                limits.critical = Some(critical_value(alpha, groups.len() as u64 - 1));
-            }
+            limits.critical = Some(critical_value(alpha, groups.len() as u64 - 1));
         }
         let mut rng = self.stream(id);
         let rng = match self.options.mode {

@@ -16,10 +16,15 @@ const ORDER_STREAM: u64 = u64::MAX - 1;
 /// Builds the result of the walk.
 pub(super) fn publish(prepared: &Prepared<'_>, found: Found) -> HybridResult {
     let Found {
-        best,
+        mut best,
         nodes_evaluated,
         lattice_size,
     } = found;
+    if !best.groups.canonical {
+        // only nodes where nothing moved skip canonical numbering, so the sizes are the groups' own
+        best.groups.canonicalize(&prepared.maps, &best.levels);
+        best.relocation.sizes.clone_from(&best.groups.sizes);
+    }
     let q = prepared.maps.len();
     let groups = &best.groups;
     let relocation = &best.relocation;
