@@ -9,6 +9,7 @@
 
 mod check;
 pub mod clustering;
+pub mod hybrid;
 mod metrics;
 mod mondrian;
 mod recoding;

@@ -21,6 +21,7 @@ use serde::Serialize;
 
 use super::cells::CellColumn;
 use super::classes::Classes;
+use crate::core::rng::SplitMix64;
 
 /// Default number of queries.
 pub const DEFAULT_QUERIES: u32 = 1000;
@@ -63,30 +64,12 @@ pub struct WorkloadError {
     pub mean_relative_error: f64,
 }
 
-/// SplitMix64 (Steele, Lea & Flood 2014): small, seeded, deterministic.
-struct Generator(u64);
-
-impl Generator {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..bound` (`bound > 0`); the modulo bias is below `bound / 2^64`.
-    fn below(&mut self, bound: u64) -> u64 {
-        self.next() % bound
-    }
-}
-
 /// One query: per constrained column, an inclusive rank range.
 struct Query {
     ranges: Vec<(usize, u32, u32)>,
 }
 
-fn draw(generator: &mut Generator, domains: &[usize], max_dimensions: u32) -> Query {
+fn draw(generator: &mut SplitMix64, domains: &[usize], max_dimensions: u32) -> Query {
     let q = domains.len();
     let most = (max_dimensions as usize).clamp(1, q);
     let d = 1 + generator.below(most as u64) as usize;
@@ -223,7 +206,7 @@ pub fn query_workload(
         .iter()
         .map(|c| vec![u32::MAX; c.cells.len()])
         .collect();
-    let mut generator = Generator(workload.seed);
+    let mut generator = SplitMix64(workload.seed);
     let mut total_error = 0.0;
     for number in 0..workload.queries {
         let query = draw(&mut generator, &domains, workload.max_dimensions);
