@@ -296,9 +296,42 @@ fn spec_errors_of_local_recoding_are_specific() {
         error(&spec(
             age,
             ordinal,
-            r#""algorithm": {"type": "mondrian"}, "functional_dependencies": [{"lhs": ["zap"], "rhs": ["zip"]}]"#
+            r#""algorithm": {"type": "mondrian"}, "functional_dependencies": [{"lhs": ["age"], "rhs": ["zip"]}]"#
+        )),
+        ("/functional_dependencies".into(), "unsupported_option")
+    );
+    // the clustering algorithms need hierarchies, support k-anonymity only and check dependencies
+    let zip_hierarchy = r#"{"role": "quasi_identifier", "hierarchy": {"levels": [["1301", "130*", "*"],
+        ["1302", "130*", "*"], ["1303", "130*", "*"], ["1304", "130*", "*"]]}}"#;
+    let clustering = |rest: &str| {
+        format!(
+            r#"{{"attributes": {{"age": {{"role": "insensitive"}}, "grade": {{"role": "sensitive"}},
+                "zip": {zip_hierarchy}}}, "privacy_models": [{{"type": "k_anonymity", "k": 2}}], {rest}}}"#
+        )
+    };
+    assert_eq!(
+        error(&clustering(
+            r#""algorithm": {"type": "pair_enum"}, "functional_dependencies": [{"lhs": ["zap"], "rhs": ["zip"]}]"#
         )),
         ("/functional_dependencies/0/lhs/0".into(), "unknown_column")
+    );
+    assert_eq!(
+        error(&clustering(
+            r#""algorithm": {"type": "k_member"}, "privacy_models": [{"type": "k_anonymity", "k": 2},
+                {"type": "distinct_l_diversity", "attribute": "grade", "l": 2}]"#
+        )
+        .replace(r#""privacy_models": [{"type": "k_anonymity", "k": 2}], "#, "")),
+        ("/privacy_models/1".into(), "unsupported_model")
+    );
+    assert_eq!(
+        error(&spec(age, ordinal, r#""algorithm": {"type": "hybrid"}"#)),
+        ("/attributes/age/hierarchy".into(), "missing_hierarchy")
+    );
+    assert_eq!(
+        error(&clustering(
+            r#""algorithm": {"type": "hybrid", "relocation_limit": 1.5}"#
+        )),
+        ("/algorithm/relocation_limit".into(), "invalid_parameter")
     );
     // ordinal ranges follow the declared order (low < mid < high), not the text order
     let done = run(
@@ -325,5 +358,170 @@ fn spec_errors_of_local_recoding_are_specific() {
             .contains(&grade),
             "{text}"
         );
+    }
+}
+
+/// A synthetic table with planted dependencies zip → city → province and diagnosis → medication, as a
+/// job spec with inline hierarchies.
+fn dependency_job(rows: usize, algorithm: serde_json::Value) -> (Table, JobSpec) {
+    use anonymizer::synthetic::dependencies::{dependency_table, DependencyTableOptions};
+    let generated = dependency_table(&DependencyTableOptions {
+        rows,
+        seed: 11,
+        ..DependencyTableOptions::default()
+    })
+    .unwrap();
+    let mut attributes = serde_json::Map::new();
+    for (name, hierarchy) in &generated.hierarchies {
+        let leaves = hierarchy.labels(0);
+        let levels: Vec<Vec<String>> = (0..leaves.len() as u32)
+            .map(|leaf| {
+                (0..hierarchy.height())
+                    .map(|l| {
+                        hierarchy
+                            .labels(l)
+                            .value(hierarchy.ancestor(leaf, l))
+                            .to_string()
+                    })
+                    .collect()
+            })
+            .collect();
+        attributes.insert(
+            name.clone(),
+            serde_json::json!({"role": "quasi_identifier", "hierarchy": {"levels": levels}}),
+        );
+    }
+    attributes.insert("diagnosis".into(), serde_json::json!({"role": "sensitive"}));
+    attributes.insert(
+        "medication".into(),
+        serde_json::json!({"role": "insensitive"}),
+    );
+    let spec = serde_json::json!({
+        "attributes": attributes,
+        "privacy_models": [{"type": "k_anonymity", "k": 3}],
+        "algorithm": algorithm,
+        "functional_dependencies": [
+            {"lhs": ["zip"], "rhs": ["city"]},
+            {"lhs": ["diagnosis"], "rhs": ["medication"]}
+        ],
+    });
+    (
+        generated.table,
+        JobSpec::from_json(spec.to_string().as_bytes()).unwrap(),
+    )
+}
+
+#[test]
+fn clustering_jobs_are_k_anonymous_and_report_dependency_loss() {
+    let no_files = |_: &HierarchySpec| -> Result<Hierarchy, String> { Err("inline only".into()) };
+    for algorithm in [
+        serde_json::json!({"type": "k_member", "seed": 3}),
+        serde_json::json!({"type": "top_down", "seed": 3}),
+        serde_json::json!({"type": "pair_enum"}),
+        serde_json::json!({"type": "pair_enum", "exact_match": true}),
+        serde_json::json!({"type": "k_assemble", "seed": 5}),
+    ] {
+        let (table, spec) = dependency_job(240, algorithm.clone());
+        let done = run(&table, &spec, &no_files, &NoControl).unwrap_or_else(|e| panic!("{e}"));
+        let mut csv = Vec::new();
+        done.write_csv(&mut csv, &CsvOptions::default()).unwrap();
+        let text = String::from_utf8(csv).unwrap();
+        let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+        let qi: Vec<usize> = ["zip", "city", "province", "age", "sex"]
+            .iter()
+            .map(|c| header.iter().position(|h| h == c).unwrap())
+            .collect();
+        let mut classes: HashMap<Vec<String>, u32> = HashMap::new();
+        for line in text.lines().skip(1) {
+            let cells: Vec<&str> = line.split(',').collect();
+            let key: Vec<String> = qi.iter().map(|&c| cells[c].to_string()).collect();
+            if key.iter().all(|c| c == "*") {
+                continue;
+            }
+            *classes.entry(key).or_default() += 1;
+        }
+        assert!(classes.values().all(|&n| n >= 3), "{algorithm}");
+        let report = serde_json::to_value(done.report()).unwrap();
+        let details = &report["recoding"]["details"];
+        assert_eq!(
+            report["recoding"]["algorithm"], algorithm["type"],
+            "{details}"
+        );
+        let instances = details["dependency_instances"].as_f64().unwrap();
+        let loss = details["dependency_loss"].as_f64().unwrap();
+        assert!(
+            instances > 0.0 && (0.0..=instances).contains(&loss),
+            "{details}"
+        );
+        assert!(details["leftovers_suppressed"].as_u64().unwrap() < 240);
+        assert_eq!(
+            report["suppressed_records"], details["leftovers_suppressed"],
+            "{details}"
+        );
+        // the same seed gives the same table
+        let again = run(&table, &spec, &no_files, &NoControl).unwrap();
+        let mut csv = Vec::new();
+        again.write_csv(&mut csv, &CsvOptions::default()).unwrap();
+        assert_eq!(String::from_utf8(csv).unwrap(), text, "{algorithm}");
+    }
+}
+
+#[test]
+fn hybrid_on_adult_relocates_within_budget_and_hides_who_moved() {
+    let table = adult();
+    let mut attributes = serde_json::Map::new();
+    for c in ADULT {
+        let value = if c == "salary-class" {
+            serde_json::json!({"role": "sensitive"})
+        } else {
+            serde_json::json!({"role": "quasi_identifier",
+                "hierarchy": {"path": format!("adult_hierarchy_{c}.csv")}})
+        };
+        attributes.insert(c.to_string(), value);
+    }
+    for mode in ["deterministic", "randomized"] {
+        let spec = serde_json::json!({
+            "csv": {"delimiter": ";"},
+            "attributes": attributes,
+            "privacy_models": [{"type": "k_anonymity", "k": 10}],
+            "algorithm": {"type": "hybrid", "relocation_limit": 0.01, "mode": mode},
+        });
+        let spec = JobSpec::from_json(spec.to_string().as_bytes()).unwrap();
+        let (rows, report) = published(table, &spec);
+        let details = &report["recoding"]["details"];
+        let budget = details["budget"].as_u64().unwrap();
+        // floor(0.01 × 30,162 × 8)
+        assert_eq!(budget, 2412, "{details}");
+        let changed = details["cells_changed"].as_u64().unwrap();
+        assert!(changed <= budget, "{details}");
+        assert_eq!(details["truthful"], changed == 0, "{details}");
+        assert_eq!(rows.len(), table.row_count() + 1);
+        let salary = rows[0].iter().position(|h| h == "salary-class").unwrap();
+        let mut classes: HashMap<Vec<&str>, u32> = HashMap::new();
+        for row in &rows[1..] {
+            let key: Vec<&str> = (0..row.len())
+                .filter(|&c| c != salary)
+                .map(|c| row[c].as_str())
+                .collect();
+            *classes.entry(key).or_default() += 1;
+        }
+        assert!(classes.values().all(|&n| n >= 10), "{mode}");
+        // the sensitive column keeps its distribution, in a shuffled order
+        let mut published_salaries: Vec<&str> =
+            rows[1..].iter().map(|r| r[salary].as_str()).collect();
+        let salary_column = table.column(table.column_index("salary-class").unwrap());
+        let original: Vec<&str> = salary_column
+            .codes
+            .iter()
+            .map(|&c| salary_column.dictionary.value(c))
+            .collect();
+        assert_ne!(published_salaries, original, "{mode}: rows are shuffled");
+        published_salaries.sort_unstable();
+        let mut sorted = original.clone();
+        sorted.sort_unstable();
+        assert_eq!(published_salaries, sorted, "{mode}");
+        // aggregates only: no record positions in the report
+        let text = report.to_string();
+        assert!(!text.contains("relocated_rows\":["), "{text}");
     }
 }

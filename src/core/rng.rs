@@ -27,7 +27,6 @@ impl SplitMix64 {
         self.below(bound as u64) as usize
     }
 
-
     /// Shuffles `items` uniformly (Fisher–Yates).
     pub fn shuffle<T>(&mut self, items: &mut [T]) {
         for i in (1..items.len()).rev() {

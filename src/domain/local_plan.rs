@@ -10,7 +10,8 @@ use crate::core::local::{Domain, LocalAttribute, LocalInput, OrderedDomain};
 
 use super::column_values::natural_ranks;
 use super::spec::{
-    AttributeSpec, DataType, FunctionalDependencySpec, LocalAlgorithmSpec, SpecError,
+    AttributeSpec, CompletionSpec, DataType, FunctionalDependencySpec, HybridModeSpec,
+    LocalAlgorithmSpec, PrivacyModelSpec, SpecError,
 };
 
 /// How a quasi-identifier generalizes in a local recoding (owned).
@@ -72,6 +73,61 @@ pub enum LocalAlgorithm {
         /// Quasi-identifier indices to split first.
         split_preference: Vec<usize>,
     },
+    /// Greedy k-member clustering.
+    KMember {
+        /// The k of the job's k-anonymity.
+        k: u64,
+        /// Seed of the first record.
+        seed: u64,
+    },
+    /// Top-down partitioning.
+    TopDown {
+        /// The k of the job's k-anonymity.
+        k: u64,
+        /// Seed of the first records.
+        seed: u64,
+    },
+    /// PAIR-ENUM.
+    PairEnum {
+        /// The k of the job's k-anonymity.
+        k: u64,
+        /// Exact-match distance instead of the entropy distance.
+        exact_match: bool,
+        /// Ties broken by the instances preserved.
+        prefer_preserved: bool,
+        /// Candidate partners per cluster; `None` for every pair.
+        nearest_clusters: Option<u64>,
+        /// Incremental evaluation.
+        incremental: bool,
+    },
+    /// k-ASSEMBLE.
+    KAssemble {
+        /// The k of the job's k-anonymity.
+        k: u64,
+        /// Seed of the random seeds.
+        seed: u64,
+        /// Seeds drawn per round.
+        pool: u64,
+        /// Exact-match distance instead of the entropy distance.
+        exact_match: bool,
+        /// Ties broken by the instances preserved.
+        prefer_preserved: bool,
+        /// Incremental evaluation.
+        incremental: bool,
+    },
+    /// Hybrid k-anonymization.
+    Hybrid {
+        /// The k of the job's k-anonymity.
+        k: u64,
+        /// Share of quasi-identifier cells that may change.
+        relocation_limit: f64,
+        /// Significance level of the chi-square variant.
+        alpha: Option<f64>,
+        /// Deterministic choices (else randomized from a secret seed).
+        deterministic: bool,
+        /// Completion sources may be left with exactly k records.
+        completion_at_least: bool,
+    },
 }
 
 impl LocalAlgorithm {
@@ -79,6 +135,11 @@ impl LocalAlgorithm {
     pub fn name(&self) -> &'static str {
         match self {
             LocalAlgorithm::Mondrian { .. } => "mondrian",
+            LocalAlgorithm::KMember { .. } => "k_member",
+            LocalAlgorithm::TopDown { .. } => "top_down",
+            LocalAlgorithm::PairEnum { .. } => "pair_enum",
+            LocalAlgorithm::KAssemble { .. } => "k_assemble",
+            LocalAlgorithm::Hybrid { .. } => "hybrid",
         }
     }
 }
@@ -113,13 +174,30 @@ impl LocalPlan {
     }
 }
 
-/// The domain of quasi-identifier `column` declared at `pointer`; `map` is its bound hierarchy, if any.
+/// The domain of quasi-identifier `column` declared at `pointer` for `algorithm`; `map` is its bound
+/// hierarchy, if any. Mondrian honours `data_type`; the clustering and hybrid algorithms generalize along
+/// hierarchies only.
 pub fn local_domain(
     column: &Column,
     attribute: &AttributeSpec,
     map: Option<GeneralizationMap>,
     pointer: &str,
+    algorithm: &LocalAlgorithmSpec,
 ) -> Result<LocalDomain, SpecError> {
+    if !matches!(algorithm, LocalAlgorithmSpec::Mondrian { .. }) {
+        return match map {
+            Some(map) => Ok(LocalDomain::Hierarchy(map)),
+            None => Err(SpecError::new(
+                format!("{pointer}/hierarchy"),
+                "missing_hierarchy",
+                format!(
+                    "quasi-identifier '{}' needs a hierarchy: {} generalizes along hierarchies only",
+                    column.name,
+                    algorithm.name()
+                ),
+            )),
+        };
+    }
     let data_type = attribute.data_type.unwrap_or(if map.is_some() {
         DataType::Categorical
     } else {
@@ -218,12 +296,15 @@ fn declared_ranks(column: &Column, order: &[String], pointer: &str) -> Result<Ve
     Ok(super::column_values::ranks_of(&codes))
 }
 
-/// Resolves the algorithm's options; `names` are the quasi-identifiers' column names in order.
+/// Resolves the algorithm's options; `names` are the quasi-identifiers' column names in order, `models`
+/// the spec's privacy models (the clustering and hybrid algorithms support k-anonymity only).
 pub fn local_algorithm(
     spec: &LocalAlgorithmSpec,
     names: &[&str],
+    models: &[PrivacyModelSpec],
 ) -> Result<LocalAlgorithm, SpecError> {
-    match spec {
+    let k = || only_k_anonymity(spec.name(), models);
+    Ok(match spec {
         LocalAlgorithmSpec::Mondrian {
             relaxed,
             split_preference,
@@ -246,12 +327,139 @@ pub fn local_algorithm(
                 }
                 indices.push(index);
             }
-            Ok(LocalAlgorithm::Mondrian {
+            LocalAlgorithm::Mondrian {
                 relaxed: *relaxed,
                 split_preference: indices,
-            })
+            }
+        }
+        &LocalAlgorithmSpec::KMember { seed } => LocalAlgorithm::KMember { k: k()?, seed },
+        &LocalAlgorithmSpec::TopDown { seed } => LocalAlgorithm::TopDown { k: k()?, seed },
+        &LocalAlgorithmSpec::PairEnum {
+            exact_match,
+            prefer_preserved,
+            nearest_clusters,
+            all_pairs,
+            incremental,
+        } => {
+            if nearest_clusters == Some(0) {
+                return Err(SpecError::new(
+                    "/algorithm/nearest_clusters",
+                    "invalid_parameter",
+                    "nearest_clusters must be at least 1",
+                ));
+            }
+            if all_pairs && nearest_clusters.is_some() {
+                return Err(SpecError::new(
+                    "/algorithm",
+                    "unsupported_option",
+                    "give nearest_clusters or all_pairs, not both",
+                ));
+            }
+            LocalAlgorithm::PairEnum {
+                k: k()?,
+                exact_match,
+                prefer_preserved,
+                nearest_clusters: if all_pairs {
+                    None
+                } else {
+                    Some(nearest_clusters.unwrap_or(DEFAULT_NEAREST_CLUSTERS))
+                },
+                incremental,
+            }
+        }
+        &LocalAlgorithmSpec::KAssemble {
+            seed,
+            pool,
+            exact_match,
+            prefer_preserved,
+            incremental,
+        } => {
+            if pool == Some(0) {
+                return Err(SpecError::new(
+                    "/algorithm/pool",
+                    "invalid_parameter",
+                    "pool must be at least 1",
+                ));
+            }
+            LocalAlgorithm::KAssemble {
+                k: k()?,
+                seed,
+                pool: pool.unwrap_or(DEFAULT_POOL),
+                exact_match,
+                prefer_preserved,
+                incremental,
+            }
+        }
+        &LocalAlgorithmSpec::Hybrid {
+            relocation_limit,
+            alpha,
+            mode,
+            completion,
+        } => {
+            let relocation_limit = relocation_limit.unwrap_or(DEFAULT_RELOCATION_LIMIT);
+            if !(0.0..=1.0).contains(&relocation_limit) {
+                return Err(SpecError::new(
+                    "/algorithm/relocation_limit",
+                    "invalid_parameter",
+                    "relocation_limit must be a number between 0 and 1",
+                ));
+            }
+            if alpha.is_some_and(|a| !(a > 0.0 && a < 1.0)) {
+                return Err(SpecError::new(
+                    "/algorithm/alpha",
+                    "invalid_parameter",
+                    "alpha must be strictly between 0 and 1",
+                ));
+            }
+            LocalAlgorithm::Hybrid {
+                k: k()?,
+                relocation_limit,
+                alpha,
+                deterministic: mode == HybridModeSpec::Deterministic,
+                completion_at_least: completion == CompletionSpec::AtLeast,
+            }
+        }
+        full_domain => {
+            return Err(SpecError::new(
+                "/algorithm/type",
+                "invalid_spec",
+                format!("{} is not a local-recoding algorithm", full_domain.name()),
+            ))
+        }
+    })
+}
+
+/// Default Opt-1 candidate partners of PAIR-ENUM.
+pub const DEFAULT_NEAREST_CLUSTERS: u64 = 8;
+/// Default seeds per round of k-ASSEMBLE.
+pub const DEFAULT_POOL: u64 = 3;
+/// Default share of relocatable cells of hybrid k-anonymization (the paper's experiments: 1 %).
+pub const DEFAULT_RELOCATION_LIMIT: f64 = 0.01;
+
+/// The k of the spec's single k-anonymity model, for algorithms that support nothing else.
+fn only_k_anonymity(algorithm: &str, models: &[PrivacyModelSpec]) -> Result<u64, SpecError> {
+    let mut k = None;
+    for (i, model) in models.iter().enumerate() {
+        match model {
+            PrivacyModelSpec::KAnonymity { k: value } => {
+                k = Some(k.map_or(*value, |old: u64| old.max(*value)))
+            }
+            _ => {
+                return Err(SpecError::new(
+                    format!("/privacy_models/{i}"),
+                    "unsupported_model",
+                    format!("{algorithm} supports k-anonymity only"),
+                ))
+            }
         }
     }
+    k.ok_or_else(|| {
+        SpecError::new(
+            "/privacy_models",
+            "missing_privacy_model",
+            format!("{algorithm} needs a k_anonymity model"),
+        )
+    })
 }
 
 /// Resolves the functional dependencies: every named column must exist and not be removed

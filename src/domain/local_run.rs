@@ -2,12 +2,20 @@
 //! algorithm's own figures (aggregates only, never which records moved), and the number of cells it
 //! declares relocated (the verifier allows exactly that many cells not to cover their original value).
 
+use std::hash::BuildHasher;
+
 use crate::core::control::Control;
+use crate::core::data::Table;
 use crate::core::error::CoreError;
+use crate::core::local::clustering::{
+    k_assemble, k_member, pair_enum, top_down, FdAttribute, FunctionalDependency, KAssembleOptions,
+    KMemberOptions, PairEnumOptions, PreserveMode, TopDownOptions,
+};
+use crate::core::local::hybrid::{hybrid, Completion, HybridMode, HybridOptions};
 use crate::core::local::{mondrian, LocalInput, MondrianOptions, Recoding};
 use crate::core::privacy::PrivacyModel;
 
-use super::local_plan::{LocalAlgorithm, LocalPlan};
+use super::local_plan::{DependencyColumn, LocalAlgorithm, LocalPlan};
 
 /// A finished local recoding.
 #[derive(Debug, Clone)]
@@ -21,20 +29,37 @@ pub struct LocalRun {
     pub relocated_cells: u64,
 }
 
-/// Runs `plan`'s algorithm on `input` under `models`.
+/// Runs `plan`'s algorithm on `input` (drawn from `table`) under `models`.
 pub fn run_local(
+    table: &Table,
     input: &LocalInput<'_>,
     plan: &LocalPlan,
     models: &[Box<dyn PrivacyModel>],
     control: &dyn Control,
 ) -> Result<LocalRun, CoreError> {
-    match &plan.algorithm {
+    let dependencies = dependencies(table, plan);
+    let clustered =
+        |result: Result<crate::core::local::clustering::ClusteringResult, CoreError>| {
+            result.map(|r| LocalRun {
+                details: details(&r.report),
+                recoding: r.recoding,
+                relocated_cells: 0,
+            })
+        };
+    let mode = |exact: bool| {
+        if exact {
+            PreserveMode::Exact
+        } else {
+            PreserveMode::Continuous
+        }
+    };
+    match plan.algorithm {
         LocalAlgorithm::Mondrian {
             relaxed,
-            split_preference,
+            ref split_preference,
         } => {
             let options = MondrianOptions {
-                relaxed: *relaxed,
+                relaxed,
                 split_preference: split_preference.clone(),
             };
             let result = mondrian(input, models, &options, control)?;
@@ -44,7 +69,117 @@ pub fn run_local(
                 relocated_cells: 0,
             })
         }
+        LocalAlgorithm::KMember { k, seed } => clustered(k_member(
+            input,
+            &dependencies,
+            &KMemberOptions { k: size(k), seed },
+            control,
+        )),
+        LocalAlgorithm::TopDown { k, seed } => clustered(top_down(
+            input,
+            &dependencies,
+            &TopDownOptions { k: size(k), seed },
+            control,
+        )),
+        LocalAlgorithm::PairEnum {
+            k,
+            exact_match,
+            prefer_preserved,
+            nearest_clusters,
+            incremental,
+        } => clustered(pair_enum(
+            input,
+            &dependencies,
+            &PairEnumOptions {
+                k: size(k),
+                mode: mode(exact_match),
+                prefer_exact: prefer_preserved,
+                neighbours: nearest_clusters.map(size),
+                incremental,
+            },
+            control,
+        )),
+        LocalAlgorithm::KAssemble {
+            k,
+            seed,
+            pool,
+            exact_match,
+            prefer_preserved,
+            incremental,
+        } => clustered(k_assemble(
+            input,
+            &dependencies,
+            &KAssembleOptions {
+                k: size(k),
+                pool: size(pool),
+                seed,
+                mode: mode(exact_match),
+                prefer_exact: prefer_preserved,
+                incremental,
+            },
+            control,
+        )),
+        LocalAlgorithm::Hybrid {
+            k,
+            relocation_limit,
+            alpha,
+            deterministic,
+            completion_at_least,
+        } => {
+            let options = HybridOptions {
+                relocation_limit,
+                alpha,
+                mode: if deterministic {
+                    HybridMode::Deterministic
+                } else {
+                    HybridMode::Randomized
+                },
+                seed: secret_seed(),
+                completion: if completion_at_least {
+                    Completion::AtLeast
+                } else {
+                    Completion::MoreThan
+                },
+            };
+            let result = hybrid(input, k, &options, control)?;
+            Ok(LocalRun {
+                details: details(&result.report),
+                relocated_cells: result.report.cells_changed,
+                recoding: result.recoding,
+            })
+        }
     }
+}
+
+/// The plan's functional dependencies over the engine's columns.
+fn dependencies<'t>(table: &'t Table, plan: &LocalPlan) -> Vec<FunctionalDependency<'t>> {
+    let side = |columns: &[DependencyColumn]| -> Vec<FdAttribute<'t>> {
+        columns
+            .iter()
+            .map(|c| match *c {
+                DependencyColumn::QuasiIdentifier(q) => FdAttribute::QuasiIdentifier(q),
+                DependencyColumn::Other(c) => FdAttribute::Column(&table.column(c).codes),
+            })
+            .collect()
+    };
+    plan.dependencies
+        .iter()
+        .map(|fd| FunctionalDependency {
+            lhs: side(&fd.lhs),
+            rhs: side(&fd.rhs),
+        })
+        .collect()
+}
+
+/// A count from the spec as a size (saturating on 32-bit targets).
+fn size(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+/// 64 bits from the operating system's randomness (the keys of a fresh `RandomState`), for seeds no
+/// caller may know or get back: hybrid k-anonymization's choices and output order.
+fn secret_seed() -> u64 {
+    std::collections::hash_map::RandomState::new().hash_one(0x5EED_u64)
 }
 
 /// An algorithm's report as JSON (a serialization failure, impossible for these plain structs, gives

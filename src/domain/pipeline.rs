@@ -74,7 +74,7 @@ pub fn run<'t>(
         None => Anonymized::FullDomain(anonymize(&prepared.input(table), &prepared.plan, control)?),
         Some(plan) => {
             let input = plan.input(table, &prepared.sensitive);
-            let run = run_local(&input, &plan, &prepared.plan.privacy_models, control)?;
+            let run = run_local(table, &input, &plan, &prepared.plan.privacy_models, control)?;
             let publication = Publication::new(table, &plan, &run.recoding);
             Anonymized::Local {
                 plan,

@@ -25,9 +25,9 @@ use super::likeness;
 use super::local_plan::{dependencies, local_algorithm, local_domain, LocalPlan};
 use super::risk::{risk_settings, run_risk, RiskReport};
 use super::spec::{
-    pointer_segment, ClassFunctionSpec, HierarchySpec, JobSpec, Method, PrivacyModelSpec,
-    QueryWorkloadSpec, Role, SpecError, SuppressedRecords, DEFAULT_MAX_CATEGORIES,
-    MAX_WORKLOAD_QUERIES,
+    pointer_segment, AlgorithmSpec, ClassFunctionSpec, HierarchySpec, JobSpec, Method,
+    PrivacyModelSpec, QueryWorkloadSpec, Role, SpecError, SuppressedRecords,
+    DEFAULT_MAX_CATEGORIES, MAX_WORKLOAD_QUERIES,
 };
 use super::verify::{CategorySets, Requirement};
 
@@ -217,8 +217,8 @@ pub fn prepare(
                     None => None,
                 };
                 match (&method, map) {
-                    (Method::Local(_), map) => {
-                        let domain = local_domain(column, attribute, map, &pointer)?;
+                    (Method::Local(algorithm), map) => {
+                        let domain = local_domain(column, attribute, map, &pointer, algorithm)?;
                         local_attributes.push((index, domain));
                     }
                     (Method::FullDomain(_), Some(map)) => quasi_identifiers.push((index, map)),
@@ -283,7 +283,7 @@ pub fn prepare(
                 ));
             }
             Some(LocalPlan {
-                algorithm: local_algorithm(algorithm, &names)?,
+                algorithm: local_algorithm(algorithm, &names, &spec.privacy_models)?,
                 dependencies: dependencies(
                     &spec.functional_dependencies,
                     table,
@@ -294,7 +294,14 @@ pub fn prepare(
             })
         }
     };
-    if local.is_none() && !spec.functional_dependencies.is_empty() {
+    let clustering = matches!(
+        spec.algorithm,
+        AlgorithmSpec::KMember { .. }
+            | AlgorithmSpec::TopDown { .. }
+            | AlgorithmSpec::PairEnum { .. }
+            | AlgorithmSpec::KAssemble { .. }
+    );
+    if !clustering && !spec.functional_dependencies.is_empty() {
         return Err(SpecError::new(
             "/functional_dependencies",
             "unsupported_option",

@@ -402,7 +402,7 @@ pub enum SuppressedRecords {
 
 /// The algorithm with its parameters: a full-domain search over the generalization lattice, or a local
 /// recoding.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum AlgorithmSpec {
     /// The fastest exact algorithm.
@@ -439,6 +439,92 @@ pub enum AlgorithmSpec {
         #[serde(default)]
         split_preference: Vec<String>,
     },
+    /// Greedy k-member clustering (Byun et al. 2007), local recoding.
+    KMember {
+        /// Seed of the first record; 0 when absent.
+        #[serde(default)]
+        seed: u64,
+    },
+    /// Top-down partitioning (Xu et al. 2006), local recoding.
+    TopDown {
+        /// Seed of the first records and assignment orders; 0 when absent.
+        #[serde(default)]
+        seed: u64,
+    },
+    /// PAIR-ENUM (Gorla 2019): clustering that keeps functional dependencies.
+    PairEnum {
+        /// Measure distances by exact match (0 or 1) instead of the entropy distance.
+        #[serde(default)]
+        exact_match: bool,
+        /// Break utility ties by the dependency instances preserved; true when absent.
+        #[serde(default = "default_true")]
+        prefer_preserved: bool,
+        /// Opt-1: candidate partners per cluster (8 when absent); `all_pairs` considers every pair.
+        nearest_clusters: Option<u64>,
+        /// Consider every pair of clusters (slow; the thesis's unoptimized algorithm).
+        #[serde(default)]
+        all_pairs: bool,
+        /// Opt-2: incremental evaluation of candidates; true when absent.
+        #[serde(default = "default_true")]
+        incremental: bool,
+    },
+    /// k-ASSEMBLE (Gorla 2019): randomized clustering that keeps functional dependencies.
+    KAssemble {
+        /// Seed of the random seeds drawn; 0 when absent.
+        #[serde(default)]
+        seed: u64,
+        /// Seeds drawn per round (3 when absent).
+        pool: Option<u64>,
+        /// Measure distances by exact match (0 or 1) instead of the entropy distance.
+        #[serde(default)]
+        exact_match: bool,
+        /// Break utility ties by the dependency instances preserved; true when absent.
+        #[serde(default = "default_true")]
+        prefer_preserved: bool,
+        /// Opt-2: incremental evaluation of candidates; true when absent.
+        #[serde(default = "default_true")]
+        incremental: bool,
+    },
+    /// Hybrid k-anonymization (Nergiz et al. 2013): full-domain generalization plus relocation of a
+    /// bounded share of quasi-identifier cells.
+    Hybrid {
+        /// Share of quasi-identifier cells that may change, in [0, 1] (0.01 when absent).
+        relocation_limit: Option<f64>,
+        /// Significance level of the chi-square test on group sizes (α-hybrid), in (0, 1).
+        alpha: Option<f64>,
+        /// `randomized` (default) or `deterministic`.
+        #[serde(default)]
+        mode: HybridModeSpec,
+        /// Completion sources: `more_than` (the paper's rule, default) or `at_least`.
+        #[serde(default)]
+        completion: CompletionSpec,
+    },
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// How hybrid k-anonymization makes its choices.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HybridModeSpec {
+    /// Random targets, sources and records from a secret seed.
+    #[default]
+    Randomized,
+    /// Closest groups and cheapest records (reproducible, and replayable by an adversary).
+    Deterministic,
+}
+
+/// Which groups may give records to complete a nearly full group.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompletionSpec {
+    /// Sources with more than `2k − |g|` records (they keep more than k).
+    #[default]
+    MoreThan,
+    /// Sources with at least `2k − |g|` records (they may keep exactly k).
+    AtLeast,
 }
 
 /// Whether an algorithm searches the lattice or recodes locally.
@@ -450,26 +536,9 @@ pub enum Method {
     Local(LocalAlgorithmSpec),
 }
 
-/// A local-recoding algorithm with its parameters as the spec gives them.
-#[derive(Debug, Clone, PartialEq)]
-pub enum LocalAlgorithmSpec {
-    /// Mondrian.
-    Mondrian {
-        /// Relaxed partitioning.
-        relaxed: bool,
-        /// Quasi-identifier names to split first.
-        split_preference: Vec<String>,
-    },
-}
-
-impl LocalAlgorithmSpec {
-    /// The wire name.
-    pub fn name(&self) -> &'static str {
-        match self {
-            LocalAlgorithmSpec::Mondrian { .. } => "mondrian",
-        }
-    }
-}
+/// A local-recoding algorithm with its parameters as the spec gives them (the same variants as
+/// [`AlgorithmSpec`]'s local ones).
+pub type LocalAlgorithmSpec = AlgorithmSpec;
 
 impl AlgorithmSpec {
     /// The method the spec asks for.
@@ -485,13 +554,27 @@ impl AlgorithmSpec {
             &AlgorithmSpec::Exhaustive { max_nodes } => Method::FullDomain(Algorithm::Exhaustive {
                 max_nodes: max_nodes.unwrap_or(DEFAULT_EXHAUSTIVE_LIMIT),
             }),
-            AlgorithmSpec::Mondrian {
-                relaxed,
-                split_preference,
-            } => Method::Local(LocalAlgorithmSpec::Mondrian {
-                relaxed: *relaxed,
-                split_preference: split_preference.clone(),
-            }),
+            local => Method::Local(local.clone()),
+        }
+    }
+
+    /// The wire name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            AlgorithmSpec::Optimal => "optimal",
+            AlgorithmSpec::BestFirst => "best_first",
+            AlgorithmSpec::Ola => "ola",
+            AlgorithmSpec::Flash => "flash",
+            AlgorithmSpec::Incognito => "incognito",
+            AlgorithmSpec::Samarati => "samarati",
+            AlgorithmSpec::Datafly { .. } => "datafly",
+            AlgorithmSpec::Exhaustive { .. } => "exhaustive",
+            AlgorithmSpec::Mondrian { .. } => "mondrian",
+            AlgorithmSpec::KMember { .. } => "k_member",
+            AlgorithmSpec::TopDown { .. } => "top_down",
+            AlgorithmSpec::PairEnum { .. } => "pair_enum",
+            AlgorithmSpec::KAssemble { .. } => "k_assemble",
+            AlgorithmSpec::Hybrid { .. } => "hybrid",
         }
     }
 }
