@@ -214,11 +214,16 @@ fn spec_enums_match_the_engine() {
             "datafly",
             "exhaustive",
             "flash",
+            "hybrid",
             "incognito",
+            "k_assemble",
+            "k_member",
             "mondrian",
             "ola",
             "optimal",
-            "samarati"
+            "pair_enum",
+            "samarati",
+            "top_down"
         ]
     );
     // Each documented algorithm parses as a spec algorithm.
