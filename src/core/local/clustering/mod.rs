@@ -71,8 +71,10 @@ pub struct ClusteringReport {
     /// Functional-dependency violations of the input: per dependency, distinct left-hand values with
     /// more than one right-hand value, summed.
     pub fd_violations_input: u64,
-    /// The same count on the published rows, comparing published (generalized) values; suppressed
-    /// records are left out.
+    /// The same count on the published rows, comparing published values as they are written (a
+    /// hierarchy value per quasi-identifier, so `*` and a value it covers count as two right-hand
+    /// values); suppressed records are left out. The thesis's running example keeps Δ = 0 yet has two
+    /// such violations (diagnosis → medication publishes both `ibuprofen` and `*`).
     pub fd_violations_output: u64,
     /// `fd_violations_output − fd_violations_input` when positive, else 0.
     pub fd_violations_introduced: u64,

@@ -17,7 +17,8 @@
 //!
 //! Opt-1 (`neighbours = Some(q)`, default q = 8): a cluster's candidate partners are its q nearest
 //! unsealed clusters by the average δ between their published rows; a new cluster gets its list, and
-//! lists that held a merged cluster are recomputed. Candidate gains are then kept in a priority queue
+//! lists that held a merged cluster are recomputed; a pair stays a candidate until one of its clusters
+//! is merged. Candidate gains are then kept in a priority queue
 //! and only the best one is re-evaluated after each round (lazy greedy); a gain that rose since it was
 //! computed is not noticed until it is re-evaluated, which is why Opt-1 can lose some utility, as in
 //! the thesis (§3.3: +3.2 % Δ). `neighbours = None` evaluates every pair every round (the thesis's
@@ -31,7 +32,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
-use super::utility::{naive_utility, Cluster, Scores};
+use super::utility::{naive_utility, Cluster, ClusterRef, Scores};
 use super::{finish, tick, ClusteringResult, FunctionalDependency, Prepared, PreserveMode};
 use crate::core::control::Control;
 use crate::core::error::CoreError;
@@ -125,7 +126,7 @@ impl Merge {
         prep.lca(&self.rest, &mut self.rest_nodes);
     }
 
-    fn added(&self) -> Vec<(&[u32], &[(u8, u32)])> {
+    fn added(&self) -> Vec<ClusterRef<'_>> {
         let mut added = vec![(self.merged.as_slice(), self.merged_nodes.as_slice())];
         if !self.rest.is_empty() {
             added.push((self.rest.as_slice(), self.rest_nodes.as_slice()));

@@ -21,6 +21,12 @@ use super::Prepared;
 /// Tolerance of float comparisons ("exactly preserved", ties).
 pub(crate) const EPSILON: f64 = 1e-9;
 
+/// A cluster given by its records and lowest common `(level, anchor)` values.
+pub(crate) type ClusterRef<'c> = (&'c [u32], &'c [(u8, u32)]);
+
+/// CSR offsets over labels or codes, and the instances.
+type Csr = (Vec<u32>, Vec<u32>);
+
 /// A cluster of the greedy algorithms.
 #[derive(Debug, Clone)]
 pub(crate) struct Cluster {
@@ -125,7 +131,7 @@ pub(crate) fn measure(prep: &Prepared<'_>, clusters: &[Vec<u32>]) -> Measured {
 /// oracle of [`Scores`], and the evaluation when the incremental scores are switched off).
 pub(crate) fn naive_utility<'c>(
     prep: &Prepared<'_>,
-    clusters: impl Iterator<Item = (&'c [u32], &'c [(u8, u32)])> + Clone,
+    clusters: impl Iterator<Item = ClusterRef<'c>> + Clone,
 ) -> (f64, i64) {
     let mut utility = 0.0;
     let mut exact = 0;
@@ -144,7 +150,7 @@ pub(crate) fn naive_utility<'c>(
 /// label, the instances whose value lies under it; for a column, per code.
 struct ReachIndex {
     /// `lists[f][i]`: per level (one for a column), CSR offsets over labels or codes and the instances.
-    lists: Vec<Vec<Vec<(Vec<u32>, Vec<u32>)>>>,
+    lists: Vec<Vec<Vec<Csr>>>,
 }
 
 impl ReachIndex {
@@ -403,7 +409,7 @@ impl Scores {
         prep: &Prepared<'_>,
         clusters: &[Cluster],
         removed: &[u32],
-        added: &[(&[u32], &[(u8, u32)])],
+        added: &[ClusterRef<'_>],
     ) -> (f64, i64) {
         let round = self.start_union();
         for &c in removed {
