@@ -8,7 +8,7 @@ pub struct SplitMix64(pub u64);
 
 impl SplitMix64 {
     /// The next 64 random bits.
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -18,7 +18,7 @@ impl SplitMix64 {
 
     /// A number in `0..bound`; the modulo bias is below `bound / 2^64`. Returns 0 when `bound` is 0.
     pub fn below(&mut self, bound: u64) -> u64 {
-        self.next().checked_rem(bound).unwrap_or(0)
+        self.next_u64().checked_rem(bound).unwrap_or(0)
     }
 
     /// Shuffles `items` uniformly (Fisher–Yates).
@@ -39,7 +39,7 @@ mod tests {
         let mut a = SplitMix64(7);
         let mut b = SplitMix64(7);
         let mut c = SplitMix64(8);
-        let (x, y, z) = (a.next(), b.next(), c.next());
+        let (x, y, z) = (a.next_u64(), b.next_u64(), c.next_u64());
         assert_eq!(x, y);
         assert_ne!(x, z);
         assert!((0..100).all(|_| a.below(3) < 3));
