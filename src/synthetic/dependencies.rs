@@ -93,7 +93,7 @@ pub fn dependency_table(
     let zips = options.zips_per_city.clamp(1, 99);
     let diagnoses = options.diagnoses.max(1);
     let mut rng = SplitMix64(options.seed);
-    let unit = |rng: &mut SplitMix64| (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
+    let unit = |rng: &mut SplitMix64| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
     let all_zips = provinces * cities * zips;
     let mut rows: Vec<[String; 7]> = Vec::with_capacity(options.rows);
     for _ in 0..options.rows {

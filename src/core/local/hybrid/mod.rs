@@ -260,7 +260,7 @@ impl<'a> Prepared<'a> {
     /// every node's choices are independent of the order nodes are visited in.
     fn stream(&self, id: u64) -> SplitMix64 {
         let mut mixer = SplitMix64(self.options.seed ^ id.wrapping_mul(0xD1B5_4A32_D192_ED03));
-        SplitMix64(mixer.next())
+        SplitMix64(mixer.next_u64())
     }
 
     /// Groups and repairs the node `levels`; `None` in the relocation when it cannot be repaired.

@@ -428,9 +428,9 @@ fn plain_loss(fixture: &Fixture, levels: &[u8], k: u64) -> Option<f64> {
     }
     let mut total = 0.0;
     for r in 0..n {
-        for j in 0..q {
+        for (j, &level) in levels.iter().enumerate() {
             let h = fixture.maps[j].hierarchy();
-            let level = levels[j] as usize;
+            let level = level as usize;
             let label = h
                 .labels(level)
                 .code(fixture.maps[j].label(level, fixture.table.column(j).codes[r]));
