@@ -8,7 +8,7 @@ pub struct SplitMix64(pub u64);
 
 impl SplitMix64 {
     /// The next 64 random bits.
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -19,7 +19,7 @@ impl SplitMix64 {
     /// A number in `0..bound` (`bound > 0`; 0 when `bound` is 0), by multiply-shift: the bias is below
     /// `bound / 2^64`.
     pub fn below(&mut self, bound: u64) -> u64 {
-        ((u128::from(self.next()) * u128::from(bound)) >> 64) as u64
+        ((u128::from(self.next_u64()) * u128::from(bound)) >> 64) as u64
     }
 }
 
@@ -32,9 +32,9 @@ mod tests {
         let mut a = SplitMix64(7);
         let mut b = SplitMix64(7);
         let mut c = SplitMix64(8);
-        let xs: Vec<u64> = (0..4).map(|_| a.next()).collect();
-        let ys: Vec<u64> = (0..4).map(|_| b.next()).collect();
-        let zs: Vec<u64> = (0..4).map(|_| c.next()).collect();
+        let xs: Vec<u64> = (0..4).map(|_| a.next_u64()).collect();
+        let ys: Vec<u64> = (0..4).map(|_| b.next_u64()).collect();
+        let zs: Vec<u64> = (0..4).map(|_| c.next_u64()).collect();
         assert_eq!(xs, ys);
         assert_ne!(xs, zs);
         let mut seen = [false; 5];

@@ -576,7 +576,7 @@ impl<'a> Partitioner<'a> {
         let Dimension::Hierarchy { map, counts, .. } = &mut self.dimensions[j] else {
             return false;
         };
-        let map: &'a GeneralizationMap = *map;
+        let map: &'a GeneralizationMap = map;
         let child_of = map.codes(level - 1);
         self.touched.clear();
         for i in start..end {
