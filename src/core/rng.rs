@@ -8,7 +8,8 @@ pub struct SplitMix64(pub u64);
 
 impl SplitMix64 {
     /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
+    #[allow(clippy::should_implement_trait)] // an endless generator, not an iterator
+    pub fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -19,7 +20,20 @@ impl SplitMix64 {
     /// A number in `0..bound` (`bound > 0`; 0 when `bound` is 0), by multiply-shift: the bias is below
     /// `bound / 2^64`.
     pub fn below(&mut self, bound: u64) -> u64 {
-        ((u128::from(self.next_u64()) * u128::from(bound)) >> 64) as u64
+        ((u128::from(self.next()) * u128::from(bound)) >> 64) as u64
+    }
+
+    /// An index in `0..bound` (0 when `bound` is 0), as [`SplitMix64::below`].
+    pub fn index(&mut self, bound: usize) -> usize {
+        self.below(bound as u64) as usize
+    }
+
+    /// Shuffles `items` uniformly (Fisher–Yates).
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            let j = self.below(i as u64 + 1) as usize;
+            items.swap(i, j);
+        }
     }
 }
 
@@ -32,9 +46,9 @@ mod tests {
         let mut a = SplitMix64(7);
         let mut b = SplitMix64(7);
         let mut c = SplitMix64(8);
-        let xs: Vec<u64> = (0..4).map(|_| a.next_u64()).collect();
-        let ys: Vec<u64> = (0..4).map(|_| b.next_u64()).collect();
-        let zs: Vec<u64> = (0..4).map(|_| c.next_u64()).collect();
+        let xs: Vec<u64> = (0..4).map(|_| a.next()).collect();
+        let ys: Vec<u64> = (0..4).map(|_| b.next()).collect();
+        let zs: Vec<u64> = (0..4).map(|_| c.next()).collect();
         assert_eq!(xs, ys);
         assert_ne!(xs, zs);
         let mut seen = [false; 5];

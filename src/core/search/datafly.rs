@@ -26,7 +26,7 @@ pub fn search(ev: &mut Evaluator<'_>, seed: u64) -> Result<Vec<NodeId>, CoreErro
             return Ok(Vec::new());
         };
         let tied: Vec<usize> = open.into_iter().filter(|&j| distinct[j] == most).collect();
-        let pick = tied[(rng.next_u64() % tied.len() as u64) as usize];
+        let pick = tied[(rng.next() % tied.len() as u64) as usize];
         levels[pick] += 1;
     }
 }
