@@ -516,8 +516,10 @@ proptest! {
                             if v == sorted[size - 1].0 {
                                 v = sorted.iter().map(|e| e.0).filter(|&x| x < v).max().unwrap();
                             }
-                            let (l, rr): (Vec<&(u32, usize)>, Vec<&(u32, usize)>) = sorted.iter().partition(|e| e.0 <= v);
-                            (l.iter().map(|e| e.1).collect(), rr.iter().map(|e| e.1).collect())
+                            (
+                                sorted.iter().filter(|e| e.0 <= v).map(|e| e.1).collect(),
+                                sorted.iter().filter(|e| e.0 > v).map(|e| e.1).collect(),
+                            )
                         };
                         prop_assert!(!(private(&mut checker, &left) && private(&mut checker, &right)), "a median cut was left");
                     }
