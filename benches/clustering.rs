@@ -6,6 +6,9 @@
 //! `cargo bench --bench clustering` runs every case; `cargo bench --bench clustering -- k_assemble` runs
 //! cases whose name contains `k_assemble`; `--runs N` sets the repetitions (default 3).
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::time::Instant;
 
 use anonymizer::core::control::NoControl;
@@ -97,26 +100,8 @@ fn run(
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut runs = 3usize;
-    let mut filter: Option<String> = None;
-    let mut i = 0;
-    while i < args.len() {
-        match args[i].as_str() {
-            "--runs" => {
-                runs = args
-                    .get(i + 1)
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(runs)
-                    .max(1);
-                i += 1;
-            }
-            "--bench" => {}
-            other if !other.starts_with('-') => filter = Some(other.to_string()),
-            _ => {}
-        }
-        i += 1;
-    }
+    let args = support::Args::parse(3, "k_assemble/fd-6000-k5");
+    let runs = args.runs;
     let k = 5;
     let cases = [
         (Algorithm::KAssemble, 30_000),
@@ -130,7 +115,7 @@ fn main() {
     println!("case | runs | median s | min s | max s | |Γ| | Δ | utility | violations introduced | suppressed");
     for (algorithm, rows) in cases {
         let name = format!("{}/fd-{rows}-k{k}", algorithm.name());
-        if filter.as_ref().is_some_and(|f| !name.contains(f.as_str())) {
+        if !args.selects(&name) {
             continue;
         }
         let data = match dependency_table(&DependencyTableOptions {
@@ -160,14 +145,14 @@ fn main() {
             times.push(start.elapsed().as_secs_f64());
             last = Some(result);
         }
-        times.sort_by(f64::total_cmp);
+        let timing = support::Timing::of(&times);
         let Some(result) = last else { continue };
         let r = &result.report;
         println!(
             "{name} | {runs} | {:.3} | {:.3} | {:.3} | {} | {:.3} | {:.3} | {} | {}",
-            times[times.len() / 2],
-            times[0],
-            times[times.len() - 1],
+            timing.median,
+            timing.min,
+            timing.max,
             r.dependency_instances,
             r.dependency_loss,
             r.utility,

@@ -6,6 +6,9 @@
 //! 5-anonymity alone and with distinct 2-diversity or 0.2-closeness on one sensitive column, on the same
 //! quasi-identifiers, so the cost of the sensitive-attribute model is their ratio.
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -254,14 +257,14 @@ fn run(case: &Case, runs: usize) {
         times.push(start.elapsed().as_secs_f64() * 1000.0);
         last = Some(outcome);
     }
-    times.sort_by(|a, b| a.total_cmp(b));
+    let timing = support::Timing::of(&times);
     let outcome = last.expect("at least one run");
     println!(
         "{:<40} median {:>9.2} ms  min {:>9.2}  max {:>9.2}  runs {}  ran {:<10}  checked {:>7}  work {:>9}  lattice {:>8}  node {:?}  loss {}",
         case.name,
-        times[times.len() / 2],
-        times[0],
-        times[times.len() - 1],
+        timing.median,
+        timing.min,
+        timing.max,
         runs,
         outcome.search.algorithm,
         outcome.search.nodes_checked,
@@ -273,28 +276,13 @@ fn run(case: &Case, runs: usize) {
 }
 
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let mut filter = String::new();
-    let mut runs = 7;
-    let mut benchmarking = false;
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--runs" => runs = args.next().and_then(|n| n.parse().ok()).unwrap_or(runs),
-            "--bench" => benchmarking = true,
-            other => filter = other.to_string(),
-        }
-    }
-    if !benchmarking {
-        // `cargo test --all-targets` runs this binary without `--bench`: one quick smoke case only
-        filter = "adult/optimal/nu_entropy/0%".into();
-        runs = 1;
-    }
+    let args = support::Args::parse(7, "adult/optimal/nu_entropy/0%");
     for case in cases() {
-        if case.name.contains(&filter) {
+        if args.selects(&case.name) {
             let runs = if case.dataset == "adult_full" {
-                runs.min(3)
+                args.runs.min(3)
             } else {
-                runs
+                args.runs
             };
             run(&case, runs);
         }

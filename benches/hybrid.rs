@@ -6,6 +6,9 @@
 //! `cargo bench --bench hybrid` runs every case; `cargo bench --bench hybrid -- randomized` runs cases
 //! whose name contains `randomized`; `--runs N` sets the repetitions (default 7).
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -51,13 +54,13 @@ fn load() -> (Table, Vec<GeneralizationMap>) {
     (table, maps)
 }
 
-fn report(name: &str, times: &mut [f64], detail: String) {
-    times.sort_by(|a, b| a.total_cmp(b));
+fn report(name: &str, times: &[f64], detail: String) {
+    let timing = support::Timing::of(times);
     println!(
         "{name:<36} median {:>9.2} ms  min {:>9.2}  max {:>9.2}  runs {}  {detail}",
-        times[times.len() / 2],
-        times[0],
-        times[times.len() - 1],
+        timing.median,
+        timing.min,
+        timing.max,
         times.len(),
     );
 }
@@ -98,7 +101,7 @@ fn run_hybrid(name: &str, p: f64, mode: HybridMode, runs: usize) {
     let r = last.expect("at least one run");
     report(
         name,
-        &mut times,
+        &times,
         format!(
             "levels {:?}  loss {:.6}  cells {}/{}  rows moved {}  evaluated {}/{}",
             r.levels,
@@ -154,7 +157,7 @@ fn run_global(name: &str, algorithm: &str, runs: usize) {
     let outcome = last.expect("at least one run");
     report(
         name,
-        &mut times,
+        &times,
         format!(
             "node {:?}  loss {:.6}  checked {}",
             outcome.transformation,
@@ -165,22 +168,8 @@ fn run_global(name: &str, algorithm: &str, runs: usize) {
 }
 
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let mut filter = String::new();
-    let mut runs = 7;
-    let mut benchmarking = false;
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--runs" => runs = args.next().and_then(|n| n.parse().ok()).unwrap_or(runs),
-            "--bench" => benchmarking = true,
-            other => filter = other.to_string(),
-        }
-    }
-    if !benchmarking {
-        // `cargo test --all-targets` runs this binary without `--bench`: one quick case only
-        filter = "hybrid/adult-k10-p1/deterministic".into();
-        runs = 1;
-    }
+    let args = support::Args::parse(7, "hybrid/adult-k10-p1/randomized");
+    let runs = args.runs;
     let hybrids = [
         (
             "hybrid/adult-k10-p1/deterministic",
@@ -199,7 +188,7 @@ fn main() {
         ),
     ];
     for (name, p, mode) in hybrids {
-        if name.contains(&filter) {
+        if args.selects(name) {
             run_hybrid(name, p, mode, runs);
         }
     }
@@ -207,7 +196,7 @@ fn main() {
         ("global/adult-k10/optimal", "optimal"),
         ("global/adult-k10/flash", "flash"),
     ] {
-        if name.contains(&filter) {
+        if args.selects(name) {
             run_global(name, algorithm, runs);
         }
     }

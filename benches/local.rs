@@ -6,6 +6,9 @@
 //! contains `1m`; `--runs N` sets the repetitions (default 7; the 10 M case runs at most 3 times). The
 //! 10 M case also prints the process's peak resident memory (VmHWM), meaningful when run alone.
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -157,15 +160,15 @@ fn run(case: &Case, adult: &Table, runs: usize) {
         times.push(start.elapsed().as_secs_f64() * 1000.0);
         last = Some(result);
     }
-    times.sort_by(|a, b| a.total_cmp(b));
+    let timing = support::Timing::of(&times);
     let report = last.expect("at least one run").report;
     print!(
         "{:<30} rows {:>9}  median {:>9.2} ms  min {:>9.2}  max {:>9.2}  runs {}  groups {}  splits {}  rejected {}  depth {}  sizes {}..{}  (generated in {:.2} s)",
         case.name,
         table.row_count(),
-        times[times.len() / 2],
-        times[0],
-        times[times.len() - 1],
+        timing.median,
+        timing.min,
+        timing.max,
         runs,
         report.groups,
         report.splits,
@@ -182,28 +185,13 @@ fn run(case: &Case, adult: &Table, runs: usize) {
 }
 
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let mut filter = String::new();
-    let mut runs = 7;
-    let mut benchmarking = false;
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--runs" => runs = args.next().and_then(|n| n.parse().ok()).unwrap_or(runs),
-            "--bench" => benchmarking = true,
-            other => filter = other.to_string(),
-        }
-    }
-    if !benchmarking {
-        // `cargo test --all-targets` runs this binary without `--bench`: one quick smoke case only
-        filter = "mondrian/adult-k5".into();
-        runs = 1;
-    }
+    let args = support::Args::parse(7, "mondrian/adult-k5");
     let adult = load_adult();
     for case in cases() {
-        if case.name.contains(&filter) {
+        if args.selects(case.name) {
             let runs = match case.data {
-                Data::Synthetic(rows) if rows >= 10_000_000 => runs.min(3),
-                _ => runs,
+                Data::Synthetic(rows) if rows >= 10_000_000 => args.runs.min(3),
+                _ => args.runs,
             };
             run(&case, &adult, runs);
         }
