@@ -5,9 +5,10 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::core::data::Table;
-use crate::core::local::{CellTexts, Recoding};
+use crate::core::local::{CellTexts, Recoding, SUPPRESSED_GROUP};
 use crate::core::measures::CellColumn;
 use crate::core::render::{OutputColumn, Rendering};
+use crate::core::risk::classes::group_keys;
 use crate::core::risk::KeyColumn;
 
 use super::achieved::achieved_by_keys;
@@ -132,10 +133,30 @@ pub fn analyses(
         })
         .collect();
     let quasi_identifiers: Vec<usize> = plan.attributes.iter().map(|(c, _)| *c).collect();
-    let published = [KeyColumn {
-        codes: recoding.group_of(),
-        translate: None,
-    }];
+    // published classes are records with equal texts in every quasi-identifier (two groups may publish
+    // the same cells); suppressed records are left out by the mask
+    let text_ids: Vec<Vec<u32>> = publication
+        .texts
+        .iter()
+        .map(|texts| {
+            recoding
+                .group_of()
+                .iter()
+                .map(|&g| match g {
+                    SUPPRESSED_GROUP => u32::MAX,
+                    g => texts.text_id(g),
+                })
+                .collect()
+        })
+        .collect();
+    let published: Vec<KeyColumn<'_>> = text_ids
+        .iter()
+        .map(|codes| KeyColumn {
+            codes,
+            translate: None,
+        })
+        .collect();
+    let classes = group_keys(&published, table.row_count());
     Analyses {
         loss_measures: measure_cells(table, prepared, &columns),
         risk: risk_report(
@@ -147,7 +168,7 @@ pub fn analyses(
         ),
         achieved: achieved_by_keys(
             table,
-            recoding.group_of(),
+            &classes,
             &publication.suppressed,
             &prepared.sensitive_with_hierarchical_emd(),
         ),

@@ -43,6 +43,11 @@ impl CellTexts {
     pub fn distinct(&self) -> usize {
         self.texts.len()
     }
+
+    /// The id of the text group `group` publishes (ids are `0..distinct()`).
+    pub fn text_id(&self, group: u32) -> u32 {
+        self.text_of_group[group as usize]
+    }
 }
 
 /// The text of one cell.
