@@ -83,6 +83,8 @@ impl Relocation {
 struct State<'a> {
     keys: &'a [u32],
     q: usize,
+    /// The keys packed 16 bits per label (see [`pack`]), when they fit.
+    packed: Option<Vec<u128>>,
     expected: &'a [u32],
     sizes: Vec<u32>,
     own: Vec<u32>,
@@ -92,8 +94,42 @@ struct State<'a> {
     limits: Limits,
 }
 
+/// Bits per label in a packed key.
+const LANE: usize = 16;
+
+/// The keys (`q` labels each) packed into one `u128` per group, [`LANE`] bits per label, when
+/// `q ≤ 128 / LANE` and every label fits in a lane; `None` otherwise.
+fn pack(keys: &[u32], q: usize) -> Option<Vec<u128>> {
+    if q == 0 || q > 128 / LANE || keys.iter().any(|&label| label >> LANE != 0) {
+        return None;
+    }
+    Some(
+        keys.chunks_exact(q)
+            .map(|key| {
+                key.iter()
+                    .fold(0u128, |acc, &label| acc << LANE | u128::from(label))
+            })
+            .collect(),
+    )
+}
+
+/// The number of non-zero [`LANE`]-bit lanes of `x`: the labels in which two packed keys differ.
+fn lanes_differing(x: u128) -> u64 {
+    // fold every lane onto its lowest bit; shifts bring higher lanes' bits only into bits that are
+    // never read back into bit 0 of a lane
+    let mut y = x | x >> 8;
+    y |= y >> 4;
+    y |= y >> 2;
+    y |= y >> 1;
+    let lowest = u128::MAX / ((1u128 << LANE) - 1); // bit 0 of every lane
+    u64::from((y & lowest).count_ones())
+}
+
 impl State<'_> {
     fn distance(&self, a: usize, b: usize) -> u64 {
+        if let Some(packed) = &self.packed {
+            return lanes_differing(packed[a] ^ packed[b]);
+        }
         let (ka, kb) = (
             &self.keys[a * self.q..(a + 1) * self.q],
             &self.keys[b * self.q..(b + 1) * self.q],
@@ -103,6 +139,9 @@ impl State<'_> {
 
     /// The distance between `a` and `b`, or any value `≥ bound` once it reaches `bound`.
     fn distance_below(&self, a: usize, b: usize, bound: u64) -> u64 {
+        if self.packed.is_some() {
+            return self.distance(a, b);
+        }
         let (ka, kb) = (
             &self.keys[a * self.q..(a + 1) * self.q],
             &self.keys[b * self.q..(b + 1) * self.q],
@@ -247,6 +286,7 @@ pub(super) fn create_hybrid(
     let mut state = State {
         keys,
         q,
+        packed: pack(keys, q),
         expected: sizes,
         sizes: sizes.to_vec(),
         own: sizes.to_vec(),
@@ -393,4 +433,35 @@ fn take_random(
         }
     }
     (taken, cost)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{lanes_differing, pack, LANE};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Packed distances equal the number of differing labels, including labels that use the
+        /// top bit of a lane and keys of fewer than eight labels.
+        #[test]
+        fn packed_distance_counts_differing_labels(
+            q in 1usize..=8,
+            a in prop::collection::vec(0u32..(1 << LANE), 8),
+            b in prop::collection::vec(0u32..(1 << LANE), 8),
+            same in prop::collection::vec(any::<bool>(), 8),
+        ) {
+            let b: Vec<u32> = (0..8).map(|j| if same[j] { a[j] } else { b[j] }).collect();
+            let keys: Vec<u32> = a[..q].iter().chain(&b[..q]).copied().collect();
+            let packed = pack(&keys, q).expect("labels fit in a lane");
+            let expected = (0..q).filter(|&j| a[j] != b[j]).count() as u64;
+            prop_assert_eq!(lanes_differing(packed[0] ^ packed[1]), expected);
+        }
+    }
+
+    #[test]
+    fn keys_that_do_not_fit_are_not_packed() {
+        assert!(pack(&[1 << LANE, 0], 2).is_none());
+        assert!(pack(&[0; 9], 9).is_none());
+        assert!(pack(&[0xFFFF, 0], 2).is_some());
+    }
 }
