@@ -84,22 +84,18 @@ pub fn coverage(table: &Table, prepared: &Prepared, plan: &LocalPlan) -> Vec<Col
             let column = prepared.output.iter().position(|o| o == c)?;
             let values = &table.column(*c).dictionary;
             let coverage = match domain {
-                LocalDomain::Hierarchy(map) => {
-                    let h = map.hierarchy();
-                    Coverage::Labels(
-                        values
-                            .values()
-                            .enumerate()
-                            .map(|(code, value)| {
-                                let labels: HashSet<String> = (0..=map.max_level())
-                                    .map(|level| map.label(level, code as u32).to_string())
-                                    .collect();
-                                debug_assert!(h.height() == map.max_level() + 1);
-                                (value.to_string(), labels)
-                            })
-                            .collect(),
-                    )
-                }
+                LocalDomain::Hierarchy(map) => Coverage::Labels(
+                    values
+                        .values()
+                        .enumerate()
+                        .map(|(code, value)| {
+                            let labels: HashSet<String> = (0..=map.max_level())
+                                .map(|level| map.label(level, code as u32).to_string())
+                                .collect();
+                            (value.to_string(), labels)
+                        })
+                        .collect(),
+                ),
                 LocalDomain::Ordered(order) if order.is_numeric() => Coverage::Numeric,
                 LocalDomain::Ordered(order) => {
                     let position: HashMap<String, usize> = values

@@ -145,8 +145,12 @@ impl LocalAlgorithm {
 }
 
 impl LocalPlan {
-    /// The engine's view of `table`; `sensitive` are the sensitive columns in slot order.
-    pub fn input<'a>(&'a self, table: &'a Table, sensitive: &[usize]) -> LocalInput<'a> {
+    /// The engine's view of `table`; `sensitive` are the sensitive attributes in slot order.
+    pub fn input<'a>(
+        &'a self,
+        table: &'a Table,
+        sensitive: Vec<SensitiveAttribute<'a>>,
+    ) -> LocalInput<'a> {
         LocalInput {
             rows: table.row_count(),
             quasi_identifiers: self
@@ -162,14 +166,7 @@ impl LocalPlan {
                     }
                 })
                 .collect(),
-            sensitive: sensitive
-                .iter()
-                .map(|&c| SensitiveAttribute {
-                    name: &table.column(c).name,
-                    codes: &table.column(c).codes,
-                    distinct: table.column(c).dictionary.len(),
-                })
-                .collect(),
+            sensitive,
         }
     }
 }

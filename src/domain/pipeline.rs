@@ -73,7 +73,7 @@ pub fn run<'t>(
     let result = match prepared.local.take() {
         None => Anonymized::FullDomain(anonymize(&prepared.input(table), &prepared.plan, control)?),
         Some(plan) => {
-            let input = plan.input(table, &prepared.sensitive);
+            let input = plan.input(table, prepared.input(table).sensitive);
             let run = run_local(table, &input, &plan, &prepared.plan.privacy_models, control)?;
             let publication = Publication::new(table, &plan, &run.recoding);
             Anonymized::Local {
@@ -172,7 +172,7 @@ impl Completed<'_> {
                 run,
                 publication,
             } => {
-                let input = plan.input(self.table, &self.prepared.sensitive);
+                let input = plan.input(self.table, self.prepared.input(self.table).sensitive);
                 Report::local(
                     publication.suppressed(),
                     &run.recoding.group_sizes(),

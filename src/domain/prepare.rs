@@ -39,7 +39,7 @@ pub type HierarchyResolver<'r> = dyn Fn(&HierarchySpec) -> Result<Hierarchy, Str
 #[derive(Debug)]
 pub struct Prepared {
     quasi_identifiers: Vec<(usize, GeneralizationMap)>,
-    pub(super) sensitive: Vec<usize>,
+    sensitive: Vec<usize>,
     pub(super) output: Vec<usize>,
     /// The engine plan.
     pub plan: Plan,

@@ -46,23 +46,9 @@ impl<'a> GroupChecker<'a> {
         self.size_only
     }
 
-    /// The models checked.
-    pub fn models(&self) -> &'a [Box<dyn PrivacyModel>] {
-        self.models
-    }
-
     /// Whether the group of `rows` satisfies every model.
     pub fn is_private(&mut self, rows: &[u32]) -> bool {
-        self.is_private_by(rows.len(), rows.iter().map(|&r| r as usize))
-    }
-
-    /// Whether the group of `size` records `rows` satisfies every model (for callers whose records are
-    /// not in a slice).
-    pub fn is_private_by(
-        &mut self,
-        size: usize,
-        rows: impl Iterator<Item = usize> + Clone,
-    ) -> bool {
+        let size = rows.len();
         if (size as u64) < self.min_size {
             return false;
         }
@@ -74,8 +60,8 @@ impl<'a> GroupChecker<'a> {
             let counts = &mut self.counts[slot];
             let histogram = &mut self.histograms[slot];
             histogram.clear();
-            for r in rows.clone() {
-                let code = codes[r];
+            for &r in rows {
+                let code = codes[r as usize];
                 if counts[code as usize] == 0 {
                     histogram.push((code, 0));
                 }

@@ -19,7 +19,7 @@ pub use check::GroupChecker;
 pub use metrics::{local_metrics, LocalMetrics};
 pub use mondrian::{mondrian, Mondrian, MondrianOptions, MondrianReport};
 pub use recoding::{Cell, Recoding, SUPPRESSED_GROUP};
-pub use texts::{cell_text, CellTexts};
+pub use texts::CellTexts;
 
 use super::data::GeneralizationMap;
 use super::input::SensitiveAttribute;

@@ -39,19 +39,14 @@ impl CellTexts {
         &self.texts[self.text_of_group[group as usize] as usize]
     }
 
-    /// Number of distinct texts.
-    pub fn distinct(&self) -> usize {
-        self.texts.len()
-    }
-
-    /// The id of the text group `group` publishes (ids are `0..distinct()`).
+    /// The id of the text group `group` publishes (equal ids, equal texts).
     pub fn text_id(&self, group: u32) -> u32 {
         self.text_of_group[group as usize]
     }
 }
 
 /// The text of one cell.
-pub fn cell_text(cell: Cell, domain: Domain<'_>, values: &Dictionary) -> String {
+fn cell_text(cell: Cell, domain: Domain<'_>, values: &Dictionary) -> String {
     match (cell, domain) {
         (Cell::Node { level, label }, Domain::Hierarchy(map)) => map
             .hierarchy()
