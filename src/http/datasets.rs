@@ -6,7 +6,8 @@
 //! and passed through a bounded channel to a blocking thread running [`codec::read_table`] — the parser
 //! jobs use — so every stored dataset is known to parse. When the parser rejects the CSV, the limit is
 //! exceeded or the body cannot be read, reading stops and the upload is rolled back: nothing is stored.
-//! On success the columns are profiled from the parsed table, the metadata committed, and the table put
+//! A refused upload's response carries `Connection: close` (its unread bytes end the connection). On
+//! success the columns are profiled from the parsed table, the metadata committed, and the table put
 //! in the shared cache for the jobs that follow.
 //!
 //! Errors name lines, columns and counts, never cell values.
@@ -48,6 +49,7 @@ pub fn router() -> Router<AppState> {
             "/v1/datasets",
             post(create)
                 .layer(RequestDecompressionLayer::new())
+                .layer(axum::middleware::map_response(close_after_refusal))
                 .merge(get(list).layer(timeout_layer(REQUEST_TIMEOUT))),
         )
         .route(
@@ -181,6 +183,18 @@ async fn create(
         Json(view),
     )
         .into_response())
+}
+
+/// An upload refused with an error may leave part of its body unread on the connection, which the
+/// server then closes. The response says `Connection: close` so that the client does not put the
+/// connection back in its pool and send its next request on a socket that is going away.
+async fn close_after_refusal(mut response: Response) -> Response {
+    if response.status().is_client_error() || response.status().is_server_error() {
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
 }
 
 /// Streams `body` into `upload` and through the parser; returns the parsed table and its column

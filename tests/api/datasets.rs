@@ -593,6 +593,8 @@ async fn bodies_over_the_limit_are_refused_and_leave_nothing(service: Service) {
         .send()
         .await
         .unwrap();
+    // the unread body ends the connection: the client is told not to reuse it
+    assert_eq!(response.headers()["connection"], "close");
     let problem = expect_problem(response, 413, "payload_too_large").await;
     assert!(
         problem["detail"].as_str().unwrap().contains("1000"),
