@@ -5,7 +5,8 @@
 //!
 //! - **Distribution.** Every small group (`2|g| ≤ k`), in canonical key order, moves whole into the
 //!   closest nearly-full group (`k < 2|g| < 2k`) while one remains, else into the closest k-anonymous
-//!   group (A1, A2, A11). Small groups never receive records.
+//!   group (A1, A2, A11). Small groups never receive records, so once no nearly-full group is left the
+//!   k-anonymous targets are fixed: they are collected once and indexed (`targets.rs`).
 //! - **Completion.** Every nearly-full group still below k, in canonical key order, takes `k − |g|`
 //!   records from the closest k-anonymous group holding more than `2k − |g|` records (A3; `≥` with
 //!   [`Completion::AtLeast`]).
@@ -27,6 +28,7 @@
 //!   moves CreateHybrid makes would hit the budget, so this changes no result.
 
 use super::statistic;
+use super::targets::Targets;
 use crate::core::rng::SplitMix64;
 
 /// Which completion sources qualify (note A3).
@@ -95,11 +97,11 @@ struct State<'a> {
 }
 
 /// Bits per label in a packed key.
-const LANE: usize = 16;
+pub(super) const LANE: usize = 16;
 
 /// The keys (`q` labels each) packed into one `u128` per group, [`LANE`] bits per label, when
 /// `q ≤ 128 / LANE` and every label fits in a lane; `None` otherwise.
-fn pack(keys: &[u32], q: usize) -> Option<Vec<u128>> {
+pub(super) fn pack(keys: &[u32], q: usize) -> Option<Vec<u128>> {
     if q == 0 || q > 128 / LANE || keys.iter().any(|&label| label >> LANE != 0) {
         return None;
     }
@@ -114,7 +116,7 @@ fn pack(keys: &[u32], q: usize) -> Option<Vec<u128>> {
 }
 
 /// The number of non-zero [`LANE`]-bit lanes of `x`: the labels in which two packed keys differ.
-fn lanes_differing(x: u128) -> u64 {
+pub(super) fn lanes_differing(x: u128) -> u64 {
     // fold every lane onto its lowest bit; shifts bring higher lanes' bits only into bits that are
     // never read back into bit 0 of a lane
     let mut y = x | x >> 8;
@@ -300,11 +302,25 @@ pub(super) fn create_hybrid(
         .filter(|&g| !is_small(sizes[g]) && u64::from(sizes[g]) < k)
         .collect();
     let initially_big = big.clone();
+    // the k-anonymous groups, fixed once no nearly-full group is left
+    let mut anonymous: Option<Targets> = None;
     // distribution
     for &g in &small {
         let target = if big.is_empty() {
-            let anonymous = (0..groups).filter(|&c| u64::from(state.sizes[c]) >= k);
-            choose(&state, g, anonymous, rng.as_deref_mut())
+            let targets = anonymous.get_or_insert_with(|| {
+                let members = (0..groups as u32)
+                    .filter(|&c| u64::from(state.sizes[c as usize]) >= k)
+                    .collect();
+                Targets::new(members, state.packed.as_deref(), q)
+            });
+            match rng.as_deref_mut() {
+                Some(rng) => targets.draw(rng),
+                None if targets.packed() => state
+                    .packed
+                    .as_ref()
+                    .and_then(|packed| targets.closest(packed[g])),
+                None => choose(&state, g, targets.members(), None),
+            }
         } else {
             choose(&state, g, big.iter().copied(), rng.as_deref_mut())
         }?;

@@ -1,8 +1,13 @@
 //! The equality groups of one full-domain generalization, computed from the distinct original
 //! quasi-identifier tuples (the table's frequency set at the bottom of the lattice) rather than from the
 //! records, so a lattice node costs time in the number of distinct tuples only. Groups are numbered by
-//! first appearance, and renumbered on demand in canonical order: ascending generalized key, label codes compared attribute by attribute (the order
-//! the hierarchies list their values in), so results never depend on the order of the input records.
+//! first appearance, and renumbered on demand in canonical order: ascending generalized key, label codes
+//! compared attribute by attribute (the order the hierarchies list their values in), so results never
+//! depend on the order of the input records.
+//!
+//! A node is grouped either from scratch (one refinement pass per quasi-identifier) or rolled up from a
+//! node one level more general in one attribute (one pass: its groups split by that attribute's labels).
+//! Numbering by first appearance depends on the partition only, so both give identical groups.
 
 use std::collections::HashMap;
 
@@ -133,7 +138,7 @@ impl BaseTuples {
         self.counts.len()
     }
 
-    /// The groups of the node `levels`, in canonical order.
+    /// The groups of the node `levels`, numbered in order of first appearance.
     pub(super) fn group(
         &self,
         maps: &[&GeneralizationMap],
@@ -159,7 +164,46 @@ impl BaseTuples {
                 scratch,
             );
         }
-        let groups = bound;
+        self.collect(ids, bound, maps, levels)
+    }
+
+    /// The groups of the node `levels` rolled up from the groups of the node one level more general in
+    /// `attribute` (`parent` is its group of every tuple, below `parent_groups`): its groups split by
+    /// the labels of `attribute` at `levels`. The same groups, numbered the same way, as
+    /// [`BaseTuples::group`]: numbering by first appearance depends on the partition only.
+    pub(super) fn refine_from(
+        &self,
+        maps: &[&GeneralizationMap],
+        levels: &[u8],
+        parent: &[u32],
+        parent_groups: usize,
+        attribute: usize,
+        scratch: &mut Vec<u32>,
+    ) -> NodeGroups {
+        let q = maps.len();
+        let mut ids = parent.to_vec();
+        let map = maps[attribute];
+        let level = levels[attribute] as usize;
+        let labels = map.codes(level);
+        let bound = refine(
+            &mut ids,
+            |t| labels[self.codes[t * q + attribute] as usize],
+            parent_groups,
+            map.label_count(level).max(1),
+            scratch,
+        );
+        self.collect(ids, bound, maps, levels)
+    }
+
+    /// Sizes and keys of the groups `ids` (dense, below `groups`, in order of first appearance).
+    fn collect(
+        &self,
+        ids: Vec<u32>,
+        groups: usize,
+        maps: &[&GeneralizationMap],
+        levels: &[u8],
+    ) -> NodeGroups {
+        let q = maps.len();
         let mut first = vec![u32::MAX; groups];
         let mut sizes = vec![0u32; groups];
         for (t, &g) in ids.iter().enumerate() {

@@ -21,6 +21,7 @@ mod loss;
 mod output;
 mod search;
 mod statistic;
+mod targets;
 #[cfg(test)]
 mod tests;
 
@@ -175,6 +176,17 @@ pub(super) struct Prepared<'a> {
     options: HybridOptions,
 }
 
+/// The groups of a node one level more general in one attribute than the node being evaluated.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Parent<'p> {
+    /// Its group of every base tuple.
+    group_of_tuple: &'p [u32],
+    /// Its number of groups.
+    groups: usize,
+    /// The attribute in which it is one level more general.
+    attribute: usize,
+}
+
 /// A repaired node.
 #[derive(Debug, Clone)]
 pub(super) struct NodeResult {
@@ -263,14 +275,26 @@ impl<'a> Prepared<'a> {
         SplitMix64(mixer.next_u64())
     }
 
-    /// Groups and repairs the node `levels`; `None` in the relocation when it cannot be repaired.
+    /// Groups and repairs the node `levels`, rolling its groups up from `parent` when given (see
+    /// [`Parent`]); `None` in the relocation when it cannot be repaired.
     fn evaluate(
         &self,
         levels: &[u8],
         id: u64,
+        parent: Option<Parent<'_>>,
         scratch: &mut Vec<u32>,
     ) -> (NodeGroups, Option<create::Relocation>) {
-        let mut groups = self.base.group(&self.maps, levels, scratch);
+        let mut groups = match parent {
+            Some(parent) => self.base.refine_from(
+                &self.maps,
+                levels,
+                parent.group_of_tuple,
+                parent.groups,
+                parent.attribute,
+                scratch,
+            ),
+            None => self.base.group(&self.maps, levels, scratch),
+        };
         let k = self.limits.k;
         if groups.sizes.iter().all(|&s| u64::from(s) >= k) {
             // k-anonymous as it is: nothing moves (groups may stay in first-appearance order)

@@ -8,8 +8,20 @@
 //! A node is pruned exactly when one of its direct generalizations failed or was pruned, which marks the
 //! whole down-set of every failed node. The repaired table of the best node so far is kept (the
 //! randomized mode could not recompute it). Progress is reported per node, cancellation polled per node.
+//!
+//! Every direct generalization of a node that is not pruned was repaired one height up, so the groups of
+//! the repaired nodes of the previous height are kept and each node's groups are rolled up from one of
+//! them (`groups.rs`) instead of being computed from the base tuples again. The nodes of one height
+//! depend on the height above only, so they are grouped and repaired in parallel (rayon); their results
+//! are then taken in walk order, so the outcome, the progress reports and the tie-breaks are those of a
+//! sequential walk (every node's randomized choices come from its own stream).
 
-use super::{NodeResult, Prepared, COST_TOLERANCE};
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+use super::create::Relocation;
+use super::groups::NodeGroups;
+use super::{NodeResult, Parent, Prepared, COST_TOLERANCE};
 use crate::core::control::{Control, Phase, Progress};
 use crate::core::error::CoreError;
 use crate::core::lattice::Lattice;
@@ -24,6 +36,9 @@ pub(super) struct Found {
     pub(super) nodes_evaluated: u64,
     pub(super) lattice_size: u64,
 }
+
+/// A node's groups, its repair (`None` when it failed) and the loss of the repair.
+type Evaluated = (NodeGroups, Option<Relocation>, Option<f64>);
 
 /// Whether `a` beats `b`: lower loss (within the tolerance), fewer changed cells, smaller levels.
 fn better(a: &NodeResult, b: &NodeResult) -> bool {
@@ -51,45 +66,81 @@ pub(super) fn walk(prepared: &Prepared<'_>, control: &dyn Control) -> Result<Fou
     let mut top_sizes: Vec<u32> = Vec::new();
     let mut done = 0u64;
     let mut evaluated = 0u64;
-    let mut scratch = Vec::new();
-    let mut outcome = Ok(());
     let bottom = vec![0u8; max_levels.len()];
+    // group of every base tuple and group count of the repaired nodes one height up, and of this height
+    let mut above: FxHashMap<u64, (Vec<u32>, usize)> = FxHashMap::default();
+    let mut here: FxHashMap<u64, (Vec<u32>, usize)> = FxHashMap::default();
     for height in (0..=lattice.top_height()).rev() {
-        let finished = Lattice::for_each_at_height(&bottom, &max_levels, height, &mut |levels| {
-            if control.is_cancelled() {
-                outcome = Err(CoreError::Cancelled);
-                return false;
-            }
+        if control.is_cancelled() {
+            return Err(CoreError::Cancelled);
+        }
+        // the nodes of this height in walk order; pruning depends on the height above only
+        let mut nodes: Vec<(Vec<u8>, u64, bool)> = Vec::new();
+        Lattice::for_each_at_height(&bottom, &max_levels, height, &mut |levels| {
             let id = lattice.id(levels);
             let pruned = (0..levels.len())
                 .any(|j| levels[j] < max_levels[j] && bad[(id + lattice.stride(j)) as usize]);
+            nodes.push((levels.to_vec(), id, pruned));
+            true
+        });
+        let above_ref = &above;
+        let repaired: Vec<Option<Evaluated>> = nodes
+            .par_iter()
+            .map_init(Vec::new, |scratch, (levels, id, pruned)| {
+                if *pruned || control.is_cancelled() {
+                    return None;
+                }
+                // every direct generalization of a node that is not pruned was repaired one height up
+                let parent = (0..levels.len())
+                    .find(|&j| levels[j] < max_levels[j])
+                    .and_then(|j| {
+                        let (group_of_tuple, groups) = above_ref.get(&(id + lattice.stride(j)))?;
+                        Some(Parent {
+                            group_of_tuple,
+                            groups: *groups,
+                            attribute: j,
+                        })
+                    });
+                let (groups, relocation) = prepared.evaluate(levels, *id, parent, scratch);
+                let loss = relocation.as_ref().map(|relocation| {
+                    prepared
+                        .penalties
+                        .loss(&groups.keys, &relocation.sizes, levels, prepared.rows)
+                });
+                Some((groups, relocation, loss))
+            })
+            .collect();
+        for ((levels, id, pruned), result) in nodes.into_iter().zip(repaired) {
             if pruned {
                 bad[id as usize] = true;
             } else {
+                let Some((groups, relocation, loss)) = result else {
+                    return Err(CoreError::Cancelled);
+                };
                 evaluated += 1;
-                let (groups, relocation) = prepared.evaluate(levels, id, &mut scratch);
                 if height == lattice.top_height() {
                     top_sizes.clone_from(&groups.sizes);
                 }
-                match relocation {
-                    None => bad[id as usize] = true,
-                    Some(relocation) => {
-                        let loss = prepared.penalties.loss(
-                            &groups.keys,
-                            &relocation.sizes,
+                match (relocation, loss) {
+                    (Some(relocation), Some(loss)) => {
+                        let count = groups.len();
+                        let mut candidate = NodeResult {
                             levels,
-                            prepared.rows,
-                        );
-                        let candidate = NodeResult {
-                            levels: levels.to_vec(),
                             groups,
                             relocation,
                             loss,
                         };
                         if best.as_ref().is_none_or(|b| better(&candidate, b)) {
+                            if height > 0 {
+                                here.insert(id, (candidate.groups.group_of_tuple.clone(), count));
+                            }
                             best = Some(candidate);
+                        } else if height > 0 {
+                            let partition = std::mem::take(&mut candidate.groups.group_of_tuple);
+                            here.insert(id, (partition, count));
                         }
                     }
+                    _ => bad[id as usize] = true,
                 }
             }
             done += 1;
@@ -98,12 +149,8 @@ pub(super) fn walk(prepared: &Prepared<'_>, control: &dyn Control) -> Result<Fou
                 done,
                 total,
             });
-            true
-        });
-        outcome.clone()?;
-        if !finished {
-            break;
         }
+        above = std::mem::take(&mut here);
     }
     let k = prepared.limits.k;
     let best = best.ok_or_else(|| CoreError::NoSolution {

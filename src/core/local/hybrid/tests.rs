@@ -133,7 +133,7 @@ fn node(k: u64, p: f64, levels: &[u8]) -> Option<(Vec<u32>, u64)> {
     let fixture = paper_table();
     let input = fixture.input();
     let prepared = Prepared::new(&input, k, &deterministic(p)).unwrap();
-    let (_, relocation) = prepared.evaluate(levels, 0, &mut Vec::new());
+    let (_, relocation) = prepared.evaluate(levels, 0, None, &mut Vec::new());
     relocation.map(|r| (r.sizes, r.changed))
 }
 
@@ -265,12 +265,15 @@ fn completion_returns_guests_before_moving_natives() {
     // k=5, [3,3,3]: 47*** (3) needs 2 records; the 49*** group has 6 < 7, still not enough
     let prepared = Prepared::new(&input, 5, &options).unwrap();
     assert!(prepared
-        .evaluate(&[3, 3, 3], 0, &mut Vec::new())
+        .evaluate(&[3, 3, 3], 0, None, &mut Vec::new())
         .1
         .is_none());
     // k=4, [3,3,3]: 6 ≥ 5 either way
     let prepared = Prepared::new(&input, 4, &options).unwrap();
-    let relocation = prepared.evaluate(&[3, 3, 3], 0, &mut Vec::new()).1.unwrap();
+    let relocation = prepared
+        .evaluate(&[3, 3, 3], 0, None, &mut Vec::new())
+        .1
+        .unwrap();
     assert_eq!((relocation.sizes, relocation.changed), (vec![4, 5], 1));
 }
 
@@ -557,5 +560,78 @@ proptest! {
         }
         let again = hybrid(&input, k, &options, &NoControl).unwrap();
         prop_assert_eq!(&again, &result);
+    }
+}
+
+/// The groups of node `levels` as [`BaseTuples::group`] makes them and as rolled up from every direct
+/// generalization (numbered canonically or not), with the repair of each; all must agree.
+fn check_rollups(prepared: &Prepared<'_>, levels: &[u8], id: u64, max: &[u8]) {
+    let mut scratch = Vec::new();
+    let plain = prepared.base.group(&prepared.maps, levels, &mut scratch);
+    let (_, repaired) = prepared.evaluate(levels, id, None, &mut scratch);
+    for j in (0..levels.len()).filter(|&j| levels[j] < max[j]) {
+        let mut up = levels.to_vec();
+        up[j] += 1;
+        let mut parent = prepared.base.group(&prepared.maps, &up, &mut scratch);
+        if j % 2 == 1 {
+            parent.canonicalize(&prepared.maps, &up);
+        }
+        let rolled = prepared.base.refine_from(
+            &prepared.maps,
+            levels,
+            &parent.group_of_tuple,
+            parent.len(),
+            j,
+            &mut scratch,
+        );
+        assert_eq!(rolled.keys, plain.keys);
+        assert_eq!(rolled.sizes, plain.sizes);
+        assert_eq!(rolled.group_of_tuple, plain.group_of_tuple);
+        assert!(!rolled.canonical);
+        let from = Parent {
+            group_of_tuple: &parent.group_of_tuple,
+            groups: parent.len(),
+            attribute: j,
+        };
+        let (_, same) = prepared.evaluate(levels, id, Some(from), &mut scratch);
+        let summary = |r: &Option<create::Relocation>| {
+            r.as_ref()
+                .map(|r| (r.sizes.clone(), r.flows.clone(), r.changed))
+        };
+        assert_eq!(summary(&same), summary(&repaired));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Rolling a node's groups up from any direct generalization gives the same groups, numbering and
+    /// repair as grouping the base tuples, at every node of the lattice.
+    #[test]
+    fn rolled_up_groups_equal_grouping_from_scratch(
+        table in random_table(),
+        k in 1u64..6,
+        p in prop::sample::select(vec![0.05, 0.3, 1.0]),
+        randomized in any::<bool>(),
+    ) {
+        let fixture = table.fixture();
+        let input = fixture.input();
+        let k = k.min(input.rows as u64);
+        let options = HybridOptions {
+            relocation_limit: p,
+            mode: if randomized { HybridMode::Randomized } else { HybridMode::Deterministic },
+            seed: 7,
+            ..HybridOptions::default()
+        };
+        let prepared = Prepared::new(&input, k, &options).unwrap();
+        let max: Vec<u8> = prepared.maps.iter().map(|m| m.max_level() as u8).collect();
+        let lattice = crate::core::lattice::Lattice::new(max.clone());
+        let bottom = vec![0u8; max.len()];
+        for height in 0..=lattice.top_height() {
+            crate::core::lattice::Lattice::for_each_at_height(&bottom, &max, height, &mut |levels| {
+                check_rollups(&prepared, levels, lattice.id(levels), &max);
+                true
+            });
+        }
     }
 }
