@@ -3,7 +3,8 @@
 //! verification of the published table, `domain::pipeline::run`):
 //! - ARX parity: t-closeness on `occupation` with the other eight columns as quasi-identifiers, with the
 //!   equal and the hierarchical ground distance, and entropy 5-diversity, must reproduce the optimum and
-//!   loss of ARX's own test suite, and β-likeness its optimal transformation;
+//!   loss of ARX's own test suite, β-likeness its optimal transformation, and Grassberger entropy
+//!   l-diversity the exhaustive optimum, never worse than ARX's;
 //! - the acceptance runs: eight quasi-identifiers, `salary-class` sensitive, k = 5 with distinct
 //!   2-diversity or with 0.2-closeness (equal distance), at 0 % and 2 % suppression: every exact algorithm
 //!   finds the non-uniform-entropy optimum of the exhaustive search, and the report states the achieved
@@ -134,6 +135,12 @@ fn entropy_diversity() -> serde_json::Value {
     serde_json::json!([{"type": "entropy_l_diversity", "attribute": "occupation", "l": 5}])
 }
 
+fn grassberger_diversity(l: u64) -> serde_json::Value {
+    serde_json::json!([
+        {"type": "entropy_l_diversity", "attribute": "occupation", "l": l, "estimator": "grassberger"}
+    ])
+}
+
 /// Source: ARX 3.9.2 test suite, arx-deidentifier/arx src/test/org/deidentifier/arx/test/
 /// TestAnonymizationTCloseness.java (cases 0, 4: EqualDistanceTCloseness("occupation", 0.2) + KAnonymity(5)
 /// with Metric.createDiscernabilityMetric(true), whose values are the sum of squared class sizes with
@@ -248,6 +255,66 @@ fn reproduces_arx_optima_on_occupation() {
                 case.what,
                 case.loss
             );
+        }
+    }
+}
+
+/// Grassberger entropy l-diversity on `occupation` (no k), `nu_entropy`, against ARX 3.9.2's test suite
+/// (arx-deidentifier/arx src/test/org/deidentifier/arx/test/TestAnonymizationEntropyLDiversity.java,
+/// cases 0, 2 and 3: EntropyLDiversity("occupation", l, EntropyEstimator.GRASSBERGER) with
+/// Metric.createPrecomputedEntropyMetric(0.1, false), in ARX's exact mode). Flash and `optimal` must
+/// find the exhaustive search's optimum, and it must be at least as good as ARX's. Without suppression
+/// it is ARX's. With suppression it is better: l = 5 at 4 %, [1, 0, 1, 1, 2, 2, 2, 0] at 198,181.40
+/// suppresses 1,107 records (limit 1,206) where ARX reports [1, 0, 1, 0, 3, 2, 2, 0] at 216,092.12;
+/// l = 3 at 5 %, [0, 0, 1, 0, 3, 2, 1, 0] at 160,937.45 suppresses 1,478 (limit 1,508) where ARX
+/// reports [0, 0, 1, 1, 2, 2, 2, 0] at 180,347.43. A separate script grouping the CSV with the
+/// hierarchy files confirmed both failing-record counts. (ARX declares the estimator monotone, which
+/// it is not: see `core/privacy/grassberger.rs`.)
+#[test]
+fn grassberger_diversity_is_exact_and_no_worse_than_arx() {
+    for (l, limit, arx_transformation, arx_loss) in [
+        (5u64, 0.04, [1u8, 0, 1, 0, 3, 2, 2, 0], 216092.124036387),
+        (5, 0.0, [1, 1, 1, 1, 3, 2, 2, 1], 324620.5269918692),
+        (3, 0.05, [0, 0, 1, 1, 2, 2, 2, 0], 180347.4325366015),
+    ] {
+        let models = grassberger_diversity(l);
+        let oracle = spec(
+            "occupation",
+            false,
+            models.clone(),
+            limit,
+            "nu_entropy",
+            "exhaustive",
+        );
+        let oracle = run(table(), &oracle, &resolve, &NoControl).expect("a solution exists");
+        let best = oracle.outcome().unwrap();
+        let best_loss = best.metrics.get(best.metric);
+        assert!(
+            best_loss <= arx_loss * (1.0 + 1e-12),
+            "l = {l} at {limit}: {best_loss} worse than ARX's {arx_loss}"
+        );
+        if close(best_loss, arx_loss) {
+            assert_eq!(
+                best.transformation, arx_transformation,
+                "l = {l} at {limit}"
+            );
+        }
+        for algorithm in ["flash", "optimal"] {
+            let job = spec(
+                "occupation",
+                false,
+                models.clone(),
+                limit,
+                "nu_entropy",
+                algorithm,
+            );
+            let done = run(table(), &job, &resolve, &NoControl).expect("a solution exists");
+            let outcome = done.outcome().unwrap();
+            assert_eq!(
+                outcome.transformation, best.transformation,
+                "l = {l} at {limit} ({algorithm})"
+            );
+            assert!(close(outcome.metrics.get(outcome.metric), best_loss));
         }
     }
 }

@@ -551,6 +551,122 @@ fn failing_records_l(dataset: &Dataset, sensitive: usize, levels: &[u8], k: u64,
         .sum()
 }
 
+/// Records in classes with fewer than `k` records or whose sensitive value counts fail `passes`.
+fn failing_records_by(
+    dataset: &Dataset,
+    sensitive: usize,
+    levels: &[u8],
+    k: u64,
+    passes: impl Fn(&[u64]) -> bool,
+) -> u64 {
+    let mut classes: std::collections::HashMap<Vec<String>, std::collections::HashMap<&str, u64>> =
+        std::collections::HashMap::new();
+    for (r, row) in dataset.rows.iter().enumerate() {
+        *classes
+            .entry(dataset.generalized_key(r, levels))
+            .or_default()
+            .entry(row[sensitive].as_str())
+            .or_default() += 1;
+    }
+    classes
+        .values()
+        .map(|counts| counts.values().copied().collect::<Vec<u64>>())
+        .filter(|counts| counts.iter().sum::<u64>() < k || !passes(counts))
+        .map(|counts| counts.iter().sum::<u64>())
+        .sum()
+}
+
+/// Recursive (c,l)-diversity with `c = c2 / 2`, from the definition: with the counts sorted
+/// `r_1 ≥ r_2 ≥ …`, `r_1 < c·(r_l + … + r_m)`; always true for `l ≤ 1`.
+fn recursive_passes(counts: &[u64], c2: u64, l: u64) -> bool {
+    if l <= 1 {
+        return true;
+    }
+    let mut sorted = counts.to_vec();
+    sorted.sort_unstable_by(|a, b| b.cmp(a));
+    let tail: u64 = sorted.iter().skip(l as usize - 1).sum();
+    2 * sorted[0] < c2 * tail
+}
+
+/// Runs the exact algorithms with k-anonymity and recursive (c,l)-diversity, `c = c2 / 2`, on `job`.
+/// With suppression the model is not monotone, so this exercises the bounded search and its pre-pass
+/// with the distinct-l relaxation.
+fn check_job_recursive(job: &Job, c2: u64, l: u64) -> Result<(), String> {
+    let n = job.rows.len();
+    let budget = n as u64 * job.percent / 100;
+    let (table, _, dataset) = build(job)?;
+    let nodes = dataset.all_nodes();
+    let failing: Vec<u64> = nodes
+        .iter()
+        .map(|v| {
+            failing_records_by(&dataset, job.sensitive, v, job.k, |counts| {
+                recursive_passes(counts, c2, l)
+            })
+        })
+        .collect();
+    let mut spec = spec(job);
+    spec.privacy_models.push(
+        serde_json::from_value(serde_json::json!({
+            "type": "recursive_cl_diversity", "attribute": "diagnosis", "c": c2 as f64 / 2.0, "l": l
+        }))
+        .map_err(|e| e.to_string())?,
+    );
+    check_exact_searches(
+        &table,
+        &spec,
+        &MetricKind::ALL,
+        (&nodes, &failing, budget),
+        &format!("c = {c2}/2, l = {l}"),
+    )
+}
+
+/// Grassberger entropy l-diversity from the definition: at least l distinct values and
+/// `G(N) − Σ n·G(n)/N ≥ ln l` (within 1e-9), `G(2m) = G(2m + 1) = −γ − ln 2 + Σ_{k ≤ m} 2/(2k − 1)`.
+fn grassberger_passes(counts: &[u64], l: u64) -> bool {
+    let g = |n: u64| {
+        -0.577_215_664_901_532_9 - std::f64::consts::LN_2
+            + (1..=n / 2).map(|k| 2.0 / (2 * k - 1) as f64).sum::<f64>()
+    };
+    let present: Vec<u64> = counts.iter().copied().filter(|&n| n > 0).collect();
+    let total: u64 = present.iter().sum();
+    if (present.len() as u64) < l || total == 0 {
+        return false;
+    }
+    let estimate = g(total) - present.iter().map(|&n| n as f64 * g(n)).sum::<f64>() / total as f64;
+    estimate >= (l as f64).ln() - 1e-9
+}
+
+/// Runs the exact algorithms with k-anonymity and Grassberger entropy l-diversity on `job`. The model
+/// is not monotone even without suppression, so every limit exercises the bounded search.
+fn check_job_grassberger(job: &Job, l: u64) -> Result<(), String> {
+    let n = job.rows.len();
+    let budget = n as u64 * job.percent / 100;
+    let (table, _, dataset) = build(job)?;
+    let nodes = dataset.all_nodes();
+    let failing: Vec<u64> = nodes
+        .iter()
+        .map(|v| {
+            failing_records_by(&dataset, job.sensitive, v, job.k, |counts| {
+                grassberger_passes(counts, l)
+            })
+        })
+        .collect();
+    let mut spec = spec(job);
+    spec.privacy_models.push(
+        serde_json::from_value(serde_json::json!({
+            "type": "entropy_l_diversity", "attribute": "diagnosis", "l": l, "estimator": "grassberger"
+        }))
+        .map_err(|e| e.to_string())?,
+    );
+    check_exact_searches(
+        &table,
+        &spec,
+        &MetricKind::ALL,
+        (&nodes, &failing, budget),
+        &format!("Grassberger l = {l}"),
+    )
+}
+
 /// Runs the exact algorithms with k-anonymity and distinct l-diversity on `job`.
 fn check_job_l_diversity(job: &Job, l: u64) -> Result<(), String> {
     let n = job.rows.len();
@@ -583,6 +699,47 @@ proptest! {
         failure_persistence: None,
         ..Config::default()
     })]
+
+    #[test]
+    fn searches_agree_with_brute_force_under_recursive_diversity(
+        seed in any::<u64>(),
+        qis in 1usize..=3,
+        n in 5usize..=40,
+        k_pick in any::<u64>(),
+        limit in 0usize..LIMITS_PERCENT.len(),
+        c2 in 1u64..=6,
+        l in 1u64..=4,
+    ) {
+        let job = generate(seed, qis, n, k_pick, limit);
+        if let Err(e) = check_job_recursive(&job, c2, l) {
+            let hierarchies: Vec<_> = job.hierarchies.iter().map(|(c, h)| (&job.header[*c], h)).collect();
+            prop_assert!(
+                false,
+                "{e}\nk = {}, limit = {}%, header = {:?}\nhierarchies = {:?}\nrows = {:?}",
+                job.k, job.percent, job.header, hierarchies, job.rows
+            );
+        }
+    }
+
+    #[test]
+    fn searches_agree_with_brute_force_under_grassberger_diversity(
+        seed in any::<u64>(),
+        qis in 1usize..=3,
+        n in 5usize..=40,
+        k_pick in any::<u64>(),
+        limit in 0usize..LIMITS_PERCENT.len(),
+        l in 1u64..=3,
+    ) {
+        let job = generate(seed, qis, n, k_pick, limit);
+        if let Err(e) = check_job_grassberger(&job, l) {
+            let hierarchies: Vec<_> = job.hierarchies.iter().map(|(c, h)| (&job.header[*c], h)).collect();
+            prop_assert!(
+                false,
+                "{e}\nk = {}, limit = {}%, header = {:?}\nhierarchies = {:?}\nrows = {:?}",
+                job.k, job.percent, job.header, hierarchies, job.rows
+            );
+        }
+    }
 
     #[test]
     fn searches_agree_with_brute_force_under_distinct_l_diversity(

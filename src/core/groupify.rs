@@ -67,6 +67,8 @@ impl ClassHistograms {
         for c in 0..classes {
             let (start, end) = (starts[c] as usize, starts[c + 1] as usize);
             let first = write;
+            // most classes gather one source's sorted entries: sort only when codes arrive out of order
+            let mut sorted = true;
             for read in start..end {
                 let (code, n) = entries[read];
                 let slot = &mut slot_of[code as usize];
@@ -74,16 +76,89 @@ impl ClassHistograms {
                     entries[*slot as usize].1 += n;
                 } else {
                     *slot = write as u32;
+                    sorted &= write == first || entries[write - 1].0 < code;
                     entries[write] = (code, n);
                     write += 1;
                 }
             }
-            entries[first..write].sort_unstable_by_key(|&(code, _)| code);
+            if !sorted {
+                entries[first..write].sort_unstable_by_key(|&(code, _)| code);
+            }
             offsets.push(write as u32);
         }
         entries.truncate(write);
         Self { offsets, entries }
     }
+}
+
+/// The sets of values of one sensitive attribute for every class, as bitsets: class `c` owns the
+/// `words` words `bits[c * words..(c + 1) * words]`, and bit `code % 64` of word `code / 64` is set when
+/// the class holds `code`. Merging classes is a bitwise or, the number of distinct values a popcount.
+#[derive(Debug, Clone, Default)]
+struct ClassValueSets {
+    words: usize,
+    bits: Vec<u64>,
+}
+
+impl ClassValueSets {
+    /// Words per class for codes below `values`.
+    fn words_for(values: usize) -> usize {
+        values.max(1).div_ceil(64)
+    }
+
+    /// The bitset of class `class`.
+    fn class(&self, class: usize) -> &[u64] {
+        self.bits
+            .get(class * self.words..(class + 1) * self.words)
+            .unwrap_or(&[])
+    }
+
+    /// Number of distinct values of class `class`.
+    fn distinct(&self, class: usize) -> u64 {
+        self.class(class)
+            .iter()
+            .map(|w| u64::from(w.count_ones()))
+            .sum()
+    }
+
+    /// The value sets of `classes` classes when record `i` (code `codes[i]`, below `values`) belongs to
+    /// class `class_of[i]`.
+    fn from_codes(classes: usize, values: usize, class_of: &[u32], codes: &[u32]) -> Self {
+        let words = Self::words_for(values);
+        let mut bits = vec![0u64; classes * words];
+        for (&c, &code) in class_of.iter().zip(codes) {
+            bits[c as usize * words + (code / 64) as usize] |= 1u64 << (code % 64);
+        }
+        Self { words, bits }
+    }
+
+    /// Merges the classes of `source` into `classes` classes, source class `i` going to `class_of[i]`.
+    fn gather(classes: usize, class_of: &[u32], source: &Self) -> Self {
+        let words = source.words;
+        let mut bits = vec![0u64; classes * words];
+        if words == 1 {
+            for (&c, &b) in class_of.iter().zip(&source.bits) {
+                bits[c as usize] |= b;
+            }
+        } else {
+            for (&c, from) in class_of.iter().zip(source.bits.chunks_exact(words)) {
+                let to = &mut bits[c as usize * words..(c as usize + 1) * words];
+                for (t, &f) in to.iter_mut().zip(from) {
+                    *t |= f;
+                }
+            }
+        }
+        Self { words, bits }
+    }
+}
+
+/// What a frequency set keeps of one sensitive attribute per class.
+#[derive(Debug, Clone)]
+enum ClassSensitive {
+    /// Full `(code, count)` histograms, for models that read counts.
+    Histograms(ClassHistograms),
+    /// Only the sets of values, when every model reading the attribute needs no more.
+    Sets(ClassValueSets),
 }
 
 /// The equivalence classes of the table generalized to one lattice node.
@@ -92,7 +167,7 @@ pub struct FrequencySet {
     levels: Vec<u8>,
     rows: Vec<u32>,
     counts: Vec<u32>,
-    histograms: Vec<ClassHistograms>,
+    histograms: Vec<ClassSensitive>,
 }
 
 impl FrequencySet {
@@ -121,12 +196,28 @@ impl FrequencySet {
         &self.rows
     }
 
-    /// Histogram of sensitive slot `slot` for class `class` (empty when histograms were not requested).
+    /// Histogram of sensitive slot `slot` for class `class` (empty when histograms were not requested,
+    /// or when only the value sets of the slot are kept).
     pub fn histogram(&self, slot: usize, class: usize) -> &[(u32, u32)] {
-        self.histograms.get(slot).map_or(&[], |h| h.class(class))
+        match self.histograms.get(slot) {
+            Some(ClassSensitive::Histograms(h)) => h.class(class),
+            _ => &[],
+        }
     }
 
-    /// Whether per-class histograms are kept.
+    /// Number of distinct values of sensitive slot `slot` in class `class` (0 when neither histograms
+    /// nor value sets were requested).
+    pub fn distinct_values(&self, slot: usize, class: usize) -> u64 {
+        match self.histograms.get(slot) {
+            Some(ClassSensitive::Histograms(h)) => {
+                h.class(class).iter().filter(|&&(_, n)| n > 0).count() as u64
+            }
+            Some(ClassSensitive::Sets(s)) => s.distinct(class),
+            None => 0,
+        }
+    }
+
+    /// Whether per-class histograms (or value sets) are kept.
     pub fn has_histograms(&self) -> bool {
         !self.histograms.is_empty()
     }
@@ -140,10 +231,21 @@ impl FrequencySet {
             levels: vec![],
             rows: vec![row],
             counts: vec![size],
-            histograms: vec![ClassHistograms {
+            histograms: vec![ClassSensitive::Histograms(ClassHistograms {
                 offsets: vec![0, histogram.len() as u32],
                 entries: histogram,
-            }],
+            })],
+        }
+    }
+
+    /// A set at `levels` with `classes` classes of one record each (unit tests of caches).
+    #[cfg(test)]
+    pub(crate) fn with_classes_for_tests(levels: &[u8], classes: usize) -> Self {
+        Self {
+            levels: levels.to_vec(),
+            rows: (0..classes as u32).collect(),
+            counts: vec![1; classes],
+            histograms: Vec::new(),
         }
     }
 
@@ -152,7 +254,10 @@ impl FrequencySet {
         let histograms: usize = self
             .histograms
             .iter()
-            .map(|h| h.offsets.len() * 4 + h.entries.len() * 8)
+            .map(|h| match h {
+                ClassSensitive::Histograms(h) => h.offsets.len() * 4 + h.entries.len() * 8,
+                ClassSensitive::Sets(s) => s.bits.len() * 8,
+            })
             .sum();
         self.counts.len() * 8 + histograms + 64
     }
@@ -174,10 +279,14 @@ pub struct Grouper {
     keys: Vec<u64>,
     class_of: Vec<u32>,
     ids: KeyIds,
+    /// Scratch: each grouped column's labels multiplied by the column's stride in the key.
+    scaled: Vec<u64>,
     /// Largest radix product before keys are renumbered; 0 means `u64::MAX` (tests lower it).
     radix_limit: u64,
     /// Source classes (or records) read so far: the work grouping has done.
     processed: u64,
+    /// `value_sets[s]`: keep only the value sets of sensitive slot `s`, not its histograms.
+    value_sets: Vec<bool>,
 }
 
 /// Where grouping reads classes from.
@@ -251,7 +360,15 @@ impl Grouper {
         }
     }
 
-    /// Groups the original records at node `levels`. Histograms are built when `with_histograms`.
+    /// Keeps only the per-class value sets (not histograms) of the sensitive slots `s` with
+    /// `value_sets[s]` in the sets grouped from records from now on; rollups follow their source. Meant
+    /// for slots that only models reading value sets (for example distinct l-diversity) look at.
+    pub fn keep_value_sets_only(&mut self, value_sets: Vec<bool>) {
+        self.value_sets = value_sets;
+    }
+
+    /// Groups the original records at node `levels`. Histograms (or value sets, see
+    /// [`Grouper::keep_value_sets_only`]) are built when `with_histograms`.
     pub fn group_rows(
         &mut self,
         input: &EngineInput<'_>,
@@ -264,11 +381,23 @@ impl Grouper {
             input
                 .sensitive
                 .iter()
-                .map(|s| {
+                .enumerate()
+                .map(|(slot, s)| {
+                    if self.value_sets.get(slot).copied().unwrap_or(false) {
+                        return ClassSensitive::Sets(ClassValueSets::from_codes(
+                            classes,
+                            s.distinct,
+                            &self.class_of,
+                            s.codes,
+                        ));
+                    }
                     let single: Vec<(u32, u32)> = s.codes.iter().map(|&code| (code, 1)).collect();
-                    ClassHistograms::gather(classes, s.distinct, &self.class_of, |row| {
-                        std::slice::from_ref(&single[row])
-                    })
+                    ClassSensitive::Histograms(ClassHistograms::gather(
+                        classes,
+                        s.distinct,
+                        &self.class_of,
+                        |row| std::slice::from_ref(&single[row]),
+                    ))
                 })
                 .collect()
         } else {
@@ -313,8 +442,13 @@ impl Grouper {
             .histograms
             .iter()
             .zip(&input.sensitive)
-            .map(|(per_class, s)| {
-                ClassHistograms::gather(classes, s.distinct, &self.class_of, |i| per_class.class(i))
+            .map(|(per_class, s)| match per_class {
+                ClassSensitive::Histograms(h) => ClassSensitive::Histograms(
+                    ClassHistograms::gather(classes, s.distinct, &self.class_of, |i| h.class(i)),
+                ),
+                ClassSensitive::Sets(sets) => {
+                    ClassSensitive::Sets(ClassValueSets::gather(classes, &self.class_of, sets))
+                }
             })
             .collect();
         FrequencySet {
@@ -384,21 +518,39 @@ impl Grouper {
         row_at: impl Fn(usize) -> u32,
         count_at: impl Fn(usize) -> u32,
     ) -> (Vec<u32>, Vec<u32>) {
-        let columns: Vec<(usize, &[u32], u64)> = (0..q)
-            .filter(|&j| self.widths[j][levels[j] as usize] > 1)
-            .map(|j| {
-                let level = levels[j] as usize;
-                (j, self.labels[j][level].as_slice(), self.widths[j][level])
-            })
+        // key = Σ_j label_j · stride_j (the mixed-radix number, most significant column first): each
+        // column's labels are pre-multiplied by its stride once per grouping, so a key is a sum of
+        // independent lookups instead of a chain of multiplications
+        let mut scaled = std::mem::take(&mut self.scaled);
+        scaled.clear();
+        let mut columns: Vec<(usize, usize, usize)> = Vec::with_capacity(q);
+        let mut stride = 1u64;
+        for j in (0..q).rev() {
+            let level = levels[j] as usize;
+            let width = self.widths[j][level];
+            if width <= 1 {
+                continue;
+            }
+            let start = scaled.len();
+            scaled.extend(
+                self.labels[j][level]
+                    .iter()
+                    .map(|&label| label as u64 * stride),
+            );
+            columns.push((j, start, scaled.len()));
+            stride = stride.wrapping_mul(width);
+        }
+        let tables: Vec<(usize, &[u64])> = columns
+            .iter()
+            .map(|&(j, start, end)| (j, &scaled[start..end]))
             .collect();
         let matrix = &self.matrix;
         let key_of = |row: u32| {
             let codes = &matrix[row as usize * q..row as usize * q + q];
-            let mut key = 0u64;
-            for &(j, labels, width) in &columns {
-                key = key * width + labels[codes[j] as usize] as u64;
-            }
-            key
+            tables
+                .iter()
+                .map(|&(j, table)| table[codes[j] as usize])
+                .sum::<u64>()
         };
         let mut counts: Vec<u32> = Vec::new();
         let mut rows: Vec<u32> = Vec::new();
@@ -420,6 +572,8 @@ impl Grouper {
             }
         }
         self.ids.finish(dense, rows.iter().map(|&row| key_of(row)));
+        drop(tables);
+        self.scaled = scaled;
         (counts, rows)
     }
 
@@ -681,6 +835,102 @@ mod tests {
         assert_eq!(direct.counts(), up.counts());
         for c in 0..up.len() {
             assert_eq!(direct.histogram(0, c), up.histogram(0, c));
+        }
+    }
+
+    proptest::proptest! {
+        /// Value sets (bitsets) give every class the same number of distinct values as histograms, when
+        /// grouped from records and after rollups, for domains of one and of several words.
+        #[test]
+        fn value_sets_count_distinct_values_like_histograms(
+            records in proptest::collection::vec((0u32..6, 0u32..5, 0u32..3), 1..60),
+            values in proptest::sample::select(vec![3usize, 64, 65, 130]),
+            top in (0u8..3, 0u8..3),
+        ) {
+            let rows: Vec<Vec<String>> = records
+                .iter()
+                .map(|&(a, b, _)| vec![a.to_string(), b.to_string()])
+                .collect();
+            let rows_ref: Vec<Vec<&str>> = rows
+                .iter()
+                .map(|r| r.iter().map(String::as_str).collect())
+                .collect();
+            let table = Table::from_rows(&["a", "b"], &rows_ref);
+            // sensitive codes spread over the whole domain of `values` codes
+            let codes: Vec<u32> = records
+                .iter()
+                .map(|&(a, b, s)| (s * 61 + a * 7 + b) % values as u32)
+                .collect();
+            let column = |j: usize| {
+                let text = table.column(j).dictionary.values()
+                    .map(|v| {
+                        let n: u32 = v.parse().unwrap_or(0);
+                        format!("{v};{};*", n % 2)
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                hierarchy(&text, &table, j)
+            };
+            let maps = [column(0), column(1)];
+            let input = EngineInput {
+                rows: rows.len(),
+                quasi_identifiers: (0..2)
+                    .map(|j| QuasiIdentifier {
+                        name: "q",
+                        codes: &table.column(j).codes,
+                        hierarchy: &maps[j],
+                    })
+                    .collect(),
+                sensitive: vec![SensitiveAttribute {
+                    name: "s",
+                    codes: &codes,
+                    distinct: values,
+                }],
+            };
+            let mut histograms = Grouper::new(&input);
+            let mut sets = Grouper::new(&input);
+            sets.keep_value_sets_only(vec![true]);
+            let h0 = histograms.group_rows(&input, &[0, 0], true);
+            let s0 = sets.group_rows(&input, &[0, 0], true);
+            let levels = [top.0.min(2), top.1.min(2)];
+            let h1 = histograms.rollup(&input, &h0, &levels);
+            let s1 = sets.rollup(&input, &s0, &levels);
+            for (h, s) in [(&h0, &s0), (&h1, &s1)] {
+                proptest::prop_assert_eq!(h.counts(), s.counts());
+                for c in 0..h.len() {
+                    proptest::prop_assert!(s.histogram(0, c).is_empty());
+                    proptest::prop_assert_eq!(
+                        h.distinct_values(0, c),
+                        h.histogram(0, c).len() as u64
+                    );
+                    proptest::prop_assert_eq!(h.distinct_values(0, c), s.distinct_values(0, c));
+                }
+            }
+        }
+
+        /// Gathering sums equal codes per class and keeps each class sorted by code, whether its
+        /// entries arrive in order (one source) or not (several), like a reference map does.
+        #[test]
+        fn gather_sums_and_sorts_like_a_map(
+            sources in proptest::collection::vec(
+                (0u32..4, proptest::collection::btree_map(0u32..9, 1u32..5, 0..5)),
+                0..12,
+            ),
+        ) {
+            let class_of: Vec<u32> = sources.iter().map(|&(c, _)| c).collect();
+            let entries: Vec<Vec<(u32, u32)>> =
+                sources.iter().map(|(_, h)| h.iter().map(|(&k, &v)| (k, v)).collect()).collect();
+            let gathered = ClassHistograms::gather(4, 9, &class_of, |i| &entries[i]);
+            for class in 0..4u32 {
+                let mut expected = std::collections::BTreeMap::new();
+                for (_, h) in sources.iter().filter(|&&(c, _)| c == class) {
+                    for (&code, &n) in h {
+                        *expected.entry(code).or_insert(0u32) += n;
+                    }
+                }
+                let expected: Vec<(u32, u32)> = expected.into_iter().collect();
+                proptest::prop_assert_eq!(gathered.class(class as usize), expected.as_slice());
+            }
         }
     }
 }

@@ -452,17 +452,23 @@ fn privacy_models(
                     l,
                 });
             }
-            PrivacyModelSpec::EntropyLDiversity { attribute, l } => {
+            PrivacyModelSpec::EntropyLDiversity {
+                attribute,
+                l,
+                estimator,
+            } => {
                 let slot = sensitive_slot(i, attribute, table, sensitive)?;
                 let l = diversity_l(i, *l)?;
                 models.push(Box::new(EntropyLDiversity {
                     slot,
                     attribute: attribute.clone(),
                     l,
+                    estimator: *estimator,
                 }));
                 requirements.push(Requirement::EntropyL {
                     column: attribute.clone(),
                     l,
+                    estimator: *estimator,
                 });
             }
             PrivacyModelSpec::RecursiveClDiversity { attribute, c, l } => {

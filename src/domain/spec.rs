@@ -8,6 +8,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use crate::core::loss::MetricKind;
+use crate::core::privacy::EntropyEstimator;
 use crate::core::search::Algorithm;
 
 /// Default node limit of the exhaustive search.
@@ -179,6 +180,9 @@ pub enum PrivacyModelSpec {
         attribute: String,
         /// The diversity parameter, ≥ 1.
         l: u64,
+        /// How entropy is estimated: `shannon` (default) or `grassberger`.
+        #[serde(default)]
+        estimator: EntropyEstimator,
     },
     /// Recursive (c,l)-diversity: the most frequent value's count is below `c` times the sum of the
     /// counts from the `l`-th most frequent on.

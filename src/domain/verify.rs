@@ -19,7 +19,7 @@ pub use recoded::{verify_recoded, ColumnCoverage, Coverage};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use crate::core::privacy::{ClassFunction, Decimal, ENTROPY_TOLERANCE};
+use crate::core::privacy::{ClassFunction, Decimal, EntropyEstimator, ENTROPY_TOLERANCE};
 use crate::core::render::{Rendering, SUPPRESSED};
 
 use super::verify_sensitive;
@@ -45,12 +45,14 @@ pub enum Requirement {
         /// Minimum number of distinct values.
         l: u64,
     },
-    /// Entropy of the values of `column` at least `ln l`.
+    /// Entropy of the values of `column` at least `ln l` (and at least l distinct values).
     EntropyL {
         /// Output column name.
         column: String,
         /// The diversity parameter.
         l: u64,
+        /// How the entropy is estimated.
+        estimator: EntropyEstimator,
     },
     /// Recursive (c,l)-diversity of the values of `column` (strict inequality).
     RecursiveCL {
@@ -188,7 +190,14 @@ impl Requirement {
         match self {
             Requirement::MinClassSize(k) => format!("{k}-anonymity"),
             Requirement::DistinctL { column, l } => format!("distinct-{l}-diversity on '{column}'"),
-            Requirement::EntropyL { column, l } => format!("entropy-{l}-diversity on '{column}'"),
+            Requirement::EntropyL {
+                column,
+                l,
+                estimator: EntropyEstimator::Shannon,
+            } => format!("entropy-{l}-diversity on '{column}'"),
+            Requirement::EntropyL { column, l, .. } => {
+                format!("entropy-{l}-diversity (Grassberger) on '{column}'")
+            }
             Requirement::RecursiveCL { column, c, l } => {
                 format!("recursive-({c},{l})-diversity on '{column}'")
             }
@@ -365,6 +374,19 @@ pub fn verify(
     Ok(())
 }
 
+/// Grassberger's entropy estimate `G(N) − Σ n·G(n) / N` with `G(2m) = G(2m + 1) = −γ − ln 2 +
+/// Σ_{k=1..m} 2/(2k − 1)`, summed directly (the engine uses an asymptotic series for large counts).
+fn grassberger_entropy(total: u64, counts: &[u64]) -> f64 {
+    // the partial sums of 2/(2k − 1), computed once up to the largest m needed
+    let mut partial = vec![0.0f64; (total / 2) as usize + 1];
+    for m in 1..partial.len() {
+        partial[m] = partial[m - 1] + 2.0 / (2 * m - 1) as f64;
+    }
+    let g = |n: u64| -0.577_215_664_901_532_9 - std::f64::consts::LN_2 + partial[(n / 2) as usize];
+    let weighted: f64 = counts.iter().map(|&n| n as f64 * g(n)).sum();
+    g(total) - weighted / total.max(1) as f64
+}
+
 /// Whether a class with these value counts meets a requirement (the categorical and linear ones are
 /// checked by [`verify_sensitive::satisfies`]).
 fn is_met(requirement: &Requirement, values: &HashMap<&str, u64>) -> bool {
@@ -372,15 +394,20 @@ fn is_met(requirement: &Requirement, values: &HashMap<&str, u64>) -> bool {
     match requirement {
         Requirement::MinClassSize(k) => counts().sum::<u64>() >= *k,
         Requirement::DistinctL { l, .. } => values.len() as u64 >= *l,
-        Requirement::EntropyL { l, .. } => {
-            let total = counts().sum::<u64>() as f64;
-            let entropy: f64 = counts()
-                .map(|n| {
-                    let p = n as f64 / total;
-                    -p * p.ln()
-                })
-                .sum();
-            entropy >= (*l as f64).ln() - ENTROPY_TOLERANCE
+        Requirement::EntropyL { l, estimator, .. } => {
+            let total = counts().sum::<u64>();
+            let entropy: f64 = match estimator {
+                EntropyEstimator::Shannon => counts()
+                    .map(|n| {
+                        let p = n as f64 / total as f64;
+                        -p * p.ln()
+                    })
+                    .sum(),
+                EntropyEstimator::Grassberger => {
+                    grassberger_entropy(total, &counts().collect::<Vec<_>>())
+                }
+            };
+            values.len() as u64 >= *l && entropy >= (*l as f64).ln() - ENTROPY_TOLERANCE
         }
         Requirement::RecursiveCL { c, l, .. } => {
             if *l <= 1 {
@@ -496,6 +523,7 @@ mod tests {
         let entropy = |l| Requirement::EntropyL {
             column: "diagnosis".into(),
             l,
+            estimator: EntropyEstimator::Shannon,
         };
         assert!(verify(&r, &[entropy(2)]).is_err());
         assert!(verify(&r, &[entropy(1)]).is_ok());

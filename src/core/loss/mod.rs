@@ -92,15 +92,18 @@ impl MetricKind {
         )
     }
 
-    /// Whether the static bound is close to the loss itself (exact, or exact but for suppression), as
-    /// opposed to a weak bound that only grouping can tighten.
-    pub fn has_strong_static_bound(self) -> bool {
+    /// Whether the best-first search beats Flash with suppression (measured, see the README): the static
+    /// bound is close to the loss itself (exact, or exact but for suppression), or, for discernibility,
+    /// the bound of n per failing record spread down the lattice keeps the search away from regions that
+    /// would suppress too much. Metrics with only a weak bound before grouping are left to Flash.
+    pub fn suits_best_first(self) -> bool {
         matches!(
             self,
             MetricKind::Precision
                 | MetricKind::Height
                 | MetricKind::NuEntropy
                 | MetricKind::Granularity
+                | MetricKind::Discernibility
         )
     }
 

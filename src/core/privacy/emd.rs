@@ -169,6 +169,35 @@ impl EarthMovers {
         }
     }
 
+    /// A lower bound of [`Self::distance`] for every class whose values all occur in `histogram`
+    /// (counts ignored): the table's share of the other values, `1 − Σ_{present} N_i / N`, must be
+    /// moved onto them at the smallest ground distance between distinct values (1 for equal distance,
+    /// `1/(m − 1)` ordered, `1/H` hierarchical). Merging classes unites their values, so the bound of
+    /// a merged class is at most that of each part.
+    pub fn coverage_bound(&self, histogram: &[(u32, u32)]) -> Ratio {
+        let present: u64 = histogram
+            .iter()
+            .filter(|&&(_, n)| n > 0)
+            .map(|&(code, _)| self.global.get(code as usize).copied().unwrap_or(0))
+            .sum();
+        let uncovered = self.total.saturating_sub(present);
+        let steps = match &self.ground {
+            Ground::Equal => 1,
+            Ground::Ordered { rank } => rank.len().saturating_sub(1) as u128,
+            Ground::Hierarchical { parents, .. } => parents.len() as u128,
+        };
+        if self.total == 0 || steps == 0 {
+            return Ratio {
+                numerator: 0,
+                denominator: 1,
+            };
+        }
+        Ratio {
+            numerator: u128::from(uncovered),
+            denominator: u128::from(self.total) * steps,
+        }
+    }
+
     /// `n_i·N − N_i·s` for a value with class count `n` and table count `big_n`.
     fn scaled_difference(&self, n: u64, big_n: u64, size: u64) -> i128 {
         i128::from(n) * i128::from(self.total) - i128::from(big_n) * i128::from(size)
@@ -448,6 +477,31 @@ mod tests {
             let flow = transport_cost(&supply, &demand, &cost);
             let ratio = EarthMovers::hierarchical(global.clone(), ancestors.clone()).distance(&sparse(&class));
             prop_assert!(agrees(ratio, flow, height, &class, &global));
+        }
+
+        #[test]
+        fn coverage_bound_is_a_lower_bound_and_monotone_under_merging(
+            (class, global) in distributions(),
+            other in proptest::collection::vec(0u32..5, 7),
+            parents in proptest::collection::vec(proptest::collection::vec(0u32..3, 6), 1..4),
+        ) {
+            let m = class.len();
+            let mut ancestors: Vec<Vec<u32>> = vec![(0..m).map(|c| parents[0][c] % 3).collect()];
+            for up in &parents[1..] {
+                let below = ancestors.last().unwrap().clone();
+                ancestors.push(below.iter().map(|&n| up[n as usize]).collect());
+            }
+            let merged: Vec<u32> = class.iter().zip(&other).map(|(a, b)| a + b).collect();
+            let at_most = |a: Ratio, b: Ratio| a.numerator * b.denominator <= b.numerator * a.denominator;
+            for emd in [
+                EarthMovers::equal(global.clone()),
+                EarthMovers::ordered(global.clone(), (0..m as u32).rev().collect()),
+                EarthMovers::hierarchical(global.clone(), ancestors),
+            ] {
+                let bound = emd.coverage_bound(&sparse(&class));
+                prop_assert!(at_most(bound, emd.distance(&sparse(&class))));
+                prop_assert!(at_most(emd.coverage_bound(&sparse(&merged)), bound));
+            }
         }
     }
 }

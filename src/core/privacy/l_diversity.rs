@@ -16,7 +16,7 @@
 //! the entropy and recursive variants they can: a passing `{x, y}` merged with a failing `{x × 6}` fails
 //! (entropy below ln 2; `7 < c·1` fails for c = 3), so those two report no monotonicity with suppression.
 
-use super::{ClassView, PrivacyModel};
+use super::{grassberger, ClassView, PrivacyModel};
 
 /// Absolute tolerance (in nats) of the entropy comparison: a class passes entropy l-diversity when its
 /// entropy is at least `ln l − ENTROPY_TOLERANCE`. The rounding error of the computation is around 1e-15
@@ -168,13 +168,17 @@ impl PrivacyModel for DistinctLDiversity {
     fn is_monotone_without_suppression(&self) -> bool {
         true
     }
+    fn reads_value_sets_only(&self) -> bool {
+        true
+    }
     fn is_class_private(&self, class: &ClassView<'_>) -> bool {
-        distinct_values(class.histogram(self.slot)) >= self.l
+        class.distinct_values(self.slot) >= self.l
     }
 }
 
-/// Entropy l-diversity (Def 3.3.2): the Shannon entropy of every class's sensitive distribution is at
-/// least `ln l` (up to [`ENTROPY_TOLERANCE`]).
+/// Entropy l-diversity (Def 3.3.2): the entropy of every class's sensitive distribution is at least
+/// `ln l` (up to [`ENTROPY_TOLERANCE`]), estimated with the plug-in (Shannon) formula or with
+/// Grassberger's estimator; either way the class also needs at least l distinct values.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EntropyLDiversity {
     /// The sensitive slot in the engine input.
@@ -183,11 +187,33 @@ pub struct EntropyLDiversity {
     pub attribute: String,
     /// The diversity parameter, at least 1.
     pub l: u64,
+    /// How a class's entropy is estimated.
+    pub estimator: EntropyEstimator,
+}
+
+/// How entropy l-diversity estimates a class's entropy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntropyEstimator {
+    /// The plug-in estimate `−Σ p·ln p` of Machanavajjhala et al.'s definition.
+    #[default]
+    Shannon,
+    /// Grassberger's bias-corrected estimate (see `grassberger.rs`); accepts more small classes and is
+    /// not preserved by merging.
+    Grassberger,
 }
 
 impl PrivacyModel for EntropyLDiversity {
     fn describe(&self) -> String {
-        format!("entropy-{}-diversity on '{}'", self.l, self.attribute)
+        match self.estimator {
+            EntropyEstimator::Shannon => {
+                format!("entropy-{}-diversity on '{}'", self.l, self.attribute)
+            }
+            EntropyEstimator::Grassberger => format!(
+                "entropy-{}-diversity (Grassberger) on '{}'",
+                self.l, self.attribute
+            ),
+        }
     }
     fn min_class_size(&self) -> u64 {
         self.l
@@ -199,17 +225,36 @@ impl PrivacyModel for EntropyLDiversity {
         // a passing class merged with a failing one may fail, so failing records can grow
         false
     }
+    fn monotone_relaxation(&self) -> Option<Box<dyn PrivacyModel>> {
+        // a class with fewer than l distinct values fails
+        Some(Box::new(DistinctLDiversity {
+            slot: self.slot,
+            attribute: self.attribute.clone(),
+            l: self.l,
+        }))
+    }
     fn is_monotone_without_suppression(&self) -> bool {
-        // entropy is concave: merging passing classes passes (note §2.3)
-        true
+        match self.estimator {
+            // entropy is concave: merging passing classes passes (note §2.3)
+            EntropyEstimator::Shannon => true,
+            // {a, b} and {a, b} pass with l = 7 (Ĥ = 2), their union {a × 2, b × 2} has Ĥ = 2/3
+            EntropyEstimator::Grassberger => false,
+        }
     }
     fn is_class_private(&self, class: &ClassView<'_>) -> bool {
         let histogram = class.histogram(self.slot);
-        // a class with fewer than l distinct values has entropy at most ln(distinct) < ln l
+        // a class with fewer than l distinct values has Shannon entropy at most ln(distinct) < ln l;
+        // Grassberger's estimate can exceed that, and the class is refused all the same (as in ARX)
         if distinct_values(histogram) < self.l {
             return false;
         }
-        entropy(histogram) >= (self.l as f64).ln() - ENTROPY_TOLERANCE
+        let estimate = match self.estimator {
+            EntropyEstimator::Shannon => entropy(histogram),
+            EntropyEstimator::Grassberger => {
+                grassberger::entropy(histogram.iter().map(|&(_, n)| u64::from(n)))
+            }
+        };
+        estimate >= (self.l as f64).ln() - ENTROPY_TOLERANCE
     }
 }
 
@@ -244,6 +289,14 @@ impl PrivacyModel for RecursiveCLDiversity {
     fn is_monotone_with_suppression(&self) -> bool {
         // a passing class merged with a failing one may fail, so failing records can grow
         false
+    }
+    fn monotone_relaxation(&self) -> Option<Box<dyn PrivacyModel>> {
+        // a class with fewer than l distinct values fails
+        Some(Box::new(DistinctLDiversity {
+            slot: self.slot,
+            attribute: self.attribute.clone(),
+            l: self.l,
+        }))
     }
     fn is_monotone_without_suppression(&self) -> bool {
         // r_1 is sub-additive and the tail super-additive under merging (note §2.7)
@@ -318,7 +371,36 @@ mod tests {
             slot: 0,
             attribute: "diagnosis".into(),
             l,
+            estimator: EntropyEstimator::Shannon,
         }
+    }
+    fn grassberger_l(l: u64) -> EntropyLDiversity {
+        EntropyLDiversity {
+            estimator: EntropyEstimator::Grassberger,
+            ..entropy_l(l)
+        }
+    }
+
+    #[test]
+    fn grassberger_accepts_small_classes_shannon_refuses_and_is_not_monotone() {
+        // {a, b, c}: Shannon ln 3 = 1.0986 < ln 4 but distinct values 3 < 4 refuse either way
+        assert!(!check(&grassberger_l(4), &[1, 1, 1]));
+        // {a × 3, b}: Shannon 0.5623 < ln 2; Grassberger G(4) − (3·G(3) + G(1))/4 = 7/6 ≥ ln 2
+        assert!(!check(&entropy_l(2), &[3, 1]));
+        assert!(check(&grassberger_l(2), &[3, 1]));
+        // {a × 2, b}: 2/3 < ln 2 for both
+        assert!(!check(&grassberger_l(2), &[2, 1]));
+        // {a, b} passes 7-diversity by the estimate (Ĥ = 2 ≥ ln 7 = 1.946) but has 2 < 7 values
+        assert!(!check(&grassberger_l(7), &[1, 1]));
+        // merging two passing classes can fail: {a, b} (Ĥ = 2) twice gives {a × 2, b × 2} (Ĥ = 2/3)
+        assert!(check(&grassberger_l(2), &[1, 1]));
+        assert!(!check(&grassberger_l(2), &[2, 2]));
+        assert!(!grassberger_l(2).is_monotone_without_suppression());
+        assert!(!grassberger_l(2).is_monotone_with_suppression());
+        assert_eq!(
+            grassberger_l(2).describe(),
+            "entropy-2-diversity (Grassberger) on 'diagnosis'"
+        );
     }
     fn recursive(c: f64, l: u64) -> RecursiveCLDiversity {
         RecursiveCLDiversity {
@@ -326,6 +408,31 @@ mod tests {
             attribute: "diagnosis".into(),
             c: Decimal::from_f64(c).unwrap(),
             l,
+        }
+    }
+
+    proptest::proptest! {
+        /// The relaxations the exact searches prune with pass every class the models pass.
+        #[test]
+        fn relaxations_pass_what_the_models_pass(
+            counts in proptest::collection::vec(0u32..6, 1..7),
+            l in 1u64..6,
+            c in 1u32..8,
+        ) {
+            // every class of a grouping has a record
+            proptest::prop_assume!(counts.iter().any(|&n| n > 0));
+            let models: [Box<dyn PrivacyModel>; 3] = [
+                Box::new(entropy_l(l)),
+                Box::new(grassberger_l(l)),
+                Box::new(recursive(f64::from(c) / 2.0, l)),
+            ];
+            for model in models {
+                let relaxed = model.monotone_relaxation().unwrap();
+                proptest::prop_assert!(relaxed.is_monotone_with_suppression());
+                if check(model.as_ref(), &counts) {
+                    proptest::prop_assert!(check(relaxed.as_ref(), &counts));
+                }
+            }
         }
     }
 

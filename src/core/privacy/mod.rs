@@ -5,7 +5,9 @@
 //! the suppression limit (those classes are suppressed). Searches prune with predictive tagging only if
 //! every model is monotone for the suppression setting in use; otherwise they visit every node.
 
+mod coverage;
 mod emd;
+pub mod grassberger;
 mod k_anonymity;
 mod l_diversity;
 mod likeness;
@@ -14,6 +16,7 @@ mod t_closeness;
 mod categorical;
 mod linear;
 
+pub use coverage::ValueCoverage;
 pub use emd::{EarthMovers, Ratio};
 
 pub use categorical::{
@@ -22,7 +25,8 @@ pub use categorical::{
 };
 pub use k_anonymity::KAnonymity;
 pub use l_diversity::{
-    Decimal, DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, ENTROPY_TOLERANCE,
+    Decimal, DistinctLDiversity, EntropyEstimator, EntropyLDiversity, RecursiveCLDiversity,
+    ENTROPY_TOLERANCE,
 };
 pub use likeness::{BetaLikeness, DeltaDisclosure, Likeness, TableDistribution, LOG_TOLERANCE};
 pub use linear::{
@@ -83,6 +87,17 @@ impl<'a> ClassView<'a> {
             ClassSource::Loose { histograms, .. } => histograms.get(slot).map_or(&[], |h| h),
         }
     }
+
+    /// Number of distinct values of a sensitive attribute in the class (values with a positive count).
+    /// Available whether the class keeps the attribute's histogram or only its set of values.
+    pub fn distinct_values(&self, slot: usize) -> u64 {
+        match self.source {
+            ClassSource::Set { set, class } => set.distinct_values(slot, class),
+            ClassSource::Loose { histograms, .. } => histograms
+                .get(slot)
+                .map_or(0, |h| h.iter().filter(|&&(_, n)| n > 0).count() as u64),
+        }
+    }
 }
 
 /// A privacy model checked class by class.
@@ -98,6 +113,13 @@ pub trait PrivacyModel: Send + Sync + std::fmt::Debug {
         None
     }
 
+    /// Whether the model reads only which values of its sensitive slot a class holds
+    /// ([`ClassView::distinct_values`]), never the histogram: grouping may then keep per-class value sets
+    /// instead of histograms for that slot, when no other model reads the slot's counts.
+    fn reads_value_sets_only(&self) -> bool {
+        false
+    }
+
     /// Whether generalizing a solution always yields a solution when failing classes may be suppressed
     /// (the number of records in failing classes never grows when classes merge).
     fn is_monotone_with_suppression(&self) -> bool;
@@ -109,6 +131,13 @@ pub trait PrivacyModel: Send + Sync + std::fmt::Debug {
     /// classify by size alone.
     fn is_size_only(&self) -> bool {
         false
+    }
+
+    /// A model that is monotone with suppression and passes every class this one passes, for models
+    /// that are not monotone themselves: searches find its solutions with pruning first, and every
+    /// solution of this model lies at or above one of them. `None` when no such model is known.
+    fn monotone_relaxation(&self) -> Option<Box<dyn PrivacyModel>> {
+        None
     }
 
     /// Whether the class satisfies the model.

@@ -8,6 +8,7 @@
 //! passing class. With suppression the records of failing classes can grow (a passing class merged with a
 //! failing one may fail), so pruning is off when records may be suppressed.
 
+use super::coverage::ValueCoverage;
 use super::emd::EarthMovers;
 use super::{ClassView, Decimal, PrivacyModel};
 
@@ -72,6 +73,15 @@ impl PrivacyModel for TCloseness {
 
     fn is_monotone_without_suppression(&self) -> bool {
         true
+    }
+
+    fn monotone_relaxation(&self) -> Option<Box<dyn PrivacyModel>> {
+        Some(Box::new(ValueCoverage {
+            slot: self.slot,
+            attribute: self.attribute.clone(),
+            t: self.t,
+            distance: self.distance.clone(),
+        }))
     }
 
     fn is_class_private(&self, class: &ClassView<'_>) -> bool {

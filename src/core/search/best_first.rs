@@ -18,9 +18,9 @@
 //! Sound because the solution set is an up-set (monotone privacy models, checked by the caller) and the
 //! bound never exceeds the loss of the node or of any generalization of it.
 
-use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use super::frontier::Entry;
 use super::{Evaluator, Tag, Tags};
 use crate::core::error::CoreError;
 use crate::core::lattice::{Lattice, NodeId};
@@ -31,32 +31,6 @@ const DOWNWARD_LIMIT: u128 = 1 << 22;
 
 /// Relative slack when comparing a bound with the best loss (bounds and losses are computed differently).
 const SLACK: f64 = 1e-9;
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Entry {
-    bound: f64,
-    height: u32,
-    id: NodeId,
-}
-
-impl Eq for Entry {}
-
-impl Ord for Entry {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // BinaryHeap is a max-heap: reverse everything to pop the smallest key first
-        other
-            .bound
-            .total_cmp(&self.bound)
-            .then(other.height.cmp(&self.height))
-            .then(other.id.cmp(&self.id))
-    }
-}
-
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
 
 /// Runs the best-first search and returns the candidates for selection.
 pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {

@@ -4,6 +4,7 @@
 
 use rustc_hash::FxHashMap;
 
+use super::set_cache::SetCache;
 use crate::core::control::{Control, Phase, Progress};
 use crate::core::error::CoreError;
 use crate::core::groupify::{FrequencySet, Grouper};
@@ -29,8 +30,8 @@ pub struct NodeCheck {
 
 /// Byte budget of cached frequency sets.
 const CACHE_BUDGET: usize = 128 << 20;
-/// Most frequency sets kept (lookup scans them all).
-const CACHE_ENTRIES: usize = 256;
+/// Most frequency sets kept (lookup scans their levels, a few bytes each).
+const CACHE_ENTRIES: usize = 2048;
 
 /// Node checker shared by all search algorithms of one run.
 pub struct Evaluator<'a> {
@@ -45,9 +46,9 @@ pub struct Evaluator<'a> {
     control: &'a dyn Control,
     grouper: Grouper,
     bottom: Option<FrequencySet>,
-    cache: Vec<(FrequencySet, u64)>,
-    cache_weight: usize,
-    clock: u64,
+    cache: SetCache,
+    /// Scratch: the levels a cached set may have to be rolled up to the node being grouped.
+    ceiling: Vec<u8>,
     known: FxHashMap<NodeId, NodeCheck>,
     order: Vec<NodeId>,
     kept: Vec<bool>,
@@ -68,6 +69,19 @@ impl<'a> Evaluator<'a> {
         let min_class_size = models.iter().map(|m| m.min_class_size()).max().unwrap_or(1);
         let lattice = Lattice::new(input.max_levels());
         let dims = lattice.dimensions();
+        let mut grouper = Grouper::new(input);
+        // slots read only by models that need the set of values keep bitsets instead of histograms
+        grouper.keep_value_sets_only(
+            (0..input.sensitive.len())
+                .map(|slot| {
+                    let mut readers = models
+                        .iter()
+                        .filter(|m| m.sensitive_slot() == Some(slot))
+                        .peekable();
+                    readers.peek().is_some() && readers.all(|m| m.reads_value_sets_only())
+                })
+                .collect(),
+        );
         Self {
             input,
             lattice,
@@ -78,11 +92,10 @@ impl<'a> Evaluator<'a> {
             with_histograms: models.iter().any(|m| m.sensitive_slot().is_some()),
             with_spans: metric == MetricKind::Granularity,
             control,
-            grouper: Grouper::new(input),
+            grouper,
             bottom: None,
-            cache: Vec::new(),
-            cache_weight: 0,
-            clock: 0,
+            cache: SetCache::new(dims, CACHE_ENTRIES, CACHE_BUDGET),
+            ceiling: vec![0; dims],
             known: FxHashMap::default(),
             order: Vec::new(),
             kept: Vec::new(),
@@ -94,6 +107,11 @@ impl<'a> Evaluator<'a> {
     /// The lattice being searched.
     pub fn lattice(&self) -> &Lattice {
         &self.lattice
+    }
+
+    /// The privacy models checked.
+    pub fn models(&self) -> &'a [Box<dyn PrivacyModel>] {
+        self.models
     }
 
     /// The metric being minimised.
@@ -197,7 +215,7 @@ impl<'a> Evaluator<'a> {
             failing_records: summary.suppressed_records,
             classes: summary.classes,
         };
-        self.remember(set);
+        self.cache.insert(set);
         self.levels = levels;
         self.known.insert(id, check);
         self.order.push(id);
@@ -246,7 +264,7 @@ impl<'a> Evaluator<'a> {
                 n
             })
             .collect();
-        self.remember(set);
+        self.cache.insert(set);
         distinct
     }
 
@@ -277,22 +295,14 @@ impl<'a> Evaluator<'a> {
     fn frequency_set(&mut self, levels: &[u8]) -> FrequencySet {
         // A set can be rolled up to `levels` if it is at most as general in every attribute that still
         // distinguishes records there; attributes generalized to a single value may be anything.
-        let mut best: Option<usize> = None;
-        for (i, (set, _)) in self.cache.iter().enumerate() {
-            let usable = set
-                .levels()
-                .iter()
-                .zip(levels)
-                .enumerate()
-                .all(|(j, (&have, &want))| have <= want || self.grouper.is_constant(j, want));
-            if usable && best.is_none_or(|b| set.len() < self.cache[b].0.len()) {
-                best = Some(i);
-            }
+        for (j, (limit, &want)) in self.ceiling.iter_mut().zip(levels).enumerate() {
+            *limit = if self.grouper.is_constant(j, want) {
+                u8::MAX
+            } else {
+                want
+            };
         }
-        self.clock += 1;
-        if let Some(i) = best {
-            self.cache[i].1 = self.clock;
-            let source = &self.cache[i].0;
+        if let Some(source) = self.cache.smallest_below(&self.ceiling) {
             if source.levels() == levels {
                 return source.clone();
             }
@@ -317,31 +327,8 @@ impl<'a> Evaluator<'a> {
         }
         let base = self.grouper.rollup(self.input, bottom, &projection);
         let set = self.grouper.rollup(self.input, &base, levels);
-        self.remember(base);
+        self.cache.insert(base);
         set
-    }
-
-    fn remember(&mut self, set: FrequencySet) {
-        let weight = set.weight();
-        if weight > CACHE_BUDGET / 4 || self.cache.iter().any(|(s, _)| s.levels() == set.levels()) {
-            return;
-        }
-        while !self.cache.is_empty()
-            && (self.cache.len() >= CACHE_ENTRIES || self.cache_weight + weight > CACHE_BUDGET)
-        {
-            let oldest = self
-                .cache
-                .iter()
-                .enumerate()
-                .min_by_key(|(_, (_, used))| *used)
-                .map(|(i, _)| i)
-                .unwrap_or(0);
-            let (old, _) = self.cache.swap_remove(oldest);
-            self.cache_weight -= old.weight();
-        }
-        self.clock += 1;
-        self.cache_weight += weight;
-        self.cache.push((set, self.clock));
     }
 
     /// Groups the original records at `levels` without the cache: the per-record class ids, the sizes, and

@@ -5,18 +5,22 @@
 //! solutions when the metric is monotone, every solution otherwise) and [`select`] picks the optimum with
 //! metric bounds. When the privacy models are not monotone for the suppression setting, predictive tagging
 //! is unsound and exact algorithms consider every node instead, skipping those below the solutions of
-//! the minimum class size every model implies (found first with Flash, since that condition is
-//! monotone) and those whose static lower bound exceeds the best loss found so far.
+//! a monotone condition every model implies (the minimum class size and the models' monotone
+//! relaxations, found first with Flash); the others are visited in increasing order of the metric's static lower bound until it
+//! exceeds the best loss found ([`bounded`]), which for data-independent metrics is the first solution.
 
 mod best_first;
+mod bounded;
 mod datafly;
 mod evaluator;
 mod exhaustive;
 mod flash;
+mod frontier;
 mod incognito;
 mod ola;
 mod samarati;
 mod select;
+mod set_cache;
 mod tags;
 
 pub use evaluator::{Evaluator, NodeCheck};
@@ -24,6 +28,8 @@ pub use tags::{Tag, Tags, MAX_TAGGED_NODES};
 
 use crate::core::error::CoreError;
 use crate::core::lattice::NodeId;
+#[cfg(doc)]
+use crate::core::loss::MetricKind;
 use crate::core::privacy::{KAnonymity, PrivacyModel};
 
 /// A search algorithm with its parameters.
@@ -88,12 +94,12 @@ pub struct SearchResult {
 }
 
 /// The concrete algorithm `optimal` stands for, chosen by measurement (see the README's benchmarks):
-/// the best-first search wins when records may be suppressed and the metric's static bound is close to
-/// the loss; Flash wins without suppression and for metrics whose bounds are weak before grouping.
+/// the best-first search wins when records may be suppressed and the metric's bounds prune well
+/// ([`MetricKind::suits_best_first`]); Flash wins without suppression and for metrics whose bounds are
+/// weak before grouping.
 fn resolve_optimal(ev: &Evaluator<'_>) -> Algorithm {
-    let metric = ev.metric();
-    // strong static bounds are monotone too, as best_first needs
-    if ev.suppression_possible() && metric.has_strong_static_bound() {
+    // those metrics' static bounds are monotone too, as best_first needs
+    if ev.suppression_possible() && ev.metric().suits_best_first() {
         Algorithm::BestFirst
     } else {
         Algorithm::Flash
@@ -128,12 +134,8 @@ pub fn run(ev: &mut Evaluator<'_>, algorithm: Algorithm) -> Result<SearchResult,
             exhaustive::search(ev)?
         }
         _ if algorithm.is_exact() && !pruning => {
-            let floor = size_floor(ev)?;
-            exhaustive::search_bounded(ev, |levels| {
-                floor
-                    .iter()
-                    .any(|minimal| minimal.iter().zip(levels).all(|(m, l)| m <= l))
-            })?
+            let floor = relaxed_floor(ev)?;
+            bounded::search(ev, &floor)?
         }
         Algorithm::BestFirst if ev.metric().has_monotone_static_bound() => best_first::search(ev)?,
         Algorithm::Ola => ola::search(ev)?,
@@ -151,17 +153,26 @@ pub fn run(ev: &mut Evaluator<'_>, algorithm: Algorithm) -> Result<SearchResult,
     })
 }
 
-/// For non-monotone models: the nodes whose classes below the models' largest minimum class size fit
-/// the suppression limit. That size condition is implied by every model and is monotone, so Flash finds
-/// its solutions with predictive tagging; every solution of the full models lies above one of the
-/// returned nodes. Without a minimum size above 1 every node qualifies (the bottom is returned).
-fn size_floor(ev: &mut Evaluator<'_>) -> Result<Vec<Vec<u8>>, CoreError> {
+/// For non-monotone models: the minimal solutions of a monotone necessary condition, the classes below
+/// the models' largest minimum class size together with the classes failing a model's
+/// [`PrivacyModel::monotone_relaxation`] fitting the suppression limit. Every model implies it and it is
+/// monotone, so Flash finds its solutions with predictive tagging; every solution of the full models
+/// lies above one of the returned nodes. Without such a condition every node qualifies (the bottom is
+/// returned).
+fn relaxed_floor(ev: &mut Evaluator<'_>) -> Result<Vec<Vec<u8>>, CoreError> {
     let lattice = ev.lattice().clone();
     let k = ev.min_class_size();
-    if k <= 1 {
+    let relaxations: Vec<Box<dyn PrivacyModel>> = ev
+        .models()
+        .iter()
+        .filter(|m| !m.is_monotone_with_suppression())
+        .filter_map(|m| m.monotone_relaxation())
+        .collect();
+    if k <= 1 && relaxations.is_empty() {
         return Ok(vec![vec![0; lattice.dimensions()]]);
     }
-    let models: Vec<Box<dyn PrivacyModel>> = vec![Box::new(KAnonymity { k })];
+    let mut models: Vec<Box<dyn PrivacyModel>> = vec![Box::new(KAnonymity { k })];
+    models.extend(relaxations);
     let (floor, work) = {
         let mut sibling = ev.sibling(&models);
         let solutions = flash::search(&mut sibling)?;
