@@ -27,6 +27,7 @@ use crate::core::risk::classes::group_keys;
 use crate::core::risk::KeyColumn;
 
 use super::column_values::natural_ranks;
+use super::security_estimate::{estimates, LinearDiagnostic, SecurityEstimate};
 
 /// The achieved parameters of one sensitive attribute; null without records.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -58,17 +59,22 @@ pub struct Achieved {
     pub k: u64,
     /// Per sensitive attribute, by column name.
     pub sensitive_attributes: BTreeMap<String, SensitiveMeasures>,
+    /// The ψ diagnostic of each numeric sensitive attribute a linear model protects, by column name
+    /// (absent without such a model).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub security_estimates: BTreeMap<String, SecurityEstimate>,
 }
 
 /// The figures of the table `table` generalized by `quasi_identifiers` (column, bound hierarchy) at
 /// `levels`, without the records `suppressed` marks. `sensitive` lists each sensitive column with its
-/// hierarchical EMD, when one is known.
+/// hierarchical EMD, when one is known; `linear` the attributes whose ψ is estimated.
 pub fn achieved(
     table: &Table,
     quasi_identifiers: &[(usize, GeneralizationMap)],
     levels: &[u8],
     suppressed: &[bool],
     sensitive: &[(usize, Option<EarthMovers>)],
+    linear: &[LinearDiagnostic],
 ) -> Achieved {
     let rows = table.row_count();
     let columns: Vec<KeyColumn<'_>> = quasi_identifiers
@@ -80,7 +86,7 @@ pub fn achieved(
         })
         .collect();
     let keys = group_keys(&columns, rows);
-    achieved_by_keys(table, &keys, suppressed, sensitive)
+    achieved_by_keys(table, &keys, suppressed, sensitive, linear)
 }
 
 /// The figures of a published table whose classes `keys` gives (one key per record), without the
@@ -90,6 +96,7 @@ pub fn achieved_by_keys(
     keys: &[u32],
     suppressed: &[bool],
     sensitive: &[(usize, Option<EarthMovers>)],
+    linear: &[LinearDiagnostic],
 ) -> Achieved {
     let mut sizes: BTreeMap<u32, u64> = BTreeMap::new();
     for (r, &k) in keys.iter().enumerate() {
@@ -111,6 +118,7 @@ pub fn achieved_by_keys(
     Achieved {
         k: sizes.values().copied().min().unwrap_or(0),
         sensitive_attributes,
+        security_estimates: estimates(table, keys, suppressed, linear),
     }
 }
 

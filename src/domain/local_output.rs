@@ -167,6 +167,7 @@ pub fn analyses(
             &classes,
             &publication.suppressed,
             &prepared.sensitive_with_hierarchical_emd(),
+            &prepared.linear_diagnostics,
         ),
     }
 }

@@ -14,6 +14,7 @@ pub mod pipeline;
 pub mod prepare;
 pub mod report;
 pub mod risk;
+pub mod security_estimate;
 pub mod spec;
 pub mod verify;
 mod verify_sensitive;

@@ -334,6 +334,38 @@ mod tests {
             let mut csv = Vec::new();
             done.write_csv(&mut csv, &CsvOptions::default()).unwrap();
             assert_eq!(String::from_utf8(csv).unwrap().lines().count(), 9);
+            // ψ is reported for the salary under a linear model only; at level 0 every class holds two
+            // salaries 1 apart, so every value has ψ = 1 + exp(−1 / (2σ²))
+            let estimates = &done.report().achieved.security_estimates;
+            let published = serde_json::to_value(done.report()).unwrap();
+            let serialized = &published["achieved"]["security_estimates"];
+            if !model.contains("\"salary\"") {
+                assert!(estimates.is_empty(), "{model}");
+                assert!(serialized.is_null(), "{model}");
+                continue;
+            }
+            assert!(serialized["salary"]["sigma"].is_number(), "{model}");
+            let psi = &estimates["salary"];
+            let pair = |sigma: f64| 1.0 + (-1.0 / (2.0 * sigma * sigma)).exp();
+            let sigma = match model.as_str() {
+                m if m.contains(r#""delta": 1}"#) => Some(1.0),
+                m if m.contains(r#""r": 0.5}"#) => Some(0.5),
+                _ => None,
+            };
+            if let Some(sigma) = sigma {
+                assert_eq!(psi.sigma, sigma);
+                for value in [psi.lowest, psi.highest] {
+                    assert!((value.unwrap() - pair(sigma)).abs() < 1e-12, "{model}");
+                }
+                assert!((psi.highest_share.unwrap() - pair(sigma) / 2.0).abs() < 1e-12);
+            } else {
+                // one class of all eight salaries
+                assert!(
+                    psi.lowest.unwrap() >= 1.0 && psi.highest.unwrap() <= 8.0,
+                    "{model}"
+                );
+                assert!(psi.highest_share.unwrap() <= 1.0);
+            }
         }
     }
 

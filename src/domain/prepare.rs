@@ -24,6 +24,7 @@ use super::closeness::{self, ClosenessRequest};
 use super::likeness;
 use super::local_plan::{dependencies, local_algorithm, local_domain, LocalPlan};
 use super::risk::{risk_settings, run_risk, RiskReport};
+use super::security_estimate::{linear_diagnostics, LinearDiagnostic};
 use super::spec::{
     pointer_segment, AlgorithmSpec, ClassFunctionSpec, HierarchySpec, JobSpec, Method,
     PrivacyModelSpec, QueryWorkloadSpec, Role, SpecError, SuppressedRecords,
@@ -54,6 +55,8 @@ pub struct Prepared {
     pub query_workload: QueryWorkload,
     /// Settings of the report's risk analysis.
     pub risk: RiskSettings,
+    /// The numeric sensitive attributes whose ψ security estimate the report gives.
+    pub linear_diagnostics: Vec<LinearDiagnostic>,
     /// The local recoding to run instead of a lattice search (then `plan.algorithm` is unused and
     /// full-domain quasi-identifiers are empty).
     pub local: Option<LocalPlan>,
@@ -113,6 +116,7 @@ impl Prepared {
             &outcome.transformation,
             &outcome.suppressed,
             &sensitive,
+            &self.linear_diagnostics,
         )
     }
 
@@ -324,6 +328,7 @@ pub fn prepare(
         output,
         plan,
         remove_suppressed: spec.suppressed_records == SuppressedRecords::Remove,
+        linear_diagnostics: linear_diagnostics(table, &requirements),
         requirements,
         ground_distances,
         query_workload: query_workload(&spec.query_workload)?,

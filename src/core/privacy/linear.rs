@@ -102,6 +102,37 @@ pub fn security_estimate(values: &[f64], kappa: f64, sigma: f64) -> Vec<f64> {
         .collect()
 }
 
+/// Bumps further than this many σ away are left out of [`normalized_security_estimate`]
+/// (`exp(−50)` < 2e-22 of a record).
+const PSI_WINDOW_SIGMAS: f64 = 10.0;
+
+/// ψ of §3.6 with every bump normalized to peak 1 (κ = σ·√(2π)), at each distinct value of a class:
+/// for distinct cf values `values` (ascending) held `counts` times,
+/// `ψ(x) = Σ_s n_s · exp(−(x − s)² / (2σ²))`, so ψ at a value counts the class's values near it,
+/// itself included (at least its own count). Terms beyond [`PSI_WINDOW_SIGMAS`]·σ are skipped, so a
+/// class costs time in the pairs of values that close, not in its size squared. `σ > 0`.
+pub fn normalized_security_estimate(values: &[f64], counts: &[u64], sigma: f64) -> Vec<f64> {
+    let reach = PSI_WINDOW_SIGMAS * sigma;
+    let mut low = 0;
+    values
+        .iter()
+        .map(|&x| {
+            while values[low] < x - reach {
+                low += 1;
+            }
+            values[low..]
+                .iter()
+                .zip(&counts[low..])
+                .take_while(|&(&s, _)| s <= x + reach)
+                .map(|(&s, &n)| {
+                    let z = (x - s) / sigma;
+                    n as f64 * (-0.5 * z * z).exp()
+                })
+                .sum()
+        })
+        .collect()
+}
+
 /// cf values of the codes present in a class, sorted ascending.
 fn class_values(cf: &[f64], histogram: &[(u32, u32)]) -> Vec<f64> {
     let mut values: Vec<f64> = histogram
@@ -272,6 +303,26 @@ mod tests {
     }
 
     /// Note §6.8, κ = 1, σ = 1: ψ(s0..s8) = .767, 1.259, 1.504, 1.398, .937, .914, .759, .941, 1.044.
+    #[test]
+    fn normalized_estimate_equals_the_definition_with_kappa_sigma_root_two_pi() {
+        // the note's block with its repeated values grouped: 2 and 9 appear twice
+        let values = [0.0, 1.0, 2.0, 2.5, 4.0, 5.0, 6.0, 8.0, 9.0];
+        let counts = [1, 1, 2, 1, 1, 1, 1, 1, 2];
+        for sigma in [0.5, 1.0, 3.0] {
+            let kappa = sigma * (2.0 * std::f64::consts::PI).sqrt();
+            let plain = security_estimate(&BLOCK, kappa, sigma);
+            let grouped = normalized_security_estimate(&values, &counts, sigma);
+            for (value, psi) in values.iter().zip(&grouped) {
+                let i = BLOCK.iter().position(|v| v == value).unwrap();
+                assert!((plain[i] - psi).abs() < 1e-12, "σ {sigma}, value {value}");
+            }
+        }
+        // a lone value counts itself; far-apart values do not see each other
+        assert_eq!(normalized_security_estimate(&[3.0], &[4], 1.0), vec![4.0]);
+        let apart = normalized_security_estimate(&[0.0, 100.0], &[1, 1], 1.0);
+        assert_eq!(apart, vec![1.0, 1.0]);
+    }
+
     #[test]
     fn security_estimate_of_the_note() {
         let psi = security_estimate(&BLOCK, 1.0, 1.0);

@@ -30,8 +30,8 @@ pub use l_diversity::{
 };
 pub use likeness::{BetaLikeness, DeltaDisclosure, Likeness, TableDistribution, LOG_TOLERANCE};
 pub use linear::{
-    min_r_covers, security_estimate, tolerance_for, ClassFunction, DeltaRange, LrLinearDiversity,
-    LINEAR_TOLERANCE,
+    min_r_covers, normalized_security_estimate, security_estimate, tolerance_for, ClassFunction,
+    DeltaRange, LrLinearDiversity, LINEAR_TOLERANCE,
 };
 pub use t_closeness::{GroundDistanceKind, TCloseness};
 
