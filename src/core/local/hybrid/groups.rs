@@ -8,6 +8,10 @@
 //! A node is grouped either from scratch (one refinement pass per quasi-identifier) or rolled up from a
 //! node one level more general in one attribute (one pass: its groups split by that attribute's labels).
 //! Numbering by first appearance depends on the partition only, so both give identical groups.
+//!
+//! A node at the top level of some quasi-identifiers may also be grouped from the projection of the
+//! tuples onto the others (`BaseTuples::split_projection`): the same groups from far fewer tuples high in
+//! the lattice, numbered in a different first-appearance order but identically once canonical.
 
 use std::collections::HashMap;
 
@@ -23,8 +27,10 @@ pub(super) struct BaseTuples {
     pub(super) codes: Vec<u32>,
     /// Records per tuple.
     pub(super) counts: Vec<u32>,
-    /// The tuple of every record.
+    /// The tuple of every record; empty in a projection (see [`BaseTuples::split_projection`]).
     pub(super) tuple_of_row: Vec<u32>,
+    /// Distinct codes per quasi-identifier column.
+    distinct: Vec<usize>,
 }
 
 /// Groups of one node.
@@ -130,7 +136,82 @@ impl BaseTuples {
             codes,
             counts,
             tuple_of_row: ids,
+            distinct: distinct.iter().map(|&d| d.max(1)).collect(),
         }
+    }
+
+    /// The projection of these tuples onto some quasi-identifiers, made from the projection onto all of
+    /// them but `attribute` (none: onto no attribute, from `narrower` putting all tuples in part 0;
+    /// `narrower`: its part of every tuple, numbered by first appearance, and its
+    /// tuple count) by splitting its parts by the codes of `attribute` in one pass. Returns the part of
+    /// every tuple, numbered by first appearance, and the projected tuples: the codes of each part's first
+    /// tuple and the records of all. Nodes may be grouped from a projection when they are at the top level
+    /// of every attribute it leaves out, where all codes share one label. A projection has no row map.
+    pub(super) fn split_projection(
+        &self,
+        narrower: (&[u32], usize),
+        attribute: Option<usize>,
+        scratch: &mut Vec<u32>,
+    ) -> (Vec<u32>, Self) {
+        let q = self.distinct.len();
+        let (parts, narrower_count) = narrower;
+        let radix = attribute.map_or(1, |j| self.distinct[j]);
+        let code = |t: usize| attribute.map_or(0, |j| self.codes[t * q + j]);
+        let space = narrower_count.saturating_mul(radix);
+        let mut codes: Vec<u32> = Vec::new();
+        let mut counts: Vec<u32> = Vec::new();
+        let first_seen = |t: usize, codes: &mut Vec<u32>, counts: &mut Vec<u32>| {
+            codes.extend_from_slice(&self.codes[t * q..(t + 1) * q]);
+            counts.push(0);
+        };
+        let ids = if space > DENSE_LIMIT {
+            let mut ids = parts.to_vec();
+            let projected = refine(&mut ids, code, narrower_count, radix, scratch);
+            counts.reserve(projected);
+            for (t, &id) in ids.iter().enumerate() {
+                if id as usize == counts.len() {
+                    first_seen(t, &mut codes, &mut counts);
+                }
+                counts[id as usize] += self.counts[t];
+            }
+            ids
+        } else {
+            if scratch.len() < space {
+                scratch.resize(space, u32::MAX);
+            }
+            let mut ids = Vec::with_capacity(self.len());
+            let mut touched = Vec::new();
+            for (t, &part) in parts.iter().enumerate() {
+                let slot = part as usize * radix + code(t) as usize;
+                let mut id = scratch[slot];
+                if id == u32::MAX {
+                    id = counts.len() as u32;
+                    scratch[slot] = id;
+                    touched.push(slot);
+                    first_seen(t, &mut codes, &mut counts);
+                }
+                counts[id as usize] += self.counts[t];
+                ids.push(id);
+            }
+            for slot in touched {
+                scratch[slot] = u32::MAX;
+            }
+            ids
+        };
+        (
+            ids,
+            Self {
+                codes,
+                counts,
+                tuple_of_row: Vec::new(),
+                distinct: self.distinct.clone(),
+            },
+        )
+    }
+
+    /// Distinct codes of quasi-identifier `j`.
+    pub(super) fn distinct(&self, j: usize) -> usize {
+        self.distinct[j]
     }
 
     /// Number of distinct tuples.

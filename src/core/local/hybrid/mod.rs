@@ -275,17 +275,20 @@ impl<'a> Prepared<'a> {
         SplitMix64(mixer.next_u64())
     }
 
-    /// Groups and repairs the node `levels`, rolling its groups up from `parent` when given (see
-    /// [`Parent`]); `None` in the relocation when it cannot be repaired.
+    /// Groups the node `levels` from the tuples `base` (the base tuples or a projection the node may use,
+    /// see [`BaseTuples::project`]) and repairs it, rolling its groups up from `parent` when given (see
+    /// [`Parent`], whose groups must number the same tuples); `None` in the relocation when it cannot be
+    /// repaired.
     fn evaluate(
         &self,
+        base: &BaseTuples,
         levels: &[u8],
         id: u64,
         parent: Option<Parent<'_>>,
         scratch: &mut Vec<u32>,
     ) -> (NodeGroups, Option<create::Relocation>) {
         let mut groups = match parent {
-            Some(parent) => self.base.refine_from(
+            Some(parent) => base.refine_from(
                 &self.maps,
                 levels,
                 parent.group_of_tuple,
@@ -293,7 +296,7 @@ impl<'a> Prepared<'a> {
                 parent.attribute,
                 scratch,
             ),
-            None => self.base.group(&self.maps, levels, scratch),
+            None => base.group(&self.maps, levels, scratch),
         };
         let k = self.limits.k;
         if groups.sizes.iter().all(|&s| u64::from(s) >= k) {

@@ -20,11 +20,17 @@ pub(super) fn publish(prepared: &Prepared<'_>, found: Found) -> HybridResult {
         nodes_evaluated,
         lattice_size,
     } = found;
+    // the walk may have grouped the node from a projection: group it again from the base tuples, whose
+    // row map the output needs; canonical numbering depends on the keys only, so it is the repair's
+    let mut regrouped = prepared
+        .base
+        .group(&prepared.maps, &best.levels, &mut Vec::new());
+    regrouped.canonicalize(&prepared.maps, &best.levels);
     if !best.groups.canonical {
         // only nodes where nothing moved skip canonical numbering, so the sizes are the groups' own
-        best.groups.canonicalize(&prepared.maps, &best.levels);
-        best.relocation.sizes.clone_from(&best.groups.sizes);
+        best.relocation.sizes.clone_from(&regrouped.sizes);
     }
+    best.groups = regrouped;
     let q = prepared.maps.len();
     let groups = &best.groups;
     let relocation = &best.relocation;

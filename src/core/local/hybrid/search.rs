@@ -15,12 +15,17 @@
 //! depend on the height above only, so they are grouped and repaired in parallel (rayon); their results
 //! are then taken in walk order, so the outcome, the progress reports and the tie-breaks are those of a
 //! sequential walk (every node's randomized choices come from its own stream).
+//!
+//! A node is grouped from the projection of the distinct tuples onto the quasi-identifiers it has below
+//! their top level ([`Projections`]): on adult the nodes a walk repairs have about 2,300 such tuples on
+//! average instead of 18,109. Its groups are rolled up from a direct generalization that is still below
+//! the top in the attribute it generalizes (so it uses the same projection), else grouped from scratch.
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::create::Relocation;
-use super::groups::NodeGroups;
+use super::groups::{BaseTuples, NodeGroups};
 use super::{NodeResult, Parent, Prepared, COST_TOLERANCE};
 use crate::core::control::{Control, Phase, Progress};
 use crate::core::error::CoreError;
@@ -39,6 +44,107 @@ pub(super) struct Found {
 
 /// A node's groups, its repair (`None` when it failed) and the loss of the repair.
 type Evaluated = (NodeGroups, Option<Relocation>, Option<f64>);
+
+/// The quasi-identifiers of `levels` below their top level, one bit each; [`ALL`] (no projection) with
+/// more quasi-identifiers than bits.
+pub(super) fn projection_mask(levels: &[u8], max_levels: &[u8]) -> u64 {
+    if levels.len() >= 64 {
+        return ALL;
+    }
+    levels
+        .iter()
+        .zip(max_levels)
+        .enumerate()
+        .filter(|(_, (level, max))| level < max)
+        .fold(0, |mask, (j, _)| mask | 1 << j)
+}
+
+/// The mask of a node grouped from the base tuples themselves.
+const ALL: u64 = u64::MAX;
+
+/// The mask of the nodes with no attribute at the top level, which use the base tuples.
+fn full_mask(attributes: usize) -> u64 {
+    if attributes >= 64 {
+        ALL
+    } else {
+        (1 << attributes) - 1
+    }
+}
+
+/// The projections of the base tuples onto the quasi-identifiers below their top level, by mask of
+/// those attributes: a node high in the lattice has far fewer distinct tuples to group than the table
+/// has, and all nodes with the same attributes at the top share one projection.
+///
+/// The projection of a mask is made from that of the mask without its attribute of most distinct codes,
+/// by splitting its partition of the base tuples by that attribute's codes (one pass); numbering by first
+/// appearance makes its content independent of how it was made.
+#[derive(Debug, Default)]
+pub(super) struct Projections {
+    /// Per mask: its partition of the base tuples, and the projected tuples.
+    by_mask: FxHashMap<u64, (Vec<u32>, BaseTuples)>,
+}
+
+impl Projections {
+    /// The tuples the nodes of `mask` are grouped from: the base tuples when no attribute is at its
+    /// top level, else their projection, which must have been made (see [`Projections::extend_for`]).
+    pub(super) fn base<'s>(&'s self, prepared: &'s Prepared<'_>, mask: u64) -> &'s BaseTuples {
+        self.by_mask
+            .get(&mask)
+            .map_or(&prepared.base, |(_, tuples)| tuples)
+    }
+
+    /// The mask a projection is split from (see [`Projections`]).
+    fn narrower(prepared: &Prepared<'_>, mask: u64) -> (u64, usize) {
+        let attribute = (0..prepared.maps.len())
+            .filter(|&j| mask >> j & 1 == 1)
+            .max_by_key(|&j| (prepared.base.distinct(j), j))
+            .unwrap_or(0);
+        (mask & !(1 << attribute), attribute)
+    }
+
+    /// Makes the projections of `masks` that are missing and those they are split from, in parallel
+    /// from the narrowest masks up.
+    pub(super) fn extend_for(&mut self, prepared: &Prepared<'_>, masks: impl Iterator<Item = u64>) {
+        let full = full_mask(prepared.maps.len());
+        let mut missing: Vec<u64> = Vec::new();
+        let mut pending: Vec<u64> = masks.filter(|&mask| mask != full && mask != ALL).collect();
+        while let Some(mask) = pending.pop() {
+            if self.by_mask.contains_key(&mask) || missing.contains(&mask) {
+                continue;
+            }
+            missing.push(mask);
+            if mask != 0 {
+                pending.push(Self::narrower(prepared, mask).0);
+            }
+        }
+        missing.sort_unstable_by_key(|&mask| (mask.count_ones(), mask));
+        let base = &prepared.base;
+        let mut start = 0;
+        while start < missing.len() {
+            let width = missing[start].count_ones();
+            let end = start
+                + missing[start..]
+                    .iter()
+                    .take_while(|m| m.count_ones() == width)
+                    .count();
+            let made: Vec<(u64, (Vec<u32>, BaseTuples))> = missing[start..end]
+                .par_iter()
+                .map_init(Vec::new, |scratch, &mask| {
+                    let made = if mask == 0 {
+                        base.split_projection((&vec![0u32; base.len()], 1), None, scratch)
+                    } else {
+                        let (narrower, attribute) = Self::narrower(prepared, mask);
+                        let (ids, tuples) = &self.by_mask[&narrower];
+                        base.split_projection((ids, tuples.len()), Some(attribute), scratch)
+                    };
+                    (mask, made)
+                })
+                .collect();
+            self.by_mask.extend(made);
+            start = end;
+        }
+    }
+}
 
 /// Whether `a` beats `b`: lower loss (within the tolerance), fewer changed cells, smaller levels.
 fn better(a: &NodeResult, b: &NodeResult) -> bool {
@@ -70,6 +176,7 @@ pub(super) fn walk(prepared: &Prepared<'_>, control: &dyn Control) -> Result<Fou
     // group of every base tuple and group count of the repaired nodes one height up, and of this height
     let mut above: FxHashMap<u64, (Vec<u32>, usize)> = FxHashMap::default();
     let mut here: FxHashMap<u64, (Vec<u32>, usize)> = FxHashMap::default();
+    let mut projections = Projections::default();
     for height in (0..=lattice.top_height()).rev() {
         if control.is_cancelled() {
             return Err(CoreError::Cancelled);
@@ -83,16 +190,26 @@ pub(super) fn walk(prepared: &Prepared<'_>, control: &dyn Control) -> Result<Fou
             nodes.push((levels.to_vec(), id, pruned));
             true
         });
+        projections.extend_for(
+            prepared,
+            nodes
+                .iter()
+                .filter(|(_, _, pruned)| !pruned)
+                .map(|(levels, _, _)| projection_mask(levels, &max_levels)),
+        );
         let above_ref = &above;
+        let projections_ref = &projections;
         let repaired: Vec<Option<Evaluated>> = nodes
             .par_iter()
             .map_init(Vec::new, |scratch, (levels, id, pruned)| {
                 if *pruned || control.is_cancelled() {
                     return None;
                 }
-                // every direct generalization of a node that is not pruned was repaired one height up
+                let base = projections_ref.base(prepared, projection_mask(levels, &max_levels));
+                // every direct generalization of a node that is not pruned was repaired one height up;
+                // one still below the top in the attribute it generalizes uses the same projection
                 let parent = (0..levels.len())
-                    .find(|&j| levels[j] < max_levels[j])
+                    .find(|&j| levels[j] + 1 < max_levels[j])
                     .and_then(|j| {
                         let (group_of_tuple, groups) = above_ref.get(&(id + lattice.stride(j)))?;
                         Some(Parent {
@@ -101,7 +218,7 @@ pub(super) fn walk(prepared: &Prepared<'_>, control: &dyn Control) -> Result<Fou
                             attribute: j,
                         })
                     });
-                let (groups, relocation) = prepared.evaluate(levels, *id, parent, scratch);
+                let (groups, relocation) = prepared.evaluate(base, levels, *id, parent, scratch);
                 let loss = relocation.as_ref().map(|relocation| {
                     prepared
                         .penalties
