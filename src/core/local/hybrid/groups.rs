@@ -140,13 +140,15 @@ impl BaseTuples {
         }
     }
 
-    /// The projection of these tuples onto some quasi-identifiers, made from the projection onto all of
-    /// them but `attribute` (none: onto no attribute, from `narrower` putting all tuples in part 0;
-    /// `narrower`: its part of every tuple, numbered by first appearance, and its
-    /// tuple count) by splitting its parts by the codes of `attribute` in one pass. Returns the part of
-    /// every tuple, numbered by first appearance, and the projected tuples: the codes of each part's first
-    /// tuple and the records of all. Nodes may be grouped from a projection when they are at the top level
-    /// of every attribute it leaves out, where all codes share one label. A projection has no row map.
+    /// The projection of these tuples onto a set of quasi-identifiers, made in one pass by splitting the
+    /// parts of a narrower projection (the same set without `attribute`) by the codes of `attribute`.
+    ///
+    /// `narrower` gives the narrower projection's part of every tuple, numbered by first appearance, and
+    /// its part count; with `attribute` `None` it must put every tuple in part 0 (the projection onto no
+    /// attribute). Returns the new part of every tuple, numbered by first appearance, and the projected
+    /// tuples: the codes of each part's first tuple and the records of all. A node may be grouped from a
+    /// projection when it is at the top level of every attribute the projection leaves out, where all
+    /// codes share one label. A projection has no row map.
     pub(super) fn split_projection(
         &self,
         narrower: (&[u32], usize),

@@ -276,7 +276,7 @@ impl<'a> Prepared<'a> {
     }
 
     /// Groups the node `levels` from the tuples `base` (the base tuples or a projection the node may use,
-    /// see [`BaseTuples::project`]) and repairs it, rolling its groups up from `parent` when given (see
+    /// see [`BaseTuples::split_projection`]) and repairs it, rolling its groups up from `parent` when given (see
     /// [`Parent`], whose groups must number the same tuples); `None` in the relocation when it cannot be
     /// repaired.
     fn evaluate(

@@ -22,7 +22,7 @@
 //! the top in the attribute it generalizes (so it uses the same projection), else grouped from scratch.
 
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::create::Relocation;
 use super::groups::{BaseTuples, NodeGroups};
@@ -88,9 +88,35 @@ impl Projections {
     /// The tuples the nodes of `mask` are grouped from: the base tuples when no attribute is at its
     /// top level, else their projection, which must have been made (see [`Projections::extend_for`]).
     pub(super) fn base<'s>(&'s self, prepared: &'s Prepared<'_>, mask: u64) -> &'s BaseTuples {
+        debug_assert!(
+            mask == ALL
+                || mask == full_mask(prepared.maps.len())
+                || self.by_mask.contains_key(&mask),
+            "projection {mask:#x} was not made"
+        );
         self.by_mask
             .get(&mask)
             .map_or(&prepared.base, |(_, tuples)| tuples)
+    }
+
+    /// Drops the projections no node at `height` or below can use and none of theirs is split from.
+    ///
+    /// A node with the attributes outside `mask` at their top level is at least as high as the sum of
+    /// those top levels, so `mask` is usable down from that height; a projection is split from one whose
+    /// mask lacks one attribute, whose sum is larger by that attribute's top level at most. Keeping the
+    /// masks whose sum exceeds `height` by no more than the largest top level therefore keeps every
+    /// source a later projection needs, and only those of the walk's last heights are held at once.
+    pub(super) fn retain_usable(&mut self, max_levels: &[u8], height: u64) {
+        let highest_step = max_levels.iter().copied().max().map_or(0, u64::from);
+        self.by_mask.retain(|&mask, _| {
+            let top_sum: u64 = max_levels
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| mask >> j & 1 == 0)
+                .map(|(_, &max)| u64::from(max))
+                .sum();
+            top_sum <= height + highest_step
+        });
     }
 
     /// The mask a projection is split from (see [`Projections`]).
@@ -106,17 +132,17 @@ impl Projections {
     /// from the narrowest masks up.
     pub(super) fn extend_for(&mut self, prepared: &Prepared<'_>, masks: impl Iterator<Item = u64>) {
         let full = full_mask(prepared.maps.len());
-        let mut missing: Vec<u64> = Vec::new();
+        let mut missing: FxHashSet<u64> = FxHashSet::default();
         let mut pending: Vec<u64> = masks.filter(|&mask| mask != full && mask != ALL).collect();
         while let Some(mask) = pending.pop() {
-            if self.by_mask.contains_key(&mask) || missing.contains(&mask) {
+            if self.by_mask.contains_key(&mask) || !missing.insert(mask) {
                 continue;
             }
-            missing.push(mask);
             if mask != 0 {
                 pending.push(Self::narrower(prepared, mask).0);
             }
         }
+        let mut missing: Vec<u64> = missing.into_iter().collect();
         missing.sort_unstable_by_key(|&mask| (mask.count_ones(), mask));
         let base = &prepared.base;
         let mut start = 0;
@@ -190,6 +216,7 @@ pub(super) fn walk(prepared: &Prepared<'_>, control: &dyn Control) -> Result<Fou
             nodes.push((levels.to_vec(), id, pruned));
             true
         });
+        projections.retain_usable(&max_levels, height as u64);
         projections.extend_for(
             prepared,
             nodes
