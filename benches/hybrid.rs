@@ -18,6 +18,7 @@ use anonymizer::core::data::{GeneralizationMap, Table};
 use anonymizer::core::engine::anonymize;
 use anonymizer::core::local::hybrid::{hybrid, HybridMode, HybridOptions};
 use anonymizer::core::local::{Domain, LocalAttribute, LocalInput};
+use anonymizer::core::secret_rng::SecretKey;
 use anonymizer::domain::spec::HierarchySpec;
 use anonymizer::domain::{prepare, JobSpec};
 
@@ -90,7 +91,7 @@ fn run_hybrid(name: &str, p: f64, mode: HybridMode, runs: usize) {
         let options = HybridOptions {
             relocation_limit: p,
             mode,
-            seed: 0x5EED + run as u64,
+            key: SecretKey::from_u64(0x5EED + run as u64),
             ..HybridOptions::default()
         };
         let start = Instant::now();

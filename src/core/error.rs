@@ -45,6 +45,12 @@ pub enum CoreError {
         /// Smallest class at the top of the lattice.
         top_smallest_class: u64,
     },
+    /// The operating system could not provide the secret randomness an algorithm needs.
+    #[error("secure randomness is unavailable: {reason}")]
+    RandomnessUnavailable {
+        /// The operating system's error.
+        reason: String,
+    },
     /// The caller cancelled the run.
     #[error("the run was cancelled")]
     Cancelled,

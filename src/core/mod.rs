@@ -16,3 +16,4 @@ pub mod render;
 pub mod risk;
 pub mod rng;
 pub mod search;
+pub mod secret_rng;

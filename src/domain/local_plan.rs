@@ -123,7 +123,7 @@ pub enum LocalAlgorithm {
         relocation_limit: f64,
         /// Significance level of the chi-square variant.
         alpha: Option<f64>,
-        /// Deterministic choices (else randomized from a secret seed).
+        /// Deterministic choices (else randomized from a secret key).
         deterministic: bool,
         /// Completion sources may be left with exactly k records.
         completion_at_least: bool,

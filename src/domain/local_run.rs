@@ -2,7 +2,7 @@
 //! algorithm's own figures (aggregates only, never which records moved), and the number of cells it
 //! declares relocated (the verifier allows exactly that many cells not to cover their original value).
 
-use std::hash::BuildHasher;
+use rand_core::{OsRng, RngCore};
 
 use crate::core::control::Control;
 use crate::core::data::Table;
@@ -14,6 +14,7 @@ use crate::core::local::clustering::{
 use crate::core::local::hybrid::{hybrid, Completion, HybridMode, HybridOptions};
 use crate::core::local::{mondrian, LocalInput, MondrianOptions, Recoding};
 use crate::core::privacy::PrivacyModel;
+use crate::core::secret_rng::SecretKey;
 
 use super::local_plan::{DependencyColumn, LocalAlgorithm, LocalPlan};
 
@@ -134,7 +135,7 @@ pub fn run_local(
                 } else {
                     HybridMode::Randomized
                 },
-                seed: secret_seed(),
+                key: secret_key()?,
                 completion: if completion_at_least {
                     Completion::AtLeast
                 } else {
@@ -176,10 +177,16 @@ fn size(n: u64) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
 }
 
-/// 64 bits from the operating system's randomness (the keys of a fresh `RandomState`), for seeds no
-/// caller may know or get back: hybrid k-anonymization's choices and output order.
-fn secret_seed() -> u64 {
-    std::collections::hash_map::RandomState::new().hash_one(0x5EED_u64)
+/// A 256-bit key from the operating system's randomness, for draws no caller may know or replay:
+/// hybrid k-anonymization's choices and output order. Never logged, stored or returned.
+fn secret_key() -> Result<SecretKey, CoreError> {
+    let mut bytes = [0u8; 32];
+    OsRng
+        .try_fill_bytes(&mut bytes)
+        .map_err(|e| CoreError::RandomnessUnavailable {
+            reason: e.to_string(),
+        })?;
+    Ok(SecretKey::from_bytes(bytes))
 }
 
 /// An algorithm's report as JSON (a serialization failure, impossible for these plain structs, gives

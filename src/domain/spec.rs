@@ -513,7 +513,7 @@ fn default_true() -> bool {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HybridModeSpec {
-    /// Random targets, sources and records from a secret seed.
+    /// Random targets, sources and records from a secret key (ChaCha20).
     #[default]
     Randomized,
     /// Closest groups and cheapest records (reproducible, and replayable by an adversary).

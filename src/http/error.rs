@@ -321,6 +321,10 @@ impl From<CoreError> for ApiError {
             CoreError::LatticeTooLarge { .. } => "lattice_too_large",
             CoreError::NoSolution { .. } => "no_solution",
             CoreError::Cancelled => return ApiError::conflict("cancelled", e.to_string()),
+            CoreError::RandomnessUnavailable { .. } => {
+                tracing::error!(error = %e, "secure randomness unavailable");
+                return ApiError::internal();
+            }
         };
         ApiError::unprocessable(code, e.to_string())
     }

@@ -218,6 +218,9 @@ fn failed(error: &ExecuteError) -> Decision {
                 CoreError::Cancelled => {
                     return fail(INTERNAL_ERROR, "the engine stopped without being asked to")
                 }
+                CoreError::RandomnessUnavailable { .. } => {
+                    return fail(INTERNAL_ERROR, e.to_string())
+                }
             };
             fail(code, e.to_string())
         }

@@ -29,7 +29,7 @@
 
 use super::statistic;
 use super::targets::Targets;
-use crate::core::rng::SplitMix64;
+use crate::core::secret_rng::SecretStream;
 
 /// Which completion sources qualify (note A3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -230,7 +230,7 @@ fn choose(
     state: &State<'_>,
     group: usize,
     candidates: impl Iterator<Item = usize>,
-    rng: Option<&mut SplitMix64>,
+    rng: Option<&mut SecretStream>,
 ) -> Option<usize> {
     match rng {
         None => {
@@ -277,7 +277,7 @@ pub(super) fn create_hybrid(
     q: usize,
     sizes: &[u32],
     limits: Limits,
-    mut rng: Option<&mut SplitMix64>,
+    mut rng: Option<&mut SecretStream>,
 ) -> Option<Relocation> {
     let k = limits.k;
     let groups = sizes.len();
@@ -423,7 +423,7 @@ fn take_random(
     source: usize,
     target: usize,
     count: u32,
-    rng: &mut SplitMix64,
+    rng: &mut SecretStream,
 ) -> (Vec<(u32, u32)>, i64) {
     let mut left: Vec<(u32, u32)> = members.to_vec();
     let mut remaining: u64 = left.iter().map(|&(_, n)| u64::from(n)).sum();

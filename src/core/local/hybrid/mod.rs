@@ -10,10 +10,11 @@
 //!
 //! **The output is not truthful** when a cell moved: a relocated record publishes its target group's
 //! values, which need not cover its own. The report says how many cells and records moved, never which;
-//! the output order is a seeded shuffle so positions do not reveal it either. Protection is k-anonymity
+//! the output order is a keyed shuffle so positions do not reveal it either. Protection is k-anonymity
 //! only. The deterministic mode can be replayed by anyone who knows the algorithm and the population; the
 //! randomized mode (the default) makes that hard only in practice (no formal bound), and only while its
-//! seed stays secret: callers draw it from the operating system and never publish it.
+//! key stays secret: every draw comes from a ChaCha20 stream of a 256-bit key (`core::secret_rng`), which
+//! callers draw from the operating system and never publish.
 
 mod create;
 mod groups;
@@ -34,7 +35,7 @@ use crate::core::control::Control;
 use crate::core::data::GeneralizationMap;
 use crate::core::error::CoreError;
 use crate::core::privacy::Decimal;
-use crate::core::rng::SplitMix64;
+use crate::core::secret_rng::{SecretKey, SecretStream};
 use create::Limits;
 use groups::{BaseTuples, NodeGroups};
 use loss::Penalties;
@@ -47,7 +48,7 @@ pub enum HybridMode {
     /// tie-breaks): reproducible, and replayable by an adversary who knows the algorithm.
     Deterministic,
     /// Uniform choices among the eligible groups and records, and a uniform number of records per
-    /// completion, from the seeded generator.
+    /// completion, from the secret key's streams.
     #[default]
     Randomized,
 }
@@ -65,22 +66,23 @@ pub struct HybridOptions {
     pub alpha: Option<f64>,
     /// Deterministic or randomized choices.
     pub mode: HybridMode,
-    /// Seed of the randomized choices and of the output order (used in both modes). Must be secret
-    /// and unpredictable in the randomized mode: whoever knows it can replay the run.
-    pub seed: u64,
+    /// Key of the randomized choices and of the output order (used in both modes), drawn from a
+    /// ChaCha20 stream per lattice node. Must be secret and unpredictable in the randomized mode:
+    /// whoever knows it can replay the run.
+    pub key: SecretKey,
     /// Completion source rule (note A3).
     pub completion: Completion,
 }
 
 impl Default for HybridOptions {
     /// p = 1 % (the paper's experiments), no statistical test, randomized, completion sources keeping
-    /// more than k records; the seed is 0 and must be replaced by a secret one.
+    /// more than k records; the key is expanded from 0 and must be replaced by a secret one.
     fn default() -> Self {
         Self {
             relocation_limit: 0.01,
             alpha: None,
             mode: HybridMode::Randomized,
-            seed: 0,
+            key: SecretKey::from_u64(0),
             completion: Completion::MoreThan,
         }
     }
@@ -268,11 +270,10 @@ impl<'a> Prepared<'a> {
         })
     }
 
-    /// The generator of node `id` (or of another stream): the seed mixed with the stream number, so
+    /// The generator of node `id` (or of another stream): the key's ChaCha20 stream of that number, so
     /// every node's choices are independent of the order nodes are visited in.
-    fn stream(&self, id: u64) -> SplitMix64 {
-        let mut mixer = SplitMix64(self.options.seed ^ id.wrapping_mul(0xD1B5_4A32_D192_ED03));
-        SplitMix64(mixer.next_u64())
+    fn stream(&self, id: u64) -> SecretStream {
+        SecretStream::new(&self.options.key, id)
     }
 
     /// Groups the node `levels` from the tuples `base` (the base tuples or a projection the node may use,
@@ -312,11 +313,11 @@ impl<'a> Prepared<'a> {
         if let Some(alpha) = self.alpha {
             limits.critical = Some(critical_value(alpha, groups.len() as u64 - 1));
         }
-        let mut rng = self.stream(id);
-        let rng = match self.options.mode {
+        let mut rng = match self.options.mode {
             HybridMode::Deterministic => None,
-            HybridMode::Randomized => Some(&mut rng),
+            HybridMode::Randomized => Some(self.stream(id)),
         };
+        let rng = rng.as_mut();
         let relocation =
             create::create_hybrid(&groups.keys, self.maps.len(), &groups.sizes, limits, rng);
         (groups, relocation)

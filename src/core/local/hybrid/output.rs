@@ -1,8 +1,8 @@
 //! Turns the repaired node S-Hybrid chose into a [`Recoding`] and its report: records of every original
 //! group are dealt to the groups their group's records went to (the lowest record indices move in the
-//! deterministic mode, matching the note's A6 tie-break; a seeded shuffle decides in the randomized
+//! deterministic mode, matching the note's A6 tie-break; a keyed shuffle decides in the randomized
 //! mode), every published group gets its generalized key as explicit cells, and the output order is a
-//! seeded permutation so positions do not reveal who moved.
+//! keyed permutation so positions do not reveal who moved.
 
 use super::search::Found;
 use super::statistic::p_value;

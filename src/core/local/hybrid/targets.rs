@@ -11,7 +11,7 @@
 use rustc_hash::FxHashMap;
 
 use super::create::{lanes_differing, LANE};
-use crate::core::rng::SplitMix64;
+use crate::core::secret_rng::SecretStream;
 
 /// The fixed set of k-anonymous groups a small group may move into.
 #[derive(Debug)]
@@ -47,7 +47,7 @@ impl Targets {
     }
 
     /// A uniform target, as `rng` would pick it from the ascending list; `None` when there is none.
-    pub(super) fn draw(&self, rng: &mut SplitMix64) -> Option<usize> {
+    pub(super) fn draw(&self, rng: &mut SecretStream) -> Option<usize> {
         if self.members.is_empty() {
             return None;
         }

@@ -124,7 +124,7 @@ fn deterministic(p: f64) -> HybridOptions {
     HybridOptions {
         relocation_limit: p,
         mode: HybridMode::Deterministic,
-        seed: 11,
+        key: SecretKey::from_u64(11),
         ..HybridOptions::default()
     }
 }
@@ -538,7 +538,7 @@ proptest! {
             relocation_limit: p,
             alpha,
             mode: if randomized { HybridMode::Randomized } else { HybridMode::Deterministic },
-            seed,
+            key: SecretKey::from_u64(seed),
             completion: Completion::MoreThan,
         };
         let result = hybrid(&input, k, &options, &NoControl).unwrap();
@@ -682,7 +682,7 @@ proptest! {
         let options = HybridOptions {
             relocation_limit: p,
             mode: if randomized { HybridMode::Randomized } else { HybridMode::Deterministic },
-            seed: 7,
+            key: SecretKey::from_u64(7),
             ..HybridOptions::default()
         };
         let prepared = Prepared::new(&input, k, &options).unwrap();
