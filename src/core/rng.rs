@@ -29,10 +29,15 @@ impl SplitMix64 {
 
     /// Shuffles `items` uniformly (Fisher–Yates).
     pub fn shuffle<T>(&mut self, items: &mut [T]) {
-        for i in (1..items.len()).rev() {
-            let j = self.below(i as u64 + 1) as usize;
-            items.swap(i, j);
-        }
+        shuffle_with(items, |bound| self.below(bound));
+    }
+}
+
+/// Shuffles `items` (Fisher–Yates) with `below`, a draw in `0..bound`: uniform when the draws are.
+pub fn shuffle_with<T>(items: &mut [T], mut below: impl FnMut(u64) -> u64) {
+    for i in (1..items.len()).rev() {
+        let j = below(i as u64 + 1) as usize;
+        items.swap(i, j);
     }
 }
 

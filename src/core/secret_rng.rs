@@ -11,7 +11,7 @@
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 
-use super::rng::SplitMix64;
+use super::rng::{shuffle_with, SplitMix64};
 
 /// A 256-bit key. Its `Debug` output never shows the key.
 #[derive(Clone, PartialEq, Eq)]
@@ -86,10 +86,7 @@ impl SecretStream {
 
     /// Shuffles `items` uniformly (Fisher–Yates).
     pub fn shuffle<T>(&mut self, items: &mut [T]) {
-        for i in (1..items.len()).rev() {
-            let j = self.below(i as u64 + 1) as usize;
-            items.swap(i, j);
-        }
+        shuffle_with(items, |bound| self.below(bound));
     }
 }
 
