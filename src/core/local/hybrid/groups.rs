@@ -318,7 +318,7 @@ impl NodeGroups {
         let q = maps.len();
         let groups = self.sizes.len();
         let unsorted = &self.keys;
-        let mut order: Vec<u32> = (0..groups as u32).collect();
+        let mut order: Vec<u32>;
         // keys packed in mixed radix compare as their label sequences do
         let radices: Vec<u128> = (0..q)
             .map(|j| maps[j].label_count(levels[j] as usize).max(1) as u128)
@@ -328,18 +328,24 @@ impl NodeGroups {
             .try_fold(1u128, |product, &r| product.checked_mul(r))
             .is_some();
         if packed_fits {
-            let packed: Vec<u128> = unsorted
+            // sorted with their group beside them (keys are distinct, so the group never decides)
+            let mut packed: Vec<(u128, u32)> = unsorted
                 .chunks_exact(q.max(1))
-                .map(|key| {
-                    key.iter()
+                .zip(0u32..)
+                .map(|(key, g)| {
+                    let packed = key
+                        .iter()
                         .zip(&radices)
                         .fold(0u128, |acc, (&label, &radix)| {
                             acc * radix + u128::from(label)
-                        })
+                        });
+                    (packed, g)
                 })
                 .collect();
-            order.sort_unstable_by_key(|&g| packed[g as usize]);
+            packed.sort_unstable();
+            order = packed.into_iter().map(|(_, g)| g).collect();
         } else {
+            order = (0..groups as u32).collect();
             order.sort_unstable_by(|&a, &b| {
                 unsorted[a as usize * q..(a as usize + 1) * q]
                     .cmp(&unsorted[b as usize * q..(b as usize + 1) * q])
