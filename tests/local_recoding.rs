@@ -520,5 +520,19 @@ fn hybrid_on_adult_relocates_within_budget_and_hides_who_moved() {
         // aggregates only: no record positions in the report
         let text = report.to_string();
         assert!(!text.contains("relocated_rows\":["), "{text}");
+        // every job draws a fresh secret key: the same job again publishes another row order (and, in
+        // the deterministic mode, the same rows)
+        let (mut again, _) = published(table, &spec);
+        assert_ne!(
+            again, rows,
+            "{mode}: the output order comes from a fresh key"
+        );
+        assert_eq!(again[0], rows[0], "{mode}");
+        if mode == "deterministic" {
+            let mut first = rows.clone();
+            first[1..].sort_unstable();
+            again[1..].sort_unstable();
+            assert_eq!(again, first, "{mode}: the same choices");
+        }
     }
 }
