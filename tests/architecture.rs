@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 /// What `src/core` must never use, with the reason given on failure.
-const FORBIDDEN_IN_CORE: [(&str, &str); 15] = [
+const FORBIDDEN_IN_CORE: [(&str, &str); 17] = [
     ("std::fs", "file access"),
     ("std::env", "the environment"),
     ("std::time", "the clock"),
@@ -21,6 +21,8 @@ const FORBIDDEN_IN_CORE: [(&str, &str); 15] = [
     ("tokio", "async runtime"),
     ("sqlx", "the database"),
     ("axum", "the HTTP layer"),
+    ("OsRng", "the operating system's randomness"),
+    ("getrandom", "the operating system's randomness"),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -13,9 +13,22 @@ use rand_core::{RngCore, SeedableRng};
 
 use super::rng::{shuffle_with, SplitMix64};
 
-/// A 256-bit key. Its `Debug` output never shows the key.
-#[derive(Clone, PartialEq, Eq)]
+/// A 256-bit key. Its `Debug` output never shows the key, and comparing two keys takes the same time
+/// whatever they hold.
+#[derive(Clone)]
 pub struct SecretKey([u8; 32]);
+
+impl PartialEq for SecretKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.0
+            .iter()
+            .zip(&other.0)
+            .fold(0u8, |differ, (a, b)| differ | (a ^ b))
+            == 0
+    }
+}
+
+impl Eq for SecretKey {}
 
 impl SecretKey {
     /// The key `bytes`, which must come from a cryptographically secure source to keep the draws
@@ -25,7 +38,7 @@ impl SecretKey {
     }
 
     /// A key expanded from a 64-bit number: repeatable, and therefore only for tests and benchmarks
-    /// (anyone who guesses the number replays every draw).
+    /// (anyone who guesses the number replays every draw). Never for output that is published.
     pub fn from_u64(seed: u64) -> Self {
         let mut expander = SplitMix64(seed);
         let mut bytes = [0u8; 32];

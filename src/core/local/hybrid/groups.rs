@@ -327,7 +327,7 @@ impl NodeGroups {
             .iter()
             .try_fold(1u128, |product, &r| product.checked_mul(r))
             .is_some();
-        if packed_fits {
+        if packed_fits && q > 0 {
             // sorted with their group beside them (keys are distinct, so the group never decides)
             let mut packed: Vec<(u128, u32)> = unsorted
                 .chunks_exact(q.max(1))

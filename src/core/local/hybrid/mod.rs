@@ -66,9 +66,10 @@ pub struct HybridOptions {
     pub alpha: Option<f64>,
     /// Deterministic or randomized choices.
     pub mode: HybridMode,
-    /// Key of the randomized choices and of the output order (used in both modes), drawn from a
-    /// ChaCha20 stream per lattice node. Must be secret and unpredictable in the randomized mode:
-    /// whoever knows it can replay the run.
+    /// Key whose ChaCha20 streams (one per lattice node, plus one for dealing records and one for the
+    /// output order) drive the randomized choices; in the deterministic mode it decides the output
+    /// order only. Must be secret and unpredictable in the randomized mode: whoever knows it can replay
+    /// the run.
     pub key: SecretKey,
     /// Completion source rule (note A3).
     pub completion: Completion,

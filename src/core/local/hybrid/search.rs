@@ -104,8 +104,10 @@ impl Projections {
     /// A node with the attributes outside `mask` at their top level is at least as high as the sum of
     /// those top levels, so `mask` is usable down from that height; a projection is split from one whose
     /// mask lacks one attribute, whose sum is larger by that attribute's top level at most. Keeping the
-    /// masks whose sum exceeds `height` by no more than the largest top level therefore keeps every
-    /// source a later projection needs, and only those of the walk's last heights are held at once.
+    /// masks whose sum exceeds `height` by no more than the largest top level therefore keeps the
+    /// immediate source of every projection a later height needs; a deeper source that was dropped is
+    /// made again by [`Projections::extend_for`] (identically: numbering is by first appearance). Only
+    /// the projections of the walk's last heights are held at once.
     pub(super) fn retain_usable(&mut self, max_levels: &[u8], height: u64) {
         let highest_step = max_levels.iter().copied().max().map_or(0, u64::from);
         self.by_mask.retain(|&mask, _| {
