@@ -55,8 +55,7 @@ impl std::fmt::Debug for SecretKey {
     }
 }
 
-/// One ChaCha20 stream of a [`SecretKey`].
-#[derive(Clone)]
+/// One ChaCha20 stream of a [`SecretKey`]. Not `Clone`: a copy would repeat its draws.
 pub struct SecretStream(ChaCha20Rng);
 
 impl std::fmt::Debug for SecretStream {

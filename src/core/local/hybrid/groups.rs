@@ -330,7 +330,7 @@ impl NodeGroups {
         if packed_fits && q > 0 {
             // sorted with their group beside them (keys are distinct, so the group never decides)
             let mut packed: Vec<(u128, u32)> = unsorted
-                .chunks_exact(q.max(1))
+                .chunks_exact(q)
                 .zip(0u32..)
                 .map(|(key, g)| {
                     let packed = key
