@@ -37,6 +37,7 @@ on_both_backends!(
     migrations_are_idempotent,
     api_keys_authenticate_until_revoked,
     upload_commits_or_leaves_nothing,
+    staged_uploads_hold_no_lock_and_stale_ones_are_swept,
     chunked_round_trip_of_3_mib,
     tenants_are_isolated,
     lists_paginate_by_cursor,
@@ -283,6 +284,66 @@ async fn upload_commits_or_leaves_nothing(store: Store) {
     let page = store.list_datasets(t, None, 100).await.expect("list");
     let ids: HashSet<Uuid> = page.items.iter().map(|d| d.id).collect();
     assert_eq!(ids, HashSet::from([committed.id, empty]));
+}
+
+fn epoch_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+async fn staged_uploads_hold_no_lock_and_stale_ones_are_swept(store: Store) {
+    let t = tenant(&store, "acme").await;
+    // an upload in progress with two chunks committed...
+    let mut slow = store.begin_dataset(t, "slow").await.expect("begin");
+    let slow_id = slow.id();
+    slow.write(&payload(2 * CHUNK_SIZE + 7, 4))
+        .await
+        .expect("write");
+    // ...holds no lock: other writes go through at once, even on SQLite's single writer
+    let started = std::time::Instant::now();
+    let other = dataset(&store, t, "other", b"age\n1\n2\n").await;
+    job(&store, t, other).await;
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(2),
+        "writes waited {:?} behind an open upload",
+        started.elapsed()
+    );
+    // staged rows are invisible
+    assert_not_found(store.get_dataset(t, slow_id).await);
+    assert_eq!(store.chunk_count(slow_id).await.expect("count"), 0);
+    let page = store.list_datasets(t, None, 100).await.expect("list");
+    assert_eq!(page.items.len(), 1);
+    assert_not_found(store.delete_dataset(t, slow_id).await);
+
+    // a sweep with a cutoff before the upload's last write leaves it alone
+    assert_eq!(
+        store
+            .purge_stale_uploads(epoch_ms() - 60_000)
+            .await
+            .expect("purge"),
+        0
+    );
+    // one after it deletes the staged rows (and never a published dataset)...
+    assert_eq!(
+        store
+            .purge_stale_uploads(epoch_ms() + 1_000)
+            .await
+            .expect("purge"),
+        1
+    );
+    store
+        .get_dataset(t, other)
+        .await
+        .expect("published datasets stay");
+    // ...and the upload, should its client come back, cannot be published any more
+    slow.write(b"late").await.ok();
+    assert!(slow
+        .finish_as_written(1, "[]".into(), ",".into())
+        .await
+        .is_err());
+    assert_not_found(store.get_dataset(t, slow_id).await);
 }
 
 async fn chunked_round_trip_of_3_mib(store: Store) {

@@ -1,10 +1,20 @@
 //! Chunked payload writing shared by dataset uploads and job outputs: bytes are gathered into chunks of
-//! exactly [`CHUNK_SIZE`] (the last one may be shorter) and inserted inside the caller's transaction, so at
-//! most one chunk is held in memory.
+//! exactly [`CHUNK_SIZE`] (the last one may be shorter) and inserted either inside the caller's
+//! transaction (job outputs) or each in a short transaction of its own (staged uploads, see
+//! `dataset.rs`), so at most one chunk is held in memory.
 
 use sha2::{Digest, Sha256};
 
-use super::{with_tx, Result, Tx, CHUNK_SIZE};
+use super::{now_ms, with_tx, Result, Store, Tx, CHUNK_SIZE};
+
+/// Where full chunks go.
+pub(super) enum ChunkTarget<'a> {
+    /// Into the caller's open transaction.
+    Tx(&'a mut Tx),
+    /// Each chunk committed at once in a transaction of its own, which also touches the staged
+    /// dataset's `updated_at` (so the stale-upload sweeper sees it is alive).
+    Committed(&'a Store),
+}
 
 #[derive(Debug, Clone, Copy)]
 pub(super) enum ChunkTable {
@@ -21,6 +31,14 @@ impl ChunkTable {
             ChunkTable::JobOutput => {
                 "insert into job_output_chunk (job_id, seq, bytes) values ($1, $2, $3)"
             }
+        }
+    }
+
+    /// Marks the owner alive, for owners that can go stale (staged datasets).
+    fn touch_sql(self) -> Option<&'static str> {
+        match self {
+            ChunkTable::Dataset => Some("update dataset set updated_at = $2 where id = $1"),
+            ChunkTable::JobOutput => None,
         }
     }
 }
@@ -50,14 +68,22 @@ impl ChunkWriter {
         self.written
     }
 
-    pub(super) async fn write(&mut self, tx: &mut Tx, mut data: &[u8]) -> Result<()> {
+    pub(super) async fn write(&mut self, tx: &mut Tx, data: &[u8]) -> Result<()> {
+        self.write_to(&mut ChunkTarget::Tx(tx), data).await
+    }
+
+    pub(super) async fn write_to(
+        &mut self,
+        target: &mut ChunkTarget<'_>,
+        mut data: &[u8],
+    ) -> Result<()> {
         self.sha256.update(data);
         self.written += data.len() as u64;
         while !data.is_empty() {
             if self.buf.is_empty() && data.len() >= CHUNK_SIZE {
                 // a whole chunk straight from the caller's buffer, without copying
                 let (chunk, rest) = data.split_at(CHUNK_SIZE);
-                self.insert(tx, chunk).await?;
+                self.insert(target, chunk).await?;
                 data = rest;
                 continue;
             }
@@ -69,7 +95,7 @@ impl ChunkWriter {
             data = &data[take..];
             if self.buf.len() == CHUNK_SIZE {
                 let chunk = std::mem::take(&mut self.buf);
-                self.insert(tx, &chunk).await?;
+                self.insert(target, &chunk).await?;
                 self.buf = chunk;
                 self.buf.clear();
             }
@@ -78,18 +104,48 @@ impl ChunkWriter {
     }
 
     /// Writes the last, partial chunk. Returns (chunk count, byte count, sha256 hex).
-    pub(super) async fn finish(mut self, tx: &mut Tx) -> Result<(i64, u64, String)> {
+    pub(super) async fn finish(self, tx: &mut Tx) -> Result<(i64, u64, String)> {
+        self.finish_to(&mut ChunkTarget::Tx(tx)).await
+    }
+
+    /// [`ChunkWriter::finish`] into any target.
+    pub(super) async fn finish_to(
+        mut self,
+        target: &mut ChunkTarget<'_>,
+    ) -> Result<(i64, u64, String)> {
         if !self.buf.is_empty() {
             let chunk = std::mem::take(&mut self.buf);
-            self.insert(tx, &chunk).await?;
+            self.insert(target, &chunk).await?;
         }
         let digest = self.sha256.finalize();
         let hex = digest.iter().map(|b| format!("{b:02x}")).collect();
         Ok((self.seq, self.written, hex))
     }
 
-    async fn insert(&mut self, tx: &mut Tx, chunk: &[u8]) -> Result<()> {
+    async fn insert(&mut self, target: &mut ChunkTarget<'_>, chunk: &[u8]) -> Result<()> {
         debug_assert!(chunk.len() <= CHUNK_SIZE);
+        match target {
+            ChunkTarget::Tx(tx) => self.insert_in(tx, chunk).await?,
+            ChunkTarget::Committed(store) => {
+                let mut tx = store.begin_write().await?;
+                self.insert_in(&mut tx, chunk).await?;
+                if let Some(touch) = self.table.touch_sql() {
+                    with_tx!(&mut tx, conn => {
+                        sqlx::query(touch)
+                            .bind(&self.owner)
+                            .bind(now_ms())
+                            .execute(&mut *conn)
+                            .await?;
+                    });
+                }
+                tx.commit().await?;
+            }
+        }
+        self.seq += 1;
+        Ok(())
+    }
+
+    async fn insert_in(&self, tx: &mut Tx, chunk: &[u8]) -> Result<()> {
         with_tx!(tx, conn => {
             sqlx::query(self.table.insert_sql())
                 .bind(&self.owner)
@@ -98,7 +154,6 @@ impl ChunkWriter {
                 .execute(&mut *conn)
                 .await?;
         });
-        self.seq += 1;
         Ok(())
     }
 }

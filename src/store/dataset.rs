@@ -1,12 +1,13 @@
-//! Datasets: uploads streamed into `dataset_chunk` inside one transaction (all or nothing), metadata,
-//! cursor-paginated listing, chunk-by-chunk reading and deletion with everything that depends on them.
+//! Datasets: uploads staged chunk by chunk into `dataset_chunk` and published at the end (all or
+//! nothing, without a transaction held across the network), metadata, cursor-paginated listing,
+//! chunk-by-chunk reading and deletion with everything that depends on them.
 
 use uuid::Uuid;
 
-use super::chunk::{ChunkTable, ChunkWriter};
+use super::chunk::{ChunkTable, ChunkTarget, ChunkWriter};
 use super::{
-    id_text, now_ms, page_limit, page_of, parse_id, to_i64, to_u64, with_pool, with_tx, Cursor,
-    Page, Result, Store, StoreError, Tx,
+    id_text, now_ms, page_limit, page_of, parse_id, to_i64, to_u64, with_pool, Cursor, Page,
+    Result, Store, StoreError,
 };
 
 /// A stored dataset (its bytes live in chunks `0..chunk_count`).
@@ -80,21 +81,23 @@ macro_rules! dataset_columns {
     };
 }
 
-/// An upload in progress. It holds a write transaction: nothing is visible until [`finish`]
-/// commits, and [`abort`] or dropping the upload rolls everything back.
-///
-/// On SQLite the transaction holds the database's write lock for the whole upload, so other writers
-/// (job claims, heartbeats) wait for it, up to the busy timeout.
+/// An upload in progress, staged: the dataset row (state `staging`) and each full chunk are committed as
+/// they arrive, each in a short transaction of its own, so an upload never holds a database connection or
+/// SQLite's write lock while it waits for the network. Staged rows are invisible to every read; [`finish`]
+/// publishes the dataset with one update, and [`abort`] deletes what was staged. An upload dropped without
+/// either (a client that went away, a task cancelled) deletes its rows in the background; a process killed
+/// mid-upload leaves rows that [`Store::purge_stale_uploads`] removes.
 ///
 /// [`finish`]: DatasetUpload::finish
 /// [`abort`]: DatasetUpload::abort
 pub struct DatasetUpload {
-    tx: Tx,
+    store: Store,
     writer: ChunkWriter,
     id: Uuid,
     tenant_id: Uuid,
     name: String,
     created_at: i64,
+    settled: bool,
 }
 
 impl std::fmt::Debug for DatasetUpload {
@@ -108,7 +111,7 @@ impl std::fmt::Debug for DatasetUpload {
 }
 
 impl DatasetUpload {
-    /// The id the dataset will have once committed.
+    /// The id the dataset will have once published.
     pub fn id(&self) -> Uuid {
         self.id
     }
@@ -118,13 +121,16 @@ impl DatasetUpload {
         self.writer.written()
     }
 
-    /// Appends bytes; full 1 MiB chunks are inserted as they fill up.
+    /// Appends bytes; each full 1 MiB chunk is committed as it fills up.
     pub async fn write(&mut self, data: &[u8]) -> Result<()> {
-        self.writer.write(&mut self.tx, data).await
+        let store = self.store.clone();
+        self.writer
+            .write_to(&mut ChunkTarget::Committed(&store), data)
+            .await
     }
 
-    /// Writes the last chunk and the metadata, and commits. Fails with Conflict (and rolls back) when
-    /// `meta.byte_size` or `meta.sha256` do not describe the bytes written.
+    /// Writes the last chunk and the metadata, and publishes the dataset. Fails with Conflict (and
+    /// deletes what was staged) when `meta.byte_size` or `meta.sha256` do not describe the bytes written.
     pub async fn finish(self, meta: DatasetMeta) -> Result<Dataset> {
         let DatasetMeta {
             byte_size,
@@ -133,7 +139,7 @@ impl DatasetUpload {
             columns_json,
             delimiter,
         } = meta;
-        self.commit(
+        self.publish(
             Some((byte_size, sha256)),
             row_count,
             columns_json,
@@ -150,42 +156,49 @@ impl DatasetUpload {
         columns_json: String,
         delimiter: String,
     ) -> Result<Dataset> {
-        self.commit(None, row_count, columns_json, delimiter).await
+        self.publish(None, row_count, columns_json, delimiter).await
     }
 
-    /// Writes the last chunk and the metadata and commits; with `expected` (size, sha256), rolls back
-    /// with Conflict unless they describe the bytes written.
-    async fn commit(
-        self,
+    /// Writes the last chunk, then publishes the metadata with one update; with `expected` (size,
+    /// sha256), deletes the staged rows with Conflict unless they describe the bytes written.
+    async fn publish(
+        mut self,
         expected: Option<(u64, String)>,
         row_count: u64,
         columns_json: String,
         delimiter: String,
     ) -> Result<Dataset> {
-        let DatasetUpload {
-            mut tx,
-            writer,
-            id,
-            tenant_id,
-            name,
-            created_at,
-        } = self;
-        let (chunk_count, written, sha256) = writer.finish(&mut tx).await?;
+        // settled from here on: every exit below either publishes or deletes explicitly
+        self.settled = true;
+        let store = self.store.clone();
+        let writer = std::mem::replace(
+            &mut self.writer,
+            ChunkWriter::new(ChunkTable::Dataset, String::new()),
+        );
+        let finished = writer.finish_to(&mut ChunkTarget::Committed(&store)).await;
+        let (chunk_count, written, sha256) = match finished {
+            Ok(done) => done,
+            Err(e) => {
+                store.delete_staged(self.id).await.ok();
+                return Err(e);
+            }
+        };
         if let Some((byte_size, expected_sha256)) = expected {
             if written != byte_size || !sha256.eq_ignore_ascii_case(&expected_sha256) {
-                tx.rollback().await?;
+                store.delete_staged(self.id).await?;
                 return Err(StoreError::Conflict(
                     "dataset size or checksum does not match the bytes written",
                 ));
             }
         }
         let now = now_ms();
-        with_tx!(&mut tx, conn => {
+        let published = with_pool!(store, pool => {
             sqlx::query(
                 "update dataset set byte_size = $2, sha256 = $3, row_count = $4, columns_json = $5, \
-                 chunk_count = $6, updated_at = $7, delimiter = $8 where id = $1",
+                 chunk_count = $6, updated_at = $7, delimiter = $8, state = 'ready' \
+                 where id = $1 and state = 'staging'",
             )
-            .bind(id_text(id))
+            .bind(id_text(self.id))
             .bind(to_i64(written)?)
             .bind(&sha256)
             .bind(to_i64(row_count)?)
@@ -193,34 +206,60 @@ impl DatasetUpload {
             .bind(chunk_count)
             .bind(now)
             .bind(&delimiter)
-            .execute(&mut *conn)
-            .await?;
+            .execute(pool)
+            .await?
+            .rows_affected()
         });
-        tx.commit().await?;
+        if published != 1 {
+            // the sweeper took it for abandoned (an upload stalled past the stale cutoff)
+            return Err(StoreError::Conflict(
+                "the upload was abandoned before it could be published",
+            ));
+        }
         Ok(Dataset {
-            id,
-            tenant_id,
-            name,
+            id: self.id,
+            tenant_id: self.tenant_id,
+            name: std::mem::take(&mut self.name),
             byte_size: written,
             sha256,
             row_count,
             columns_json,
             delimiter,
             chunk_count: to_u64(chunk_count)?,
-            created_at,
+            created_at: self.created_at,
             updated_at: now,
         })
     }
 
-    /// Rolls the upload back: no dataset row and no chunk remain.
-    pub async fn abort(self) -> Result<()> {
-        self.tx.rollback().await
+    /// Deletes what was staged: no dataset row and no chunk remain.
+    pub async fn abort(mut self) -> Result<()> {
+        self.settled = true;
+        self.store.delete_staged(self.id).await
+    }
+}
+
+impl Drop for DatasetUpload {
+    fn drop(&mut self) {
+        if self.settled {
+            return;
+        }
+        // a dropped upload cannot wait for the database: delete its rows in the background (the
+        // sweeper catches what this misses, e.g. when the runtime is shutting down)
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let store = self.store.clone();
+            let id = self.id;
+            runtime.spawn(async move {
+                if let Err(e) = store.delete_staged(id).await {
+                    tracing::warn!(dataset = %id, error = %e, "deleting an abandoned upload failed");
+                }
+            });
+        }
     }
 }
 
 impl Store {
-    /// Starts an upload for `tenant`. The dataset row is inserted at once (inside the transaction), so
-    /// chunks can reference it.
+    /// Starts an upload for `tenant`: its dataset row is committed at once in state `staging`, invisible
+    /// to every read until the upload is finished.
     pub async fn begin_dataset(&self, tenant: Uuid, name: &str) -> Result<DatasetUpload> {
         self.begin_dataset_with_id(tenant, Uuid::new_v4(), name)
             .await
@@ -235,34 +274,59 @@ impl Store {
         name: &str,
     ) -> Result<DatasetUpload> {
         let now = now_ms();
-        let mut tx = self.begin_write().await?;
-        with_tx!(&mut tx, conn => {
+        with_pool!(self, pool => {
             sqlx::query(
                 "insert into dataset (id, tenant_id, name, byte_size, sha256, row_count, columns_json, \
-                 chunk_count, created_at, updated_at) values ($1, $2, $3, 0, '', 0, '[]', 0, $4, $4)",
+                 chunk_count, created_at, updated_at, state) \
+                 values ($1, $2, $3, 0, '', 0, '[]', 0, $4, $4, 'staging')",
             )
             .bind(id_text(id))
             .bind(id_text(tenant))
             .bind(name)
             .bind(now)
-            .execute(&mut *conn)
+            .execute(pool)
             .await?;
         });
         Ok(DatasetUpload {
-            tx,
+            store: self.clone(),
             writer: ChunkWriter::new(ChunkTable::Dataset, id_text(id)),
             id,
             tenant_id: tenant,
             name: name.to_string(),
             created_at: now,
+            settled: false,
         })
+    }
+
+    /// Deletes a staged (unpublished) dataset with its chunks; a published one is left alone.
+    async fn delete_staged(&self, id: Uuid) -> Result<()> {
+        with_pool!(self, pool => {
+            sqlx::query("delete from dataset where id = $1 and state = 'staging'")
+                .bind(id_text(id))
+                .execute(pool)
+                .await?;
+        });
+        Ok(())
+    }
+
+    /// Deletes staged uploads that wrote nothing since `cutoff_ms` (their process died or their client
+    /// stalled far past the idle timeout). Returns how many were deleted.
+    pub async fn purge_stale_uploads(&self, cutoff_ms: i64) -> Result<u64> {
+        Ok(with_pool!(self, pool => {
+            sqlx::query("delete from dataset where state = 'staging' and updated_at < $1")
+                .bind(cutoff_ms)
+                .execute(pool)
+                .await?
+                .rows_affected()
+        }))
     }
 
     /// The tenant's dataset; another tenant's id is NotFound.
     pub async fn get_dataset(&self, tenant: Uuid, id: Uuid) -> Result<Dataset> {
         let row: Option<DatasetRow> = with_pool!(self, pool => {
             sqlx::query_as(concat!(
-                "select ", dataset_columns!(), " from dataset where id = $1 and tenant_id = $2"
+                "select ", dataset_columns!(), " from dataset where id = $1 and tenant_id = $2 \
+                 and state = 'ready'"
             ))
             .bind(id_text(id))
             .bind(id_text(tenant))
@@ -283,7 +347,7 @@ impl Store {
         let rows: Vec<DatasetRow> = match cursor {
             None => with_pool!(self, pool => {
                 sqlx::query_as(concat!(
-                    "select ", dataset_columns!(), " from dataset where tenant_id = $1 \
+                    "select ", dataset_columns!(), " from dataset where tenant_id = $1 and state = 'ready' \
                      order by created_at desc, id desc limit $2"
                 ))
                 .bind(id_text(tenant))
@@ -293,7 +357,7 @@ impl Store {
             }),
             Some(cursor) => with_pool!(self, pool => {
                 sqlx::query_as(concat!(
-                    "select ", dataset_columns!(), " from dataset where tenant_id = $1 \
+                    "select ", dataset_columns!(), " from dataset where tenant_id = $1 and state = 'ready' \
                      and (created_at < $2 or (created_at = $2 and id < $3)) \
                      order by created_at desc, id desc limit $4"
                 ))
@@ -319,7 +383,7 @@ impl Store {
     /// foreign keys cascade). A job running on it loses its lease.
     pub async fn delete_dataset(&self, tenant: Uuid, id: Uuid) -> Result<()> {
         let deleted = with_pool!(self, pool => {
-            sqlx::query("delete from dataset where id = $1 and tenant_id = $2")
+            sqlx::query("delete from dataset where id = $1 and tenant_id = $2 and state = 'ready'")
                 .bind(id_text(id))
                 .bind(id_text(tenant))
                 .execute(pool)
@@ -348,7 +412,10 @@ impl Store {
     /// How many chunks a committed dataset has (0 for an unknown id).
     pub async fn chunk_count(&self, id: Uuid) -> Result<u64> {
         let count: i64 = with_pool!(self, pool => {
-            sqlx::query_scalar("select count(*) from dataset_chunk where dataset_id = $1")
+            sqlx::query_scalar(
+                "select count(*) from dataset_chunk where dataset_id = $1 \
+                 and exists (select 1 from dataset where id = $1 and state = 'ready')",
+            )
                 .bind(id_text(id))
                 .fetch_one(pool)
                 .await?
