@@ -236,6 +236,8 @@ impl Server {
             .env("ANONYMIZER_DATA_DIR", &data_dir)
             .env("ANONYMIZER_BOOTSTRAP_KEY", KEY)
             .env("ANONYMIZER_UPLOAD_LIMIT", (1u64 << 31).to_string())
+            // adult_full's spec inlines the 1.4 MB fnlwgt hierarchy, over the 1 MiB default
+            .env("ANONYMIZER_JOB_BODY_LIMIT", (8u64 << 20).to_string())
             .env("RUST_LOG", "warn")
             .stdout(Stdio::null())
             .stderr(Stdio::null());

@@ -34,8 +34,23 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     }
     ensure_an_api_key(&store, &config).await?;
     install_panic_hook();
+    let tls = match (&config.tls_cert, &config.tls_key) {
+        (Some(cert), Some(key)) => Some(http::server::load_tls(cert, key)?),
+        _ => None,
+    };
+    let open_files = http::server::raise_open_file_limit();
+    let limits = http::server::ServerLimits {
+        max_connections: http::server::fit_connection_cap(config.max_connections, open_files),
+        header_read_timeout: config.header_read_timeout(),
+        shutdown_grace: config.shutdown_grace(),
+    };
     let state = http::AppState::new(store.clone()).with_settings(http::ApiSettings {
         upload_limit: config.upload_limit,
+        job_body_limit: config.job_body_limit,
+        upload_idle_timeout: config.upload_idle_timeout(),
+        upload_min_rate: config.upload_min_rate,
+        max_uploads: config.max_uploads as usize,
+        max_uploads_per_tenant: config.max_uploads_per_tenant as usize,
     });
     // bound before the workers start, so a busy port fails the start before any job is claimed
     let listener = TcpListener::bind(config.listen)
@@ -77,6 +92,13 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         ))),
         _ => None,
     };
+    let upload_sweeper = config.role.runs_api().then(|| {
+        tokio::spawn(crate::retention::sweep_stale_uploads(
+            store.clone(),
+            stale_upload_age(config.upload_idle_timeout()),
+            stopping.clone(),
+        ))
+    });
     let router = if config.role.runs_api() {
         http::app(state)
     } else {
@@ -86,6 +108,8 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         address = %listener.local_addr()?,
         backend = ?store.backend(),
         role = ?config.role,
+        tls = tls.is_some(),
+        max_connections = limits.max_connections,
         "serving"
     );
     let signal = tokio::spawn(async move {
@@ -93,15 +117,17 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         let _ = stop.send(true);
     });
     let mut http_stopping = stopping.clone();
-    let served = axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            let _ = http_stopping.wait_for(|stop| *stop).await;
-        })
-        .await
-        .context("the server failed");
+    let served = http::server::serve(listener, router, limits, tls, async move {
+        let _ = http_stopping.wait_for(|stop| *stop).await;
+    })
+    .await
+    .context("the server failed");
     // the server may also have ended with an error: dropping the sender stops the workers too
     signal.abort();
     if let Some(sweeper) = sweeper {
+        sweeper.abort();
+    }
+    if let Some(sweeper) = upload_sweeper {
         sweeper.abort();
     }
     if let Some(supervisor) = supervisor {
@@ -112,6 +138,12 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     store.close().await;
     tracing::info!("stopped");
     served
+}
+
+/// How long a staged upload may write nothing before the sweeper deletes it: well past the idle
+/// timeout that would have refused it, so only uploads whose process died are taken.
+fn stale_upload_age(idle_timeout: std::time::Duration) -> std::time::Duration {
+    (idle_timeout * 4).max(std::time::Duration::from_secs(600))
 }
 
 /// Logs panics without their payload (it may quote data) instead of printing them to stderr. Request

@@ -182,6 +182,50 @@ pub struct ServeConfig {
     #[arg(long, env = "ANONYMIZER_MIGRATE", default_value = "true",
           value_parser = BoolishValueParser::new(), action = clap::ArgAction::Set)]
     pub migrate: bool,
+
+    /// Open HTTP connections at most; more are closed as they arrive.
+    #[arg(long, env = "ANONYMIZER_MAX_CONNECTIONS", default_value_t = 4096,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub max_connections: usize,
+
+    /// Seconds a client has to send a request's headers (and to finish a TLS handshake); also the idle
+    /// time after which a keep-alive connection is closed.
+    #[arg(long, env = "ANONYMIZER_HEADER_READ_TIMEOUT_SECS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub header_read_timeout_secs: u64,
+
+    /// PEM certificate chain: serve HTTPS instead of HTTP (needs `--tls-key`).
+    #[arg(long, env = "ANONYMIZER_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// PEM private key of `--tls-cert`.
+    #[arg(long, env = "ANONYMIZER_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+
+    /// Largest accepted job (and assessment) request body, in bytes.
+    #[arg(long, env = "ANONYMIZER_JOB_BODY_LIMIT", default_value_t = 1 << 20,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub job_body_limit: usize,
+
+    /// Seconds an upload may send nothing before it is refused with 408; also the window over which
+    /// `--upload-min-rate` is measured.
+    #[arg(long, env = "ANONYMIZER_UPLOAD_IDLE_TIMEOUT_SECS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub upload_idle_timeout_secs: u64,
+
+    /// Bytes per second an upload must average over each idle-timeout window (0: no minimum).
+    #[arg(long, env = "ANONYMIZER_UPLOAD_MIN_RATE", default_value_t = 1024)]
+    pub upload_min_rate: u64,
+
+    /// Uploads this process receives at once; more are refused with 503 and `Retry-After`.
+    #[arg(long, env = "ANONYMIZER_MAX_UPLOADS", default_value_t = 8,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_uploads: u32,
+
+    /// Uploads one tenant may have in flight in this process; more are refused with 429 and `Retry-After`.
+    #[arg(long, env = "ANONYMIZER_MAX_UPLOADS_PER_TENANT", default_value_t = 2,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_uploads_per_tenant: u32,
 }
 
 impl ServeConfig {
@@ -219,6 +263,16 @@ impl ServeConfig {
         Duration::from_secs(self.shutdown_grace_secs)
     }
 
+    /// The header-read timeout.
+    pub fn header_read_timeout(&self) -> Duration {
+        Duration::from_secs(self.header_read_timeout_secs)
+    }
+
+    /// The upload idle timeout.
+    pub fn upload_idle_timeout(&self) -> Duration {
+        Duration::from_secs(self.upload_idle_timeout_secs)
+    }
+
     /// The retention period, `None` when data is kept forever.
     pub fn retention(&self) -> Option<Duration> {
         (self.retention_days > 0)
@@ -246,6 +300,15 @@ impl fmt::Debug for ServeConfig {
             .field("log_format", &self.log_format)
             .field("bootstrap_key", &self.bootstrap_key)
             .field("migrate", &self.migrate)
+            .field("max_connections", &self.max_connections)
+            .field("header_read_timeout_secs", &self.header_read_timeout_secs)
+            .field("tls_cert", &self.tls_cert)
+            .field("tls_key", &self.tls_key)
+            .field("job_body_limit", &self.job_body_limit)
+            .field("upload_idle_timeout_secs", &self.upload_idle_timeout_secs)
+            .field("upload_min_rate", &self.upload_min_rate)
+            .field("max_uploads", &self.max_uploads)
+            .field("max_uploads_per_tenant", &self.max_uploads_per_tenant)
             .finish()
     }
 }
@@ -283,7 +346,7 @@ mod tests {
     static ENV: Mutex<()> = Mutex::new(());
 
     /// DATABASE_URL is left alone: a CI run may set it for the store's tests.
-    const VARS: [&str; 13] = [
+    const VARS: [&str; 22] = [
         "ANONYMIZER_LISTEN",
         "ANONYMIZER_ROLE",
         "ANONYMIZER_DATA_DIR",
@@ -297,6 +360,15 @@ mod tests {
         "ANONYMIZER_LOG_FORMAT",
         "ANONYMIZER_BOOTSTRAP_KEY",
         "ANONYMIZER_MIGRATE",
+        "ANONYMIZER_MAX_CONNECTIONS",
+        "ANONYMIZER_HEADER_READ_TIMEOUT_SECS",
+        "ANONYMIZER_TLS_CERT",
+        "ANONYMIZER_TLS_KEY",
+        "ANONYMIZER_JOB_BODY_LIMIT",
+        "ANONYMIZER_UPLOAD_IDLE_TIMEOUT_SECS",
+        "ANONYMIZER_UPLOAD_MIN_RATE",
+        "ANONYMIZER_MAX_UPLOADS",
+        "ANONYMIZER_MAX_UPLOADS_PER_TENANT",
     ];
 
     #[derive(Parser)]
@@ -334,6 +406,17 @@ mod tests {
         assert_eq!(c.log_format, None);
         assert!(c.bootstrap_key.is_none());
         assert!(c.migrate);
+        assert_eq!(c.max_connections, 4096);
+        assert_eq!(c.header_read_timeout_secs, 10);
+        assert_eq!(c.tls_cert, None);
+        assert_eq!(c.job_body_limit, 1 << 20);
+        assert_eq!(c.upload_idle_timeout_secs, 30);
+        assert_eq!(c.upload_min_rate, 1024);
+        assert_eq!((c.max_uploads, c.max_uploads_per_tenant), (8, 2));
+        assert!(
+            parse(&["--tls-cert", "c.pem"]).is_err(),
+            "a certificate needs its key"
+        );
         c.database_url = None;
         assert_eq!(c.database_url(), "sqlite://./data/anonymizer.db?mode=rwc");
         c.database_url = Some("postgres://db/anon".into());

@@ -1,6 +1,7 @@
 //! The retention sweeper: once an hour (and at start), deletes datasets, outputs and finished jobs older
 //! than the configured retention, so personal data does not outlive its purpose. Runs in every process
 //! that serves the API; concurrent sweeps on a shared database are harmless (deletes are idempotent).
+//! A second, more frequent sweep deletes uploads abandoned mid-stream by a process that died.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -36,6 +37,36 @@ pub async fn run(store: Store, retention: Duration, mut shutdown: watch::Receive
         }
         tokio::select! {
             _ = tokio::time::sleep(SWEEP_INTERVAL) => {}
+            _ = shutdown.wait_for(|stop| *stop) => return,
+        }
+    }
+}
+
+/// Time between sweeps of abandoned uploads.
+pub const UPLOAD_SWEEP_INTERVAL: Duration = Duration::from_secs(60);
+
+/// Deletes staged uploads that wrote nothing for `stale_after` (their process died mid-upload), now and
+/// every [`UPLOAD_SWEEP_INTERVAL`] until `shutdown` turns true.
+pub async fn sweep_stale_uploads(
+    store: Store,
+    stale_after: Duration,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    loop {
+        let now_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        let stale_ms = i64::try_from(stale_after.as_millis()).unwrap_or(i64::MAX);
+        match store
+            .purge_stale_uploads(now_ms.saturating_sub(stale_ms))
+            .await
+        {
+            Ok(0) => {}
+            Ok(deleted) => tracing::info!(deleted, "deleted abandoned uploads"),
+            Err(error) => tracing::warn!(%error, "sweeping abandoned uploads failed"),
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(UPLOAD_SWEEP_INTERVAL) => {}
             _ = shutdown.wait_for(|stop| *stop) => return,
         }
     }

@@ -7,6 +7,7 @@
 
 use axum::body::Bytes;
 use axum::extract::rejection::PathRejection;
+use axum::extract::DefaultBodyLimit;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::routing::post;
@@ -19,11 +20,13 @@ use super::state::AppState;
 use super::{timeout_layer, ApiError, REQUEST_TIMEOUT};
 use crate::domain::assessment::{assess, Assessment, AssessmentSpec};
 
-/// The assessment route.
-pub fn router() -> Router<AppState> {
+/// The assessment route; a request body may have at most `body_limit` bytes.
+pub fn router(body_limit: usize) -> Router<AppState> {
     Router::new().route(
         "/v1/datasets/{id}/assessments",
-        post(create).layer(timeout_layer(REQUEST_TIMEOUT)),
+        post(create)
+            .layer::<_, std::convert::Infallible>(DefaultBodyLimit::max(body_limit))
+            .layer(timeout_layer(REQUEST_TIMEOUT)),
     )
 }
 

@@ -1,19 +1,26 @@
 //! Routes of /v1/datasets: streamed CSV uploads (optionally gzip-encoded), listing, reading and deleting
 //! a tenant's datasets.
 //!
-//! An upload is parsed while it streams in. Each body frame is counted against the upload limit
-//! (decompressed bytes), handed to the store's upload (which hashes and chunks it inside one transaction)
-//! and passed through a bounded channel to a blocking thread running [`codec::read_table`] — the parser
-//! jobs use — so every stored dataset is known to parse. When the parser rejects the CSV, the limit is
-//! exceeded or the body cannot be read, reading stops and the upload is rolled back: nothing is stored.
-//! A refused upload's response carries `Connection: close` (its unread bytes end the connection). On
-//! success the columns are profiled from the parsed table, the metadata committed, and the table put
-//! in the shared cache for the jobs that follow.
+//! An upload is parsed while it streams in. It first takes a place in the [`UploadGate`] (bounded per
+//! process and per tenant; 429 or 503 with `Retry-After` otherwise). Each body frame is counted against
+//! the upload limit (decompressed bytes), handed to the store's staged upload (which hashes it and
+//! commits each full chunk in a short transaction of its own, so no connection or write lock is held
+//! while the client sends) and passed through a bounded channel to a blocking thread running
+//! [`codec::read_table`] — the parser jobs use — so every stored dataset is known to parse. A body that
+//! sends nothing for the idle timeout, or less than the minimum rate over such a window, is refused
+//! with 408 `upload_timeout`. When the parser rejects the CSV, a limit is exceeded or the body cannot
+//! be read, reading stops and the staged rows are deleted: nothing is stored. A refused upload's
+//! response carries `Connection: close` (its unread bytes end the connection). On success the columns
+//! are profiled from the parsed table, the dataset published in one short update, and the table put in
+//! the shared cache for the jobs that follow.
+//!
+//! [`UploadGate`]: super::upload_gate::UploadGate
 //!
 //! Errors name lines, columns and counts, never cell values.
 
 use std::io::{self, Read};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::{PathRejection, QueryRejection};
@@ -145,6 +152,11 @@ async fn create(
     if declared.is_some_and(|n| n > limit) {
         return Err(ApiError::payload_too_large(limit));
     }
+    let _place = state.uploads.admit(caller.tenant())?;
+    let pacing = Pacing {
+        idle: state.settings.upload_idle_timeout,
+        min_rate: state.settings.upload_min_rate,
+    };
 
     let id = Uuid::new_v4();
     let name = name.unwrap_or_else(|| id.to_string());
@@ -152,7 +164,7 @@ async fn create(
         .store
         .begin_dataset_with_id(caller.tenant(), id, &name)
         .await?;
-    let (table, columns) = match receive(&mut upload, body, options, limit).await {
+    let (table, columns) = match receive(&mut upload, body, options, limit, pacing).await {
         Ok(parsed) => parsed,
         Err(error) => {
             if let Err(e) = upload.abort().await {
@@ -197,6 +209,48 @@ async fn close_after_refusal(mut response: Response) -> Response {
     response
 }
 
+/// How fast an upload must arrive.
+#[derive(Debug, Clone, Copy)]
+struct Pacing {
+    /// Longest wait for the next body frame; also the window of the rate check.
+    idle: Duration,
+    /// Bytes per second each window must average (0: no minimum).
+    min_rate: u64,
+}
+
+impl Pacing {
+    /// 408 `upload_timeout` for a body that sent nothing for the idle timeout.
+    fn idle_error(self) -> ApiError {
+        ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "upload_timeout",
+            format!(
+                "the upload sent nothing for {} s; nothing was stored",
+                self.idle.as_secs()
+            ),
+        )
+    }
+
+    /// 408 `upload_timeout` when `bytes` received over `elapsed` (at least one window) fall short of
+    /// the minimum rate.
+    fn check_rate(self, bytes: u64, elapsed: Duration) -> Result<(), ApiError> {
+        let needed = u128::from(self.min_rate) * elapsed.as_millis() / 1000;
+        if u128::from(bytes) < needed {
+            return Err(ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "upload_timeout",
+                format!(
+                    "the upload sent {bytes} bytes in {} s, under the minimum of {} bytes per second; \
+                     nothing was stored",
+                    elapsed.as_secs(),
+                    self.min_rate
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Streams `body` into `upload` and through the parser; returns the parsed table and its column
 /// profiles. Any error leaves the upload to be aborted by the caller.
 async fn receive(
@@ -204,6 +258,7 @@ async fn receive(
     body: Body,
     options: CsvOptions,
     limit: u64,
+    pacing: Pacing,
 ) -> Result<(Table, Vec<ColumnProfile>), ApiError> {
     let (sender, receiver) = mpsc::channel::<Bytes>(PARSER_QUEUE_FRAMES);
     let parser = tokio::task::spawn_blocking(move || {
@@ -213,7 +268,14 @@ async fn receive(
     });
     let mut stream = body.into_data_stream();
     let mut received: u64 = 0;
-    while let Some(frame) = stream.next().await {
+    let mut window_start = Instant::now();
+    let mut window_bytes: u64 = 0;
+    loop {
+        let frame = match tokio::time::timeout(pacing.idle, stream.next()).await {
+            Ok(Some(frame)) => frame,
+            Ok(None) => break,
+            Err(_) => return Err(pacing.idle_error()),
+        };
         // a client that went away, or a truncated or corrupt gzip stream
         let bytes = frame.map_err(|_| {
             ApiError::bad_request(
@@ -224,6 +286,13 @@ async fn receive(
         received += bytes.len() as u64;
         if received > limit {
             return Err(ApiError::payload_too_large(limit));
+        }
+        window_bytes += bytes.len() as u64;
+        let elapsed = window_start.elapsed();
+        if elapsed >= pacing.idle {
+            pacing.check_rate(window_bytes, elapsed)?;
+            window_start = Instant::now();
+            window_bytes = 0;
         }
         if sender.send(bytes.clone()).await.is_err() {
             // the parser stopped early: it rejected the CSV
@@ -336,6 +405,28 @@ mod tests {
         assert_eq!(rfc3339(-1), "1969-12-31T23:59:59.999Z");
         assert_eq!(rfc3339(253_402_300_799_999), "9999-12-31T23:59:59.999Z");
         assert_eq!(rfc3339(68_169_600_000), "1972-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn the_rate_check_measures_each_window() {
+        let pacing = Pacing {
+            idle: Duration::from_secs(30),
+            min_rate: 1024,
+        };
+        assert!(pacing
+            .check_rate(30 * 1024, Duration::from_secs(30))
+            .is_ok());
+        let slow = pacing
+            .check_rate(30 * 1024 - 1, Duration::from_secs(30))
+            .unwrap_err();
+        assert_eq!(slow.status(), StatusCode::REQUEST_TIMEOUT);
+        assert_eq!(slow.code(), "upload_timeout");
+        let none = Pacing {
+            min_rate: 0,
+            ..pacing
+        };
+        assert!(none.check_rate(0, Duration::from_secs(300)).is_ok());
+        assert_eq!(pacing.idle_error().code(), "upload_timeout");
     }
 
     #[test]

@@ -30,6 +30,8 @@ pub const CODES: &[&str] = &[
     "not_found",
     // 405
     "method_not_allowed",
+    // 408
+    "upload_timeout",
     // 409
     "conflict",
     "idempotency_conflict",
@@ -39,6 +41,8 @@ pub const CODES: &[&str] = &[
     "payload_too_large",
     // 415
     "unsupported_media_type",
+    // 429
+    "too_many_uploads",
     // 422: spec
     "invalid_spec",
     "invalid_delimiter",
@@ -92,6 +96,7 @@ pub const CODES: &[&str] = &[
     "internal_error",
     "timeout",
     "unavailable",
+    "server_busy",
 ];
 
 /// One problem among several (`errors` of a [`Problem`]).
@@ -137,6 +142,7 @@ pub struct ApiError {
     detail: String,
     pointer: Option<String>,
     errors: Vec<FieldProblem>,
+    retry_after: Option<u64>,
 }
 
 impl ApiError {
@@ -148,6 +154,7 @@ impl ApiError {
             detail: detail.into(),
             pointer: None,
             errors: Vec::new(),
+            retry_after: None,
         }
     }
 
@@ -220,6 +227,12 @@ impl ApiError {
         self
     }
 
+    /// Asks the client to wait `seconds` before retrying (`Retry-After`).
+    pub fn with_retry_after(mut self, seconds: u64) -> Self {
+        self.retry_after = Some(seconds);
+        self
+    }
+
     /// The HTTP status.
     pub fn status(&self) -> StatusCode {
         self.status
@@ -269,6 +282,9 @@ impl IntoResponse for ApiError {
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
         if self.status == StatusCode::UNAUTHORIZED {
             headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        if let Some(seconds) = self.retry_after {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
         }
         response
     }

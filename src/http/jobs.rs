@@ -32,19 +32,17 @@ use crate::domain::{prepare, JobSpec, SpecError};
 use crate::hierarchy_refs::{FetchError, StoredHierarchies};
 use crate::store::{Job, JobFilter, JobState, StoreError};
 
-/// Largest job request body (inline hierarchies can be large).
-pub const MAX_JOB_REQUEST_BYTES: usize = 64 << 20;
-
 /// Longest accepted `Idempotency-Key`.
 pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 200;
 
-/// The /v1/jobs routes.
-pub fn router() -> Router<AppState> {
+/// The /v1/jobs routes; a job request body may have at most `body_limit` bytes (larger hierarchies
+/// are uploaded through /v1/hierarchies and referenced).
+pub fn router(body_limit: usize) -> Router<AppState> {
     Router::new()
         .route(
             "/v1/jobs",
             post(create_job)
-                .layer(DefaultBodyLimit::max(MAX_JOB_REQUEST_BYTES))
+                .layer(DefaultBodyLimit::max(body_limit))
                 .get(list_jobs)
                 .layer(timeout_layer(REQUEST_TIMEOUT)),
         )

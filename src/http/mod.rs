@@ -22,8 +22,10 @@ pub mod jobs;
 pub mod metrics;
 pub mod ready;
 pub mod request;
+pub mod server;
 pub mod state;
 pub mod time;
+pub mod upload_gate;
 
 use std::any::Any;
 use std::time::Duration;
@@ -55,14 +57,15 @@ pub fn router() -> Router {
 
 /// The whole service: every route backed by `state`, with the shared middleware and metrics.
 pub fn app(state: AppState) -> Router {
+    let body_limit = state.settings.job_body_limit;
     let routes = health::router()
         .layer(timeout_layer(REQUEST_TIMEOUT))
         .merge(ready::router())
         .merge(metrics::router())
         .merge(datasets::router())
-        .merge(assessments::router())
+        .merge(assessments::router(body_limit))
         .merge(hierarchies::router())
-        .merge(jobs::router());
+        .merge(jobs::router(body_limit));
     with_middleware(routes)
         .layer(axum::middleware::from_fn_with_state(
             state.metrics.clone(),

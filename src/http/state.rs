@@ -2,10 +2,12 @@
 //! metrics registry and the wake-up signal that tells this process's workers a job was queued.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::extract::FromRef;
 use tokio::sync::Notify;
 
+use super::upload_gate::UploadGate;
 use crate::metrics::Metrics;
 use crate::store::Store;
 use crate::tables::TableCache;
@@ -13,17 +15,36 @@ use crate::tables::TableCache;
 /// Default upload limit: 1 GiB (after decompression).
 pub const DEFAULT_UPLOAD_LIMIT: u64 = 1 << 30;
 
+/// Default limit of a job or assessment request body: 1 MiB.
+pub const DEFAULT_JOB_BODY_LIMIT: usize = 1 << 20;
+
 /// Settings of the HTTP API.
 #[derive(Debug, Clone)]
 pub struct ApiSettings {
     /// Largest accepted upload body, in bytes, after decompression.
     pub upload_limit: u64,
+    /// Largest accepted job or assessment request body, in bytes.
+    pub job_body_limit: usize,
+    /// An upload that sends nothing for this long is refused with 408; also the window over which
+    /// `upload_min_rate` is measured.
+    pub upload_idle_timeout: Duration,
+    /// Bytes per second an upload must average over each `upload_idle_timeout` window (0: none).
+    pub upload_min_rate: u64,
+    /// Uploads received at once by this process.
+    pub max_uploads: usize,
+    /// Uploads one tenant may have in flight in this process.
+    pub max_uploads_per_tenant: usize,
 }
 
 impl Default for ApiSettings {
     fn default() -> Self {
         ApiSettings {
             upload_limit: DEFAULT_UPLOAD_LIMIT,
+            job_body_limit: DEFAULT_JOB_BODY_LIMIT,
+            upload_idle_timeout: Duration::from_secs(30),
+            upload_min_rate: 1024,
+            max_uploads: 8,
+            max_uploads_per_tenant: 2,
         }
     }
 }
@@ -42,22 +63,30 @@ pub struct AppState {
     /// Notified when a job is queued, so this process's idle workers claim it without waiting for
     /// their next poll.
     pub job_queued: Arc<Notify>,
+    /// Admission of uploads (per process and per tenant).
+    pub uploads: UploadGate,
 }
 
 impl AppState {
     /// A state with default settings, a fresh cache and registry.
     pub fn new(store: Store) -> Self {
+        let settings_default = ApiSettings::default();
         AppState {
             store,
             settings: Arc::new(ApiSettings::default()),
             tables: TableCache::default(),
             metrics: Arc::new(Metrics::default()),
             job_queued: Arc::new(Notify::new()),
+            uploads: UploadGate::new(
+                settings_default.max_uploads,
+                settings_default.max_uploads_per_tenant,
+            ),
         }
     }
 
     /// Replaces the settings.
     pub fn with_settings(mut self, settings: ApiSettings) -> Self {
+        self.uploads = UploadGate::new(settings.max_uploads, settings.max_uploads_per_tenant);
         self.settings = Arc::new(settings);
         self
     }
