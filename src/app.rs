@@ -51,6 +51,7 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         upload_min_rate: config.upload_min_rate,
         max_uploads: config.max_uploads as usize,
         max_uploads_per_tenant: config.max_uploads_per_tenant as usize,
+        job_memory_budget: config.job_memory_budget,
     });
     // bound before the workers start, so a busy port fails the start before any job is claimed
     let listener = TcpListener::bind(config.listen)

@@ -222,6 +222,11 @@ pub struct ServeConfig {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub max_uploads: u32,
 
+    /// Bytes a job may be expected to need (records and columns of its dataset, see the README's memory
+    /// section); a larger job is refused at submission with `memory_budget_exceeded`. 0: no budget.
+    #[arg(long, env = "ANONYMIZER_JOB_MEMORY_BUDGET", default_value_t = 8 << 30)]
+    pub job_memory_budget: u64,
+
     /// Uploads one tenant may have in flight in this process; more are refused with 429 and `Retry-After`.
     #[arg(long, env = "ANONYMIZER_MAX_UPLOADS_PER_TENANT", default_value_t = 2,
           value_parser = clap::value_parser!(u32).range(1..))]
@@ -309,6 +314,7 @@ impl fmt::Debug for ServeConfig {
             .field("upload_min_rate", &self.upload_min_rate)
             .field("max_uploads", &self.max_uploads)
             .field("max_uploads_per_tenant", &self.max_uploads_per_tenant)
+            .field("job_memory_budget", &self.job_memory_budget)
             .finish()
     }
 }
@@ -346,7 +352,7 @@ mod tests {
     static ENV: Mutex<()> = Mutex::new(());
 
     /// DATABASE_URL is left alone: a CI run may set it for the store's tests.
-    const VARS: [&str; 22] = [
+    const VARS: [&str; 23] = [
         "ANONYMIZER_LISTEN",
         "ANONYMIZER_ROLE",
         "ANONYMIZER_DATA_DIR",
@@ -369,6 +375,7 @@ mod tests {
         "ANONYMIZER_UPLOAD_MIN_RATE",
         "ANONYMIZER_MAX_UPLOADS",
         "ANONYMIZER_MAX_UPLOADS_PER_TENANT",
+        "ANONYMIZER_JOB_MEMORY_BUDGET",
     ];
 
     #[derive(Parser)]
@@ -413,6 +420,7 @@ mod tests {
         assert_eq!(c.upload_idle_timeout_secs, 30);
         assert_eq!(c.upload_min_rate, 1024);
         assert_eq!((c.max_uploads, c.max_uploads_per_tenant), (8, 2));
+        assert_eq!(c.job_memory_budget, 8 << 30);
         assert!(
             parse(&["--tls-cert", "c.pem"]).is_err(),
             "a certificate needs its key"

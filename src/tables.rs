@@ -131,14 +131,10 @@ impl TableCache {
     }
 }
 
-/// Rough memory of a table: codes plus dictionary text and per-value overhead.
+/// Memory of a cached table: its heap bytes counted from capacities (see [`Table::heap_bytes`]) plus the
+/// cache entry.
 fn estimated_bytes(table: &Table) -> usize {
-    table
-        .columns()
-        .iter()
-        .map(|c| c.codes.len() * 4 + c.dictionary.values().map(|v| v.len() + 48).sum::<usize>())
-        .sum::<usize>()
-        + 64
+    table.heap_bytes() + std::mem::size_of::<Table>() + 64
 }
 
 #[cfg(test)]

@@ -1026,3 +1026,40 @@ async fn imported_keys_authenticate_once(store: Store) {
         );
     }
 }
+
+/// `url` with one more query parameter.
+fn with_parameter(url: &str, parameter: &str) -> String {
+    let separator = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{separator}{parameter}")
+}
+
+/// PostgreSQL over TLS: `sslmode=require` connects encrypted (the server's own view, pg_stat_ssl, says
+/// so), and `sslmode=verify-full` refuses a certificate no trusted authority signed (the test server's
+/// self-signed one), so verification really happens. Needs a server with `ssl = on` (Debian's default).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_connections_use_tls_when_asked() {
+    let database = database::TestDatabase::create(Backend::Postgres).await;
+    let required = with_parameter(&database.url, "sslmode=require");
+    let store = Store::connect(&required, 2)
+        .await
+        .expect("sslmode=require connects (the test server must have ssl = on)");
+    store.migrate().await.expect("migrate over TLS");
+    store.ping().await.expect("ping over TLS");
+    store.close().await;
+    let pool = sqlx::PgPool::connect(&required).await.expect("connect");
+    let encrypted: bool =
+        sqlx::query_scalar("select ssl from pg_stat_ssl where pid = pg_backend_pid()")
+            .fetch_one(&pool)
+            .await
+            .expect("pg_stat_ssl");
+    pool.close().await;
+    assert!(encrypted, "the connection is not encrypted");
+
+    let verified = with_parameter(&database.url, "sslmode=verify-full");
+    let refused = Store::connect(&verified, 1).await;
+    assert!(
+        refused.is_err(),
+        "verify-full accepted a certificate no trusted authority signed"
+    );
+    database.drop().await;
+}

@@ -10,6 +10,7 @@ pub mod local_output;
 pub mod local_plan;
 pub mod local_run;
 pub mod loss_measures;
+pub mod memory;
 pub mod pipeline;
 pub mod prepare;
 pub mod report;

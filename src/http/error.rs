@@ -92,6 +92,7 @@ pub const CODES: &[&str] = &[
     "too_few_records",
     "lattice_too_large",
     "no_solution",
+    "memory_budget_exceeded",
     // 5xx
     "internal_error",
     "timeout",

@@ -278,10 +278,32 @@ async fn validate(
             FetchError::Store(e) => ApiError::from(e),
         })?;
     let table = load_table(state, &dataset, unknown_dataset).await?;
+    check_memory(&table, state.settings.job_memory_budget)?;
     let spec = spec.clone();
     tokio::task::spawn_blocking(move || check_spec(&table, &spec, &hierarchies))
         .await
         .map_err(|_| ApiError::internal())?
+}
+
+/// 422 `memory_budget_exceeded` when a job on `table` is expected to need more than `budget` bytes
+/// (0: no budget).
+fn check_memory(table: &Table, budget: u64) -> Result<(), ApiError> {
+    let needed = crate::domain::memory::job_memory_estimate(table);
+    if budget > 0 && needed > budget {
+        return Err(ApiError::unprocessable(
+            "memory_budget_exceeded",
+            format!(
+                "a job on this dataset ({} records, {} columns) is expected to need about {} MiB, \
+                 more than this service's budget of {} MiB per job",
+                table.row_count(),
+                table.columns().len(),
+                needed >> 20,
+                budget >> 20
+            ),
+        )
+        .with_pointer("/dataset_id"));
+    }
+    Ok(())
 }
 
 fn check_spec(

@@ -18,6 +18,9 @@ pub const DEFAULT_UPLOAD_LIMIT: u64 = 1 << 30;
 /// Default limit of a job or assessment request body: 1 MiB.
 pub const DEFAULT_JOB_BODY_LIMIT: usize = 1 << 20;
 
+/// Default memory budget of one job: 8 GiB.
+pub const DEFAULT_JOB_MEMORY_BUDGET: u64 = 8 << 30;
+
 /// Settings of the HTTP API.
 #[derive(Debug, Clone)]
 pub struct ApiSettings {
@@ -34,6 +37,9 @@ pub struct ApiSettings {
     pub max_uploads: usize,
     /// Uploads one tenant may have in flight in this process.
     pub max_uploads_per_tenant: usize,
+    /// Bytes a job may be expected to need (see `domain::memory`); a larger job is refused at
+    /// submission. 0: no budget.
+    pub job_memory_budget: u64,
 }
 
 impl Default for ApiSettings {
@@ -45,6 +51,7 @@ impl Default for ApiSettings {
             upload_min_rate: 1024,
             max_uploads: 8,
             max_uploads_per_tenant: 2,
+            job_memory_budget: DEFAULT_JOB_MEMORY_BUDGET,
         }
     }
 }

@@ -52,7 +52,25 @@ impl Dictionary {
     pub fn values(&self) -> impl Iterator<Item = &str> {
         self.values.iter().map(|v| &**v)
     }
+
+    /// Heap bytes held, counted from capacities: each value is stored twice (in code order and as a hash
+    /// key), each copy an allocation of at least [`MIN_ALLOCATION`] bytes; the hash table's buckets count
+    /// with their control bytes.
+    pub fn heap_bytes(&self) -> usize {
+        let text: usize = self
+            .values
+            .iter()
+            .map(|v| 2 * v.len().max(MIN_ALLOCATION))
+            .sum();
+        let slots = std::mem::size_of::<Box<str>>() * self.values.capacity();
+        let buckets = self.codes.capacity().next_power_of_two().max(1) * 8 / 7;
+        let table = buckets * (std::mem::size_of::<(Box<str>, u32)>() + 1);
+        text + slots + table
+    }
 }
+
+/// The smallest block the allocator hands out for a short string, overhead included.
+pub const MIN_ALLOCATION: usize = 32;
 
 #[cfg(test)]
 mod tests {
@@ -68,5 +86,17 @@ mod tests {
         assert_eq!(d.value(1), "a");
         assert_eq!(d.code("a"), Some(1));
         assert_eq!(d.code("c"), None);
+    }
+
+    #[test]
+    fn heap_bytes_count_both_copies_of_every_value() {
+        let mut d = Dictionary::new();
+        let empty = d.heap_bytes();
+        for i in 0..1000 {
+            d.intern(&format!("value-{i:040}"));
+        }
+        // 1000 values of 46 bytes, twice, plus the slots and the table
+        assert!(d.heap_bytes() >= empty + 2 * 1000 * 46 + 16 * 1000 + 24 * 1000);
+        assert!(d.heap_bytes() < 4 * (2 * 1000 * 46 + 16 * 1000 + 24 * 1000));
     }
 }

@@ -23,6 +23,13 @@ impl Column {
         }
         counts
     }
+
+    /// Heap bytes held: the codes' capacity, the dictionary and the name.
+    pub fn heap_bytes(&self) -> usize {
+        self.codes.capacity() * std::mem::size_of::<u32>()
+            + self.dictionary.heap_bytes()
+            + self.name.capacity()
+    }
 }
 
 /// A table of equally long encoded columns.
@@ -33,6 +40,12 @@ pub struct Table {
 }
 
 impl Table {
+    /// Heap bytes held by all columns (what caching the table costs).
+    pub fn heap_bytes(&self) -> usize {
+        self.columns.iter().map(Column::heap_bytes).sum::<usize>()
+            + self.columns.capacity() * std::mem::size_of::<Column>()
+    }
+
     /// Builds a table; every column must hold `rows` codes.
     pub fn new(columns: Vec<Column>, rows: usize) -> Self {
         debug_assert!(columns.iter().all(|c| c.codes.len() == rows));
