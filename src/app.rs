@@ -100,6 +100,7 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
             stopping.clone(),
         ))
     });
+    let state_metrics = state.metrics.clone();
     let router = if config.role.runs_api() {
         http::app(state)
     } else {
@@ -118,7 +119,7 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         let _ = stop.send(true);
     });
     let mut http_stopping = stopping.clone();
-    let served = http::server::serve(listener, router, limits, tls, async move {
+    let served = http::server::serve(listener, router, limits, tls, state_metrics, async move {
         let _ = http_stopping.wait_for(|stop| *stop).await;
     })
     .await

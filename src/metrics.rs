@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -64,6 +65,19 @@ struct Registry {
 #[derive(Debug, Default)]
 pub struct Metrics {
     registry: Mutex<Registry>,
+    /// The listener's connection counters (updated by `http::server` without the lock).
+    pub connections: ConnectionCounters,
+}
+
+/// Connection counters of the listener.
+#[derive(Debug, Default)]
+pub struct ConnectionCounters {
+    /// Connections open now.
+    pub open: AtomicU64,
+    /// Connections closed on arrival because the cap was reached.
+    pub refused: AtomicU64,
+    /// TLS handshakes that failed or timed out.
+    pub failed_handshakes: AtomicU64,
 }
 
 /// Job counts read from the store at scrape time.
@@ -71,6 +85,8 @@ pub struct Metrics {
 pub struct QueueSnapshot {
     /// Jobs per state name.
     pub by_state: Vec<(&'static str, u64)>,
+    /// Uploads this process is receiving now.
+    pub uploads_in_flight: usize,
 }
 
 impl Metrics {
@@ -154,6 +170,38 @@ impl Metrics {
             "anonymizer_uploaded_bytes_total {}",
             registry.uploaded_bytes
         );
+        let gauges = [
+            (
+                "anonymizer_uploads_in_flight",
+                "gauge",
+                "Uploads this process is receiving.",
+                queue.uploads_in_flight as u64,
+            ),
+            (
+                "anonymizer_http_connections_open",
+                "gauge",
+                "Open HTTP connections.",
+                self.connections.open.load(Ordering::Relaxed),
+            ),
+            (
+                "anonymizer_http_connections_refused_total",
+                "counter",
+                "Connections closed on arrival at the connection cap.",
+                self.connections.refused.load(Ordering::Relaxed),
+            ),
+            (
+                "anonymizer_tls_handshake_failures_total",
+                "counter",
+                "TLS handshakes that failed or timed out.",
+                self.connections.failed_handshakes.load(Ordering::Relaxed),
+            ),
+        ];
+        for (name, kind, help, value) in gauges {
+            let _ = writeln!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
+            );
+        }
         out
     }
 }
@@ -177,8 +225,10 @@ mod tests {
         metrics.observe_request("GET", "/v1/jobs/{id}", 200, Duration::from_millis(30));
         metrics.observe_job("succeeded", Duration::from_millis(700));
         metrics.add_uploaded_bytes(42);
+        metrics.connections.open.fetch_add(7, Ordering::Relaxed);
         let text = metrics.render(&QueueSnapshot {
             by_state: vec![("queued", 3), ("running", 1)],
+            uploads_in_flight: 2,
         });
         let route = r#"method="GET",route="/v1/jobs/{id}",status="200""#;
         assert!(text.contains(&format!(
@@ -195,5 +245,8 @@ mod tests {
         assert!(text
             .contains("anonymizer_job_duration_seconds_bucket{outcome=\"succeeded\",le=\"1\"} 1"));
         assert!(text.contains("anonymizer_uploaded_bytes_total 42"));
+        assert!(text.contains("anonymizer_uploads_in_flight 2"));
+        assert!(text.contains("anonymizer_http_connections_open 7"));
+        assert!(text.contains("# TYPE anonymizer_http_connections_refused_total counter"));
     }
 }

@@ -638,6 +638,20 @@ async fn the_connection_cap_holds_and_recovers() {
         assert!(started.elapsed() < Duration::from_secs(10));
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    let metrics = client
+        .get(server.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let refused: u64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("anonymizer_http_connections_refused_total "))
+        .and_then(|v| v.parse().ok())
+        .expect("the refused-connections counter");
+    assert!(refused >= 1, "{refused}");
 }
 
 /// Sends a request head and then `body` (ignoring a connection the server closes early), and returns the

@@ -27,6 +27,7 @@ async fn metrics(State(state): State<AppState>) -> Result<impl IntoResponse, Api
     let counts = state.store.count_jobs_by_state().await?;
     let snapshot = QueueSnapshot {
         by_state: counts.into_iter().map(|(s, n)| (s.as_str(), n)).collect(),
+        uploads_in_flight: state.uploads.in_flight(),
     };
     Ok((
         [(header::CONTENT_TYPE, PROMETHEUS_TEXT)],

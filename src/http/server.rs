@@ -15,7 +15,7 @@
 use std::future::Future;
 use std::io;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,6 +28,8 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_rustls::rustls;
 use tokio_rustls::TlsAcceptor;
+
+use crate::metrics::Metrics;
 
 /// Default cap on open connections.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
@@ -104,26 +106,18 @@ pub fn load_tls(certificate: &Path, key: &Path) -> Result<TlsAcceptor, TlsError>
     Ok(TlsAcceptor::from(Arc::new(config)))
 }
 
-/// Counters of the listener, for logs and tests.
-#[derive(Debug, Default)]
-pub struct ListenerStats {
-    /// Connections closed on arrival because the cap was reached.
-    pub refused: AtomicU64,
-    /// TLS handshakes that failed or timed out.
-    pub failed_handshakes: AtomicU64,
-}
-
 /// Serves `router` on `listener` until `shutdown` resolves, then drains connections for at most
-/// `limits.shutdown_grace`. With `tls`, every connection must complete a TLS handshake first.
+/// `limits.shutdown_grace`. With `tls`, every connection must complete a TLS handshake first. Counts
+/// connections in `metrics.connections`.
 pub async fn serve(
     listener: TcpListener,
     router: Router,
     limits: ServerLimits,
     tls: Option<TlsAcceptor>,
+    metrics: Arc<Metrics>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> io::Result<()> {
     let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
-    let stats = Arc::new(ListenerStats::default());
     let graceful = GracefulShutdown::new();
     let mut http = http1::Builder::new();
     http.timer(TokioTimer::new())
@@ -147,7 +141,7 @@ pub async fn serve(
             }
         };
         let Ok(permit) = permits.clone().try_acquire_owned() else {
-            let refused = stats.refused.fetch_add(1, Ordering::Relaxed) + 1;
+            let refused = metrics.connections.refused.fetch_add(1, Ordering::Relaxed) + 1;
             if refused.is_power_of_two() {
                 tracing::warn!(
                     max_connections = limits.max_connections,
@@ -163,7 +157,8 @@ pub async fn serve(
         let http = http.clone();
         let watcher = graceful.watcher();
         let tls = tls.clone();
-        let stats = stats.clone();
+        let metrics = metrics.clone();
+        metrics.connections.open.fetch_add(1, Ordering::Relaxed);
         tokio::spawn(async move {
             match tls {
                 None => {
@@ -180,11 +175,15 @@ pub async fn serve(
                             finish(watcher.watch(connection).await);
                         }
                         Ok(Err(_)) | Err(_) => {
-                            stats.failed_handshakes.fetch_add(1, Ordering::Relaxed);
+                            metrics
+                                .connections
+                                .failed_handshakes
+                                .fetch_add(1, Ordering::Relaxed);
                         }
                     }
                 }
             }
+            metrics.connections.open.fetch_sub(1, Ordering::Relaxed);
             drop(permit);
         });
     }

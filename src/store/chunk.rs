@@ -127,6 +127,8 @@ impl ChunkWriter {
         match target {
             ChunkTarget::Tx(tx) => self.insert_in(tx, chunk).await?,
             ChunkTarget::Committed(store) => {
+                // a closed semaphore cannot happen (it is never closed); write without a permit then
+                let _permit = store.upload_writers.acquire().await.ok();
                 let mut tx = store.begin_write().await?;
                 self.insert_in(&mut tx, chunk).await?;
                 if let Some(touch) = self.table.touch_sql() {

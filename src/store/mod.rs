@@ -54,6 +54,13 @@ const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long to wait for a free pooled connection.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The permits of staged-upload writes for a pool of `max_connections`: half of it, at least one.
+fn upload_writers(max_connections: u32) -> std::sync::Arc<tokio::sync::Semaphore> {
+    std::sync::Arc::new(tokio::sync::Semaphore::new(
+        (max_connections as usize / 2).max(1),
+    ))
+}
+
 /// Runs `$body` with `$pool` bound to the concrete pool (`&PgPool` or `&SqlitePool`).
 macro_rules! with_pool {
     ($store:expr, $pool:ident => $body:expr) => {
@@ -134,6 +141,9 @@ impl Tx {
 #[derive(Clone)]
 pub struct Store {
     pool: Pool,
+    /// Connections staged uploads may use at once: half the pool, so that uploads, however many, always
+    /// leave connections to status reads, job submissions and the workers.
+    upload_writers: std::sync::Arc<tokio::sync::Semaphore>,
 }
 
 impl fmt::Debug for Store {
@@ -160,6 +170,7 @@ impl Store {
                 .await?;
             Ok(Store {
                 pool: Pool::Postgres(pool),
+                upload_writers: upload_writers(max_connections),
             })
         } else if url.starts_with("sqlite:") {
             let options = SqliteConnectOptions::from_str(url)?
@@ -183,6 +194,7 @@ impl Store {
                 .await?;
             Ok(Store {
                 pool: Pool::Sqlite(pool),
+                upload_writers: upload_writers(max_connections),
             })
         } else {
             Err(StoreError::Database(
