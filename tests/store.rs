@@ -50,6 +50,29 @@ on_both_backends!(
     imported_keys_authenticate_once,
 );
 
+/// Runs `case` on a migrated store of each backend whose pool has a single connection.
+macro_rules! on_both_backends_with_one_connection {
+    ($($case:ident),* $(,)?) => {
+        $(
+            mod $case {
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn sqlite() {
+                    super::database::with_store(anonymizer::store::Backend::Sqlite, 1, super::$case)
+                        .await;
+                }
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn postgres() {
+                    super::database::with_store(anonymizer::store::Backend::Postgres, 1, super::$case)
+                        .await;
+                }
+            }
+        )*
+    };
+}
+
+on_both_backends_with_one_connection!(ping_answers_while_every_pooled_connection_is_busy,);
+
 async fn run_sqlite<F, Fut>(case: F)
 where
     F: FnOnce(Store) -> Fut,
@@ -964,4 +987,20 @@ async fn imported_keys_authenticate_once(store: Store) {
             "{weak}"
         );
     }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// readiness
+
+async fn ping_answers_while_every_pooled_connection_is_busy(store: Store) {
+    let t = tenant(&store, "acme").await;
+    let upload = store.begin_dataset(t, "busy").await.expect("begin");
+    // the pool's only connection is taken (its acquire timeout is 30 s); the probe has its own
+    let pinged = tokio::time::timeout(std::time::Duration::from_secs(5), store.ping()).await;
+    assert!(
+        matches!(pinged, Ok(Ok(()))),
+        "ping with a busy pool: {pinged:?}"
+    );
+    upload.abort().await.expect("abort");
+    store.ping().await.expect("ping");
 }

@@ -19,13 +19,15 @@ mod dataset;
 mod error;
 mod hierarchy;
 mod job;
+mod probe;
 mod retention;
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
@@ -53,6 +55,10 @@ const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long to wait for a free pooled connection.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long [`Store::ping`] waits for the database (connecting included) before it reports it down; well
+/// under the 1 s within which `/readyz` must answer.
+pub const PING_TIMEOUT: Duration = Duration::from_millis(500);
 
 /// Runs `$body` with `$pool` bound to the concrete pool (`&PgPool` or `&SqlitePool`).
 macro_rules! with_pool {
@@ -130,10 +136,12 @@ impl Tx {
     }
 }
 
-/// The persistence layer: a cheap-to-clone handle on a connection pool.
+/// The persistence layer: a cheap-to-clone handle on a connection pool (and the readiness probe's own
+/// connection).
 #[derive(Clone)]
 pub struct Store {
     pool: Pool,
+    probe: Arc<probe::Probe>,
 }
 
 impl fmt::Debug for Store {
@@ -153,13 +161,15 @@ impl Store {
     pub async fn connect(url: &str, max_connections: u32) -> Result<Store> {
         let max_connections = max_connections.max(1);
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let options = PgConnectOptions::from_str(url)?;
             let pool = PgPoolOptions::new()
                 .max_connections(max_connections)
                 .acquire_timeout(ACQUIRE_TIMEOUT)
-                .connect(url)
+                .connect_with(options.clone())
                 .await?;
             Ok(Store {
                 pool: Pool::Postgres(pool),
+                probe: Arc::new(probe::Probe::new(probe::Target::Postgres(options))),
             })
         } else if url.starts_with("sqlite:") {
             let options = SqliteConnectOptions::from_str(url)?
@@ -179,10 +189,11 @@ impl Store {
             let pool = SqlitePoolOptions::new()
                 .max_connections(max_connections)
                 .acquire_timeout(ACQUIRE_TIMEOUT)
-                .connect_with(options)
+                .connect_with(options.clone())
                 .await?;
             Ok(Store {
                 pool: Pool::Sqlite(pool),
+                probe: Arc::new(probe::Probe::new(probe::Target::Sqlite(options))),
             })
         } else {
             Err(StoreError::Database(
@@ -201,12 +212,11 @@ impl Store {
         Ok(())
     }
 
-    /// Checks that the database answers (readiness probe).
+    /// Checks that the database answers (readiness probe), within [`PING_TIMEOUT`]. The check runs on
+    /// a connection of its own, so it reports the database even while every pooled connection is busy,
+    /// and it recovers by itself once the database is back.
     pub async fn ping(&self) -> Result<()> {
-        with_pool!(self, pool => {
-            sqlx::query("select 1").execute(pool).await?;
-        });
-        Ok(())
+        self.probe.check(PING_TIMEOUT).await
     }
 
     pub fn backend(&self) -> Backend {
@@ -216,8 +226,9 @@ impl Store {
         }
     }
 
-    /// Closes the pool, waiting for checked-out connections to come back.
+    /// Closes the pool, waiting for checked-out connections to come back, and the probe connection.
     pub async fn close(&self) {
+        self.probe.close(PING_TIMEOUT).await;
         match &self.pool {
             Pool::Postgres(pool) => pool.close().await,
             Pool::Sqlite(pool) => pool.close().await,
