@@ -71,7 +71,10 @@ macro_rules! on_both_backends_with_one_connection {
     };
 }
 
-on_both_backends_with_one_connection!(ping_answers_while_every_pooled_connection_is_busy,);
+on_both_backends_with_one_connection!(
+    a_claim_that_waited_for_a_connection_gets_its_whole_lease,
+    ping_answers_while_every_pooled_connection_is_busy,
+);
 
 async fn run_sqlite<F, Fut>(case: F)
 where
@@ -990,7 +993,75 @@ async fn imported_keys_authenticate_once(store: Store) {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// readiness
+// lease timing and readiness
+
+/// Unix milliseconds, as the store writes them.
+fn unix_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_millis() as i64
+}
+
+async fn a_claim_that_waited_for_a_connection_gets_its_whole_lease(store: Store) {
+    const LEASE_MS: i64 = 1_000;
+    let t = tenant(&store, "acme").await;
+    let data = dataset(&store, t, "d", b"x\n").await;
+    let queued = job(&store, t, data).await;
+
+    // an upload holds the pool's only connection while the claim waits for it
+    let upload = store.begin_dataset(t, "busy").await.expect("begin");
+    let claimer = tokio::spawn({
+        let store = store.clone();
+        async move { store.claim_next("w", LEASE_MS).await }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
+    let released_at = unix_ms();
+    upload.abort().await.expect("abort");
+    let claimed = claimer
+        .await
+        .expect("claimer")
+        .expect("claim")
+        .expect("the job");
+    assert_eq!(claimed.id, queued.id);
+    let lease = store
+        .get_job(t, queued.id)
+        .await
+        .expect("job")
+        .lease_expires_at
+        .expect("a lease");
+    assert!(
+        lease >= released_at + LEASE_MS,
+        "the lease was computed before the connection: it ends {} ms early",
+        released_at + LEASE_MS - lease
+    );
+
+    // a heartbeat that waits for the connection renews for the whole lease too
+    let upload = store.begin_dataset(t, "busy").await.expect("begin");
+    let beat = tokio::spawn({
+        let store = store.clone();
+        async move {
+            store
+                .record_heartbeat(claimed.id, claimed.attempt, "{}", LEASE_MS)
+                .await
+        }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
+    let released_at = unix_ms();
+    upload.abort().await.expect("abort");
+    beat.await.expect("heartbeat task").expect("heartbeat");
+    let lease = store
+        .get_job(t, queued.id)
+        .await
+        .expect("job")
+        .lease_expires_at
+        .expect("a lease");
+    assert!(
+        lease >= released_at + LEASE_MS,
+        "the renewal was computed before the connection: it ends {} ms early",
+        released_at + LEASE_MS - lease
+    );
+}
 
 async fn ping_answers_while_every_pooled_connection_is_busy(store: Store) {
     let t = tenant(&store, "acme").await;

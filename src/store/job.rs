@@ -211,6 +211,9 @@ macro_rules! claim_sql {
 const CLAIM_POSTGRES: &str = claim_sql!("for update skip locked");
 const CLAIM_SQLITE: &str = claim_sql!("");
 
+/// What a claim returns: id, tenant, dataset, spec, attempt and the state it left the job in.
+type ClaimRow = (String, String, String, String, i64, String);
+
 /// A text or integer bind of a dynamically built query.
 enum Arg {
     Text(String),
@@ -410,26 +413,33 @@ impl Store {
 
     /// Claims the oldest queued job, or a running job whose lease expired (its worker is presumed dead),
     /// for `worker_id` until `now + lease_ms`. One statement, committed at once: no transaction stays
-    /// open while the job runs. Returns None when there is nothing to do.
+    /// open while the job runs. `now` is read once the claim holds its connection (and, on SQLite, the
+    /// write lock), so waiting for a busy pool never shortens the lease it writes. Returns None when
+    /// there is nothing to do.
     pub async fn claim_next(&self, worker_id: &str, lease_ms: i64) -> Result<Option<ClaimedJob>> {
         loop {
-            let now = now_ms();
-            let row: Option<(String, String, String, String, i64, String)> = match &self.pool {
+            let row: Option<ClaimRow> = match &self.pool {
                 super::Pool::Postgres(pool) => {
+                    let mut conn = pool.acquire().await?;
+                    let now = now_ms();
                     sqlx::query_as(CLAIM_POSTGRES)
                         .bind(worker_id)
                         .bind(now)
                         .bind(now.saturating_add(lease_ms))
-                        .fetch_optional(pool)
+                        .fetch_optional(&mut *conn)
                         .await?
                 }
                 super::Pool::Sqlite(pool) => {
-                    sqlx::query_as(CLAIM_SQLITE)
+                    let mut tx = pool.begin_with("begin immediate").await?;
+                    let now = now_ms();
+                    let row = sqlx::query_as(CLAIM_SQLITE)
                         .bind(worker_id)
                         .bind(now)
                         .bind(now.saturating_add(lease_ms))
-                        .fetch_optional(pool)
-                        .await?
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                    tx.commit().await?;
+                    row
                 }
             };
             let Some((id, tenant, dataset_id, spec_json, attempt, state)) = row else {
@@ -449,7 +459,7 @@ impl Store {
         }
     }
 
-    /// Renews the lease to `now + lease_ms`, stores the progress and reports a pending cancellation.
+    /// Renews the lease to `now + lease_ms` (`now` read once the connection is held), stores the progress and reports a pending cancellation.
     /// LeaseLost when this attempt no longer owns the running job.
     pub async fn record_heartbeat(
         &self,
@@ -458,8 +468,10 @@ impl Store {
         progress_json: &str,
         lease_ms: i64,
     ) -> Result<HeartbeatAck> {
-        let now = now_ms();
         let cancel: Option<bool> = with_pool!(self, pool => {
+            // the connection first: a renewal that waited for a busy pool still lasts `lease_ms`
+            let mut conn = pool.acquire().await?;
+            let now = now_ms();
             sqlx::query_scalar(
                 "update job set progress_json = $3, lease_expires_at = $4, updated_at = $5 \
                  where id = $1 and attempt = $2 and state = 'running' returning cancel_requested",
@@ -469,7 +481,7 @@ impl Store {
             .bind(progress_json)
             .bind(now.saturating_add(lease_ms))
             .bind(now)
-            .fetch_optional(pool)
+            .fetch_optional(&mut *conn)
             .await?
         });
         cancel
