@@ -31,8 +31,10 @@ VOLUME ["/data"]
 EXPOSE 8080
 USER 10001:10001
 
-# No curl in the image: bash's /dev/tcp speaks just enough HTTP to ask /healthz for a 200.
+# No curl in the image: bash's /dev/tcp speaks just enough HTTP to ask /readyz for a 200 on the port of
+# ANONYMIZER_LISTEN (127.0.0.1 when it listens on every address). /readyz answers 503 within 1 s while the
+# database is unreachable, so the container turns unhealthy instead of hanging the check.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
-    CMD ["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/8080 && printf 'GET /healthz HTTP/1.1\\r\\nHost: localhost\\r\\nConnection: close\\r\\n\\r\\n' >&3 && head -n 1 <&3 | grep -q ' 200 '"]
+    CMD ["bash", "-c", "listen=${ANONYMIZER_LISTEN:-127.0.0.1:8080}; host=${listen%:*}; host=${host#[}; host=${host%]}; case $host in ''|0.0.0.0|::) host=127.0.0.1;; esac; exec 3<>/dev/tcp/$host/${listen##*:} && printf 'GET /readyz HTTP/1.1\\r\\nHost: localhost\\r\\nConnection: close\\r\\n\\r\\n' >&3 && head -n 1 <&3 | grep -q ' 200 '"]
 
 ENTRYPOINT ["anonymizer", "serve"]

@@ -161,6 +161,11 @@ pub struct ServeConfig {
           value_parser = clap::value_parser!(u64).range(1..))]
     pub lease_secs: u64,
 
+    /// Running jobs one tenant may have at once across all workers; 0 means no cap. Claims are fair
+    /// across tenants either way (the tenant with the fewest running jobs goes first).
+    #[arg(long, env = "ANONYMIZER_TENANT_MAX_RUNNING", default_value_t = 0)]
+    pub tenant_max_running: u32,
+
     /// Days datasets, outputs and finished jobs are kept; 0 keeps them forever.
     #[arg(long, env = "ANONYMIZER_RETENTION_DAYS", default_value_t = 30)]
     pub retention_days: u32,
@@ -300,6 +305,7 @@ impl fmt::Debug for ServeConfig {
             .field("upload_limit", &self.upload_limit)
             .field("job_deadline_secs", &self.job_deadline_secs)
             .field("lease_secs", &self.lease_secs)
+            .field("tenant_max_running", &self.tenant_max_running)
             .field("retention_days", &self.retention_days)
             .field("shutdown_grace_secs", &self.shutdown_grace_secs)
             .field("log_format", &self.log_format)
@@ -429,6 +435,22 @@ mod tests {
         assert_eq!(c.database_url(), "sqlite://./data/anonymizer.db?mode=rwc");
         c.database_url = Some("postgres://db/anon".into());
         assert_eq!(c.database_url(), "postgres://db/anon");
+    }
+
+    #[test]
+    fn tenant_max_running_is_no_cap_by_default_and_read_from_its_variable() {
+        let _guard = ENV.lock().unwrap_or_else(|e| e.into_inner());
+        clear();
+        std::env::remove_var("ANONYMIZER_TENANT_MAX_RUNNING");
+        let default = parse(&[]);
+        std::env::set_var("ANONYMIZER_TENANT_MAX_RUNNING", "3");
+        let from_env = parse(&[]);
+        let from_flag = parse(&["--tenant-max-running", "1"]);
+        std::env::remove_var("ANONYMIZER_TENANT_MAX_RUNNING");
+        assert_eq!(default.unwrap().tenant_max_running, 0);
+        assert_eq!(from_env.unwrap().tenant_max_running, 3);
+        assert_eq!(from_flag.unwrap().tenant_max_running, 1);
+        assert!(parse(&["--tenant-max-running", "-1"]).is_err());
     }
 
     #[test]

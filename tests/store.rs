@@ -49,6 +49,35 @@ on_both_backends!(
     complete_fail_and_release,
     retention_purges_old_data_but_not_live_jobs,
     imported_keys_authenticate_once,
+    claims_are_fair_across_tenants,
+    a_tenant_at_its_cap_waits_while_others_run,
+    concurrent_claims_over_tenants_take_every_job_once,
+);
+
+/// Runs `case` on a migrated store of each backend whose pool has a single connection.
+macro_rules! on_both_backends_with_one_connection {
+    ($($case:ident),* $(,)?) => {
+        $(
+            mod $case {
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn sqlite() {
+                    super::database::with_store(anonymizer::store::Backend::Sqlite, 1, super::$case)
+                        .await;
+                }
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn postgres() {
+                    super::database::with_store(anonymizer::store::Backend::Postgres, 1, super::$case)
+                        .await;
+                }
+            }
+        )*
+    };
+}
+
+on_both_backends_with_one_connection!(
+    a_claim_that_waited_for_a_connection_gets_its_whole_lease,
+    ping_answers_while_every_pooled_connection_is_busy,
 );
 
 async fn run_sqlite<F, Fut>(case: F)
@@ -286,13 +315,6 @@ async fn upload_commits_or_leaves_nothing(store: Store) {
     assert_eq!(ids, HashSet::from([committed.id, empty]));
 }
 
-fn epoch_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
-}
-
 async fn staged_uploads_hold_no_lock_and_stale_ones_are_swept(store: Store) {
     let t = tenant(&store, "acme").await;
     // an upload in progress with two chunks committed...
@@ -320,7 +342,7 @@ async fn staged_uploads_hold_no_lock_and_stale_ones_are_swept(store: Store) {
     // a sweep with a cutoff before the upload's last write leaves it alone
     assert_eq!(
         store
-            .purge_stale_uploads(epoch_ms() - 60_000)
+            .purge_stale_uploads(unix_ms() - 60_000)
             .await
             .expect("purge"),
         0
@@ -328,7 +350,7 @@ async fn staged_uploads_hold_no_lock_and_stale_ones_are_swept(store: Store) {
     // one after it deletes the staged rows (and never a published dataset)...
     assert_eq!(
         store
-            .purge_stale_uploads(epoch_ms() + 1_000)
+            .purge_stale_uploads(unix_ms() + 1_000)
             .await
             .expect("purge"),
         1
@@ -1062,4 +1084,275 @@ async fn postgres_connections_use_tls_when_asked() {
         "verify-full accepted a certificate no trusted authority signed"
     );
     database.drop().await;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// fairness, lease timing and readiness
+
+/// Unix milliseconds, as the store writes them.
+fn unix_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_millis() as i64
+}
+
+/// A pause that puts the next claim (or job) in a later millisecond than the previous one, so "latest
+/// start" and "oldest job" comparisons never tie (ties fall back to the random ids).
+async fn next_millisecond() {
+    tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+}
+
+async fn claim(store: &Store) -> anonymizer::store::ClaimedJob {
+    store
+        .claim_next("w", 60_000)
+        .await
+        .expect("claim")
+        .expect("a job to claim")
+}
+
+async fn claims_are_fair_across_tenants(store: Store) {
+    let a = tenant(&store, "busy").await;
+    let b = tenant(&store, "quiet").await;
+    let data_a = dataset(&store, a, "d", b"x\n").await;
+    let data_b = dataset(&store, b, "d", b"x\n").await;
+    let mut backlog = Vec::new();
+    for _ in 0..200 {
+        backlog.push(job(&store, a, data_a).await.id);
+        if backlog.len() <= 4 {
+            // the claim order of the first ones is checked: no two in one millisecond
+            next_millisecond().await;
+        }
+    }
+
+    // one worker: the busy tenant's oldest job runs, and the quiet tenant submits meanwhile
+    let first = claim(&store).await;
+    assert_eq!(first.id, backlog[0]);
+    let quiet = job(&store, b, data_b).await;
+    store
+        .complete_job(first.id, first.attempt, "{}", [b"x".as_slice()])
+        .await
+        .expect("complete");
+    // the quiet tenant's job is next, not after the 199 older ones
+    let next = claim(&store).await;
+    assert_eq!(
+        next.id, quiet.id,
+        "the quiet tenant waited for one job only"
+    );
+    assert_eq!(next.tenant, b);
+
+    // a second worker takes the busy tenant's next job: it has fewer running jobs now
+    next_millisecond().await;
+    let second = claim(&store).await;
+    assert_eq!(second.id, backlog[1]);
+
+    // with one running job each, the tenant whose latest start is older goes first (round robin)
+    let quiet_more = [job(&store, b, data_b).await.id, {
+        next_millisecond().await;
+        job(&store, b, data_b).await.id
+    }];
+    next_millisecond().await;
+    let third = claim(&store).await;
+    assert_eq!(
+        third.id, quiet_more[0],
+        "quiet started before busy's latest start"
+    );
+    next_millisecond().await;
+    let fourth = claim(&store).await;
+    assert_eq!(fourth.id, backlog[2], "busy now has fewer running jobs");
+    next_millisecond().await;
+    let fifth = claim(&store).await;
+    assert_eq!(
+        fifth.id, quiet_more[1],
+        "two each: quiet's latest start is older"
+    );
+    next_millisecond().await;
+    let sixth = claim(&store).await;
+    assert_eq!(sixth.id, backlog[3], "the quiet tenant has nothing left");
+}
+
+async fn a_tenant_at_its_cap_waits_while_others_run(store: Store) {
+    let a = tenant(&store, "busy").await;
+    let b = tenant(&store, "quiet").await;
+    let data_a = dataset(&store, a, "d", b"x\n").await;
+    let data_b = dataset(&store, b, "d", b"x\n").await;
+    let mut backlog = Vec::new();
+    for _ in 0..3 {
+        backlog.push(job(&store, a, data_a).await.id);
+        next_millisecond().await;
+    }
+    let quiet = job(&store, b, data_b).await;
+
+    let first = store
+        .claim_next_capped("w", 60_000, 1)
+        .await
+        .expect("claim");
+    assert_eq!(first.as_ref().map(|j| j.id), Some(backlog[0]));
+    let second = store
+        .claim_next_capped("w", 60_000, 1)
+        .await
+        .expect("claim");
+    assert_eq!(second.as_ref().map(|j| j.id), Some(quiet.id));
+    // both tenants at the cap: nothing to claim, although the busy tenant has 2 queued jobs
+    assert_eq!(
+        store
+            .claim_next_capped("w", 60_000, 1)
+            .await
+            .expect("claim"),
+        None
+    );
+    // a cap of 2, or none, lets the busy tenant go on
+    let third = store
+        .claim_next_capped("w", 60_000, 2)
+        .await
+        .expect("claim");
+    assert_eq!(third.as_ref().map(|j| j.id), Some(backlog[1]));
+    assert_eq!(
+        store
+            .claim_next_capped("w", 60_000, 2)
+            .await
+            .expect("claim"),
+        None
+    );
+
+    // a running job whose lease expired does not count: its worker is presumed dead
+    let first = first.expect("first");
+    let third = third.expect("third");
+    store
+        .complete_job(first.id, first.attempt, "{}", [b"x".as_slice()])
+        .await
+        .expect("complete");
+    store
+        .release_job(third.id, third.attempt)
+        .await
+        .expect("release");
+    let dying = store
+        .claim_next_capped("dead", 0, 1)
+        .await
+        .expect("claim")
+        .expect("a job");
+    assert_eq!(dying.id, backlog[1], "the released job is the oldest again");
+    let reclaimed = store
+        .claim_next_capped("alive", 60_000, 1)
+        .await
+        .expect("claim")
+        .expect("the expired job");
+    assert_eq!(
+        (reclaimed.id, reclaimed.attempt),
+        (dying.id, dying.attempt + 1)
+    );
+    assert_eq!(
+        store
+            .claim_next_capped("w", 60_000, 1)
+            .await
+            .expect("claim"),
+        None
+    );
+    assert_eq!(claim(&store).await.id, backlog[2], "no cap");
+}
+
+async fn concurrent_claims_over_tenants_take_every_job_once(store: Store) {
+    let mut created = HashSet::new();
+    for name in ["a", "b", "c"] {
+        let t = tenant(&store, name).await;
+        let data = dataset(&store, t, "d", b"x\n").await;
+        for _ in 0..10 {
+            created.insert(job(&store, t, data).await.id);
+        }
+    }
+    let mut workers = Vec::new();
+    for w in 0..8 {
+        let store = store.clone();
+        workers.push(tokio::spawn(async move {
+            let mut mine = Vec::new();
+            while let Some(claimed) = store
+                .claim_next(&format!("worker-{w}"), 60_000)
+                .await
+                .expect("claim")
+            {
+                assert_eq!(claimed.attempt, 1);
+                mine.push(claimed.id);
+            }
+            mine
+        }));
+    }
+    let mut claimed = Vec::new();
+    for worker in workers {
+        claimed.extend(worker.await.expect("worker"));
+    }
+    assert_eq!(claimed.len(), 30, "every job claimed once");
+    assert_eq!(claimed.into_iter().collect::<HashSet<_>>(), created);
+    assert_eq!(store.claim_next("late", 60_000).await.expect("claim"), None);
+}
+
+async fn a_claim_that_waited_for_a_connection_gets_its_whole_lease(store: Store) {
+    const LEASE_MS: i64 = 1_000;
+    let t = tenant(&store, "acme").await;
+    let data = dataset(&store, t, "d", b"x\n").await;
+    let queued = job(&store, t, data).await;
+
+    // another user holds the pool's only connection while the claim waits for it
+    let held = store.hold_connection().await.expect("hold");
+    let claimer = tokio::spawn({
+        let store = store.clone();
+        async move { store.claim_next("w", LEASE_MS).await }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
+    let released_at = unix_ms();
+    drop(held);
+    let claimed = claimer
+        .await
+        .expect("claimer")
+        .expect("claim")
+        .expect("the job");
+    assert_eq!(claimed.id, queued.id);
+    let lease = store
+        .get_job(t, queued.id)
+        .await
+        .expect("job")
+        .lease_expires_at
+        .expect("a lease");
+    assert!(
+        lease >= released_at + LEASE_MS,
+        "the lease was computed before the connection: it ends {} ms early",
+        released_at + LEASE_MS - lease
+    );
+
+    // a heartbeat that waits for the connection renews for the whole lease too
+    let held = store.hold_connection().await.expect("hold");
+    let beat = tokio::spawn({
+        let store = store.clone();
+        async move {
+            store
+                .record_heartbeat(claimed.id, claimed.attempt, "{}", LEASE_MS)
+                .await
+        }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
+    let released_at = unix_ms();
+    drop(held);
+    beat.await.expect("heartbeat task").expect("heartbeat");
+    let lease = store
+        .get_job(t, queued.id)
+        .await
+        .expect("job")
+        .lease_expires_at
+        .expect("a lease");
+    assert!(
+        lease >= released_at + LEASE_MS,
+        "the renewal was computed before the connection: it ends {} ms early",
+        released_at + LEASE_MS - lease
+    );
+}
+
+async fn ping_answers_while_every_pooled_connection_is_busy(store: Store) {
+    let held = store.hold_connection().await.expect("hold");
+    // the pool's only connection is taken (its acquire timeout is 30 s); the probe has its own
+    let pinged = tokio::time::timeout(std::time::Duration::from_secs(5), store.ping()).await;
+    assert!(
+        matches!(pinged, Ok(Ok(()))),
+        "ping with a busy pool: {pinged:?}"
+    );
+    drop(held);
+    store.ping().await.expect("ping");
 }

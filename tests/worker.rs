@@ -16,7 +16,7 @@ use anonymizer::core::control::Control;
 use anonymizer::core::error::CoreError;
 use anonymizer::domain::pipeline::RunError;
 use anonymizer::metrics::Metrics;
-use anonymizer::store::{Backend, DatasetMeta, Job, JobState, Store, CHUNK_SIZE};
+use anonymizer::store::{Backend, DatasetMeta, Job, JobFilter, JobState, Store, CHUNK_SIZE};
 use anonymizer::tables::TableCache;
 use anonymizer::worker::{
     run_pipeline, ExecuteError, Executor, JobInput, JobOutcome, JobOutput, Worker, WorkerSettings,
@@ -54,6 +54,8 @@ on_both_backends!(
     a_spec_that_no_longer_fits_fails_with_its_code,
     shutdown_releases_running_jobs,
     a_wake_up_starts_a_queued_job_at_once,
+    a_quiet_tenant_waits_one_job_behind_a_busy_tenants_backlog,
+    the_tenant_cap_keeps_a_slot_for_another_tenant,
 );
 
 async fn run_sqlite<F, Fut>(case: F)
@@ -88,8 +90,12 @@ fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 async fn tenant(store: &Store) -> Uuid {
+    named_tenant(store, "acme").await
+}
+
+async fn named_tenant(store: &Store, name: &str) -> Uuid {
     store
-        .create_api_key("acme")
+        .create_api_key(name)
         .await
         .expect("create key")
         .1
@@ -150,6 +156,7 @@ fn settings(lease: Duration, deadline: Duration) -> WorkerSettings {
         slots: 1,
         threads_per_job: 1,
         lease,
+        tenant_max_running: 0,
         deadline,
         poll_interval: Duration::from_millis(50),
     }
@@ -561,4 +568,112 @@ async fn a_wake_up_starts_a_queued_job_at_once(store: Store) {
         .await
         .expect("the supervisor stops")
         .expect("supervisor");
+}
+
+/// Unix milliseconds, as the store writes them.
+fn unix_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_millis() as i64
+}
+
+/// Stops the supervisor and waits for it (bounded).
+async fn stop_supervisor(stop: watch::Sender<bool>, supervisor: tokio::task::JoinHandle<()>) {
+    stop.send(true).expect("supervisor listens");
+    tokio::time::timeout(Duration::from_secs(10), supervisor)
+        .await
+        .expect("the supervisor stops")
+        .expect("supervisor");
+}
+
+async fn a_quiet_tenant_waits_one_job_behind_a_busy_tenants_backlog(store: Store) {
+    let busy = named_tenant(&store, "busy").await;
+    let quiet = named_tenant(&store, "quiet").await;
+    let busy_data = arx_dataset(&store, busy).await;
+    let quiet_data = arx_dataset(&store, quiet).await;
+    let spec = arx_spec(2);
+    let mut backlog = Vec::new();
+    for _ in 0..200 {
+        backlog.push(queue(&store, busy, busy_data, &spec).await.id);
+    }
+    // one slot: the jobs run one after the other
+    let worker = default_worker(&store);
+    let (stop, stopping) = watch::channel(false);
+    let supervisor =
+        tokio::spawn(worker.run(Arc::new(Notify::new()), stopping, Duration::from_secs(5)));
+    wait_for(&store, busy, backlog[0], |j| j.state != JobState::Queued).await;
+    let submitted = queue(&store, quiet, quiet_data, &spec).await;
+    // committed by now: every claim from the next millisecond on sees the quiet tenant's job
+    let queued_at = unix_ms();
+    let done = wait_for(&store, quiet, submitted.id, |j| {
+        j.state == JobState::Succeeded
+    })
+    .await;
+    stop_supervisor(stop, supervisor).await;
+
+    let started = done.started_at.expect("started");
+    let busy_jobs = store
+        .list_jobs(busy, JobFilter::default(), None, 1000)
+        .await
+        .expect("list")
+        .items;
+    assert_eq!(busy_jobs.len(), 200);
+    let overtaking = busy_jobs
+        .iter()
+        .filter(|j| j.started_at.is_some_and(|s| s > queued_at && s < started))
+        .count();
+    assert_eq!(
+        overtaking, 0,
+        "only the busy tenant's job that was running may finish first"
+    );
+    let before = busy_jobs
+        .iter()
+        .filter(|j| j.started_at.is_some_and(|s| s < started))
+        .count();
+    assert!(before < 200, "the backlog was not drained first");
+    let mut durations: Vec<i64> = busy_jobs
+        .iter()
+        .filter_map(|j| Some(j.finished_at? - j.started_at?))
+        .collect();
+    durations.sort_unstable();
+    eprintln!(
+        "the quiet tenant's job started {} ms after it was queued, once {before} of the busy tenant's \
+         200 jobs had started (a busy job took {} ms median, {} ms max)",
+        started - queued_at,
+        durations.get(durations.len() / 2).copied().unwrap_or(0),
+        durations.last().copied().unwrap_or(0),
+    );
+}
+
+async fn the_tenant_cap_keeps_a_slot_for_another_tenant(store: Store) {
+    let busy = named_tenant(&store, "busy").await;
+    let quiet = named_tenant(&store, "quiet").await;
+    let busy_data = arx_dataset(&store, busy).await;
+    let quiet_data = arx_dataset(&store, quiet).await;
+    let spec = arx_spec(2);
+    let first = queue(&store, busy, busy_data, &spec).await;
+    // a later millisecond: within one, the claim order falls back to the random ids
+    tokio::time::sleep(Duration::from_millis(3)).await;
+    let second = queue(&store, busy, busy_data, &spec).await;
+    let mut capped = settings(Duration::from_secs(30), Duration::from_secs(60));
+    capped.slots = 2;
+    capped.tenant_max_running = 1;
+    let worker = worker_with(&store, capped).with_executor(endless(false));
+    let (stop, stopping) = watch::channel(false);
+    let supervisor = tokio::spawn(worker.run(
+        Arc::new(Notify::new()),
+        stopping,
+        Duration::from_millis(200),
+    ));
+    wait_for(&store, busy, first.id, |j| j.state == JobState::Running).await;
+    // without the cap the second slot would run the busy tenant's second job, and nothing would be
+    // left for this one
+    let submitted = queue(&store, quiet, quiet_data, &spec).await;
+    wait_for(&store, quiet, submitted.id, |j| {
+        j.state == JobState::Running
+    })
+    .await;
+    assert_eq!(get(&store, busy, second.id).await.state, JobState::Queued);
+    stop_supervisor(stop, supervisor).await;
 }

@@ -1,5 +1,7 @@
 //! Readiness: `GET /readyz` answers 200 while the database answers, 503 `unavailable` otherwise, so load
-//! balancers and orchestrators only send traffic to replicas that can serve it.
+//! balancers and orchestrators only send traffic to replicas that can serve it. The answer comes within
+//! 1 s: [`Store::ping`] gives the database [`crate::store::PING_TIMEOUT`] on a connection of its own, so
+//! neither a database that stopped answering nor a pool busy with other requests holds the probe up.
 
 use axum::extract::State;
 use axum::http::StatusCode;

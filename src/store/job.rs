@@ -1,8 +1,9 @@
-//! Jobs, whose rows are the queue. A claim is one statement that takes the oldest queued job or a running
-//! job whose lease expired, increments `attempt` and sets the lease; it commits at once. Every later write
-//! by the worker is fenced on `(id, attempt, state = 'running')` and must hit exactly one row, otherwise
-//! it fails with [`StoreError::LeaseLost`] and changes nothing. `attempt` only ever grows (it counts
-//! claims), so a stale worker can never match the fence again.
+//! Jobs, whose rows are the queue. A claim is one statement that takes a queued job or a running job
+//! whose lease expired, fairly across tenants (fewest running jobs first, see
+//! [`Store::claim_next_capped`]), increments `attempt` and sets the lease; it commits at once. Every
+//! later write by the worker is fenced on `(id, attempt, state = 'running')` and must hit exactly one
+//! row, otherwise it fails with [`StoreError::LeaseLost`] and changes nothing. `attempt` only ever grows
+//! (it counts claims), so a stale worker can never match the fence again.
 
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -183,33 +184,94 @@ impl TryFrom<JobRow> for Job {
     }
 }
 
-/// The claim's body, shared by both backends; `{lock}` is `for update skip locked` on PostgreSQL. A
-/// reclaimed job whose cancellation was requested becomes cancelled instead of running again.
-macro_rules! claim_sql {
-    ($lock:literal) => {
+/// The claim's update of the chosen job, shared by both backends; the job's id follows. A reclaimed job
+/// whose cancellation was requested becomes cancelled instead of running again.
+macro_rules! claim_update {
+    () => {
+        "update job set \
+           state = case when cancel_requested then 'cancelled' else 'running' end, \
+           attempt = case when cancel_requested then attempt else attempt + 1 end, \
+           lease_owner = case when cancel_requested then null else $1 end, \
+           lease_expires_at = case when cancel_requested then null else $3 end, \
+           finished_at = case when cancel_requested then $2 else null end, \
+           started_at = coalesce(started_at, $2), \
+           updated_at = $2 \
+         where id = ("
+    };
+}
+
+/// The claimable jobs of the tenant `$tenant` (a column): queued, or running with an expired lease.
+macro_rules! claimable_of {
+    ($tenant:literal) => {
         concat!(
-            "update job set \
-               state = case when cancel_requested then 'cancelled' else 'running' end, \
-               attempt = case when cancel_requested then attempt else attempt + 1 end, \
-               lease_owner = case when cancel_requested then null else $1 end, \
-               lease_expires_at = case when cancel_requested then null else $3 end, \
-               finished_at = case when cancel_requested then $2 else null end, \
-               started_at = coalesce(started_at, $2), \
-               updated_at = $2 \
-             where id = ( \
-               select id from job \
-               where state in ('queued', 'running') \
-                 and (state = 'queued' or lease_expires_at <= $2) \
-               order by created_at, id \
-               limit 1 ",
-            $lock,
-            ") returning id, tenant_id, dataset_id, spec_json, attempt, state"
+            "q.tenant_id = ",
+            $tenant,
+            " and q.state in ('queued', 'running') \
+             and (q.state = 'queued' or q.lease_expires_at <= $2)"
         )
     };
 }
 
-const CLAIM_POSTGRES: &str = claim_sql!("for update skip locked");
-const CLAIM_SQLITE: &str = claim_sql!("");
+/// Every tenant with the figures the claim ranks it by: its running jobs with a live lease, its latest
+/// start, and its oldest claimable job's creation (null when it has nothing to claim). Each figure is
+/// one short index range (migration 0004).
+macro_rules! ranked_tenants {
+    () => {
+        concat!(
+            "select t.id as tenant_id, \
+               (select count(*) from job r where r.tenant_id = t.id and r.state = 'running' \
+                  and r.lease_expires_at > $2) as running, \
+               (select s.started_at from job s where s.tenant_id = t.id \
+                  and s.started_at is not null order by s.started_at desc limit 1) as last_start, \
+               (select q.created_at from job q where ",
+            claimable_of!("t.id"),
+            " order by q.created_at, q.id limit 1) as oldest \
+             from tenant t"
+        )
+    };
+}
+
+/// Tenants that may claim (some claimable work, under the cap `$4` unless it is 0), fairest first: fewest
+/// running jobs, then the longest since their latest start (round robin among equals), then the oldest
+/// waiting job.
+macro_rules! fair_filter_and_order {
+    () => {
+        " where ranked.oldest is not null and ($4 = 0 or ranked.running < $4) \
+          order by ranked.running, coalesce(ranked.last_start, 0), ranked.oldest, ranked.tenant_id"
+    };
+}
+
+/// The claim on PostgreSQL. The ordered tenant list feeds a lateral join in order and the outer `limit 1`
+/// stops at the first tenant with an unlocked claimable job, so only the chosen job's row is locked
+/// (`for update skip locked` cannot sit on the ranking, which aggregates). A tenant whose claimable jobs
+/// are all being claimed by others is passed over for the next one.
+const CLAIM_POSTGRES: &str = concat!(
+    claim_update!(),
+    "select c.id from (select ranked.tenant_id from (",
+    ranked_tenants!(),
+    ") ranked",
+    fair_filter_and_order!(),
+    ") tenants cross join lateral (select q.id from job q where ",
+    claimable_of!("tenants.tenant_id"),
+    " order by q.created_at, q.id limit 1 for update skip locked) c limit 1",
+    ") returning id, tenant_id, dataset_id, spec_json, attempt, state"
+);
+
+/// The claim on SQLite, whose writers take turns (the claim runs in a `begin immediate` transaction):
+/// the fairest tenant's oldest claimable job.
+const CLAIM_SQLITE: &str = concat!(
+    claim_update!(),
+    "select (select q.id from job q where ",
+    claimable_of!("ranked.tenant_id"),
+    " order by q.created_at, q.id limit 1) from (",
+    ranked_tenants!(),
+    ") ranked",
+    fair_filter_and_order!(),
+    " limit 1) returning id, tenant_id, dataset_id, spec_json, attempt, state"
+);
+
+/// What a claim returns: id, tenant, dataset, spec, attempt and the state it left the job in.
+type ClaimRow = (String, String, String, String, i64, String);
 
 /// A text or integer bind of a dynamically built query.
 enum Arg {
@@ -408,28 +470,56 @@ impl Store {
         }
     }
 
-    /// Claims the oldest queued job, or a running job whose lease expired (its worker is presumed dead),
-    /// for `worker_id` until `now + lease_ms`. One statement, committed at once: no transaction stays
-    /// open while the job runs. Returns None when there is nothing to do.
+    /// Claims a job for `worker_id` until `now + lease_ms`, fairly across tenants and without a cap on
+    /// any tenant's running jobs; see [`Store::claim_next_capped`].
     pub async fn claim_next(&self, worker_id: &str, lease_ms: i64) -> Result<Option<ClaimedJob>> {
+        self.claim_next_capped(worker_id, lease_ms, 0).await
+    }
+
+    /// Claims a queued job, or a running job whose lease expired (its worker is presumed dead), for
+    /// `worker_id` until `now + lease_ms`. Returns None when there is nothing to do.
+    ///
+    /// The job is chosen fairly across tenants: among the tenants with claimable work and fewer than
+    /// `tenant_max_running` running jobs (0: no cap), the one with the fewest running jobs, then the one
+    /// whose latest start is the oldest, then the one with the oldest waiting job; that tenant's oldest
+    /// claimable job is taken. On PostgreSQL concurrent claims do not see each other's uncommitted claims,
+    /// so the cap may be overshot by the number of claims racing for one tenant.
+    ///
+    /// One statement, committed at once: no transaction stays open while the job runs. `now` is read
+    /// once the claim holds its connection (and, on SQLite, the write lock), so waiting for a busy pool
+    /// never shortens the lease it writes.
+    pub async fn claim_next_capped(
+        &self,
+        worker_id: &str,
+        lease_ms: i64,
+        tenant_max_running: u32,
+    ) -> Result<Option<ClaimedJob>> {
+        let cap = i64::from(tenant_max_running);
         loop {
-            let now = now_ms();
-            let row: Option<(String, String, String, String, i64, String)> = match &self.pool {
+            let row: Option<ClaimRow> = match &self.pool {
                 super::Pool::Postgres(pool) => {
+                    let mut conn = pool.acquire().await?;
+                    let now = now_ms();
                     sqlx::query_as(CLAIM_POSTGRES)
                         .bind(worker_id)
                         .bind(now)
                         .bind(now.saturating_add(lease_ms))
-                        .fetch_optional(pool)
+                        .bind(cap)
+                        .fetch_optional(&mut *conn)
                         .await?
                 }
                 super::Pool::Sqlite(pool) => {
-                    sqlx::query_as(CLAIM_SQLITE)
+                    let mut tx = pool.begin_with("begin immediate").await?;
+                    let now = now_ms();
+                    let row = sqlx::query_as(CLAIM_SQLITE)
                         .bind(worker_id)
                         .bind(now)
                         .bind(now.saturating_add(lease_ms))
-                        .fetch_optional(pool)
-                        .await?
+                        .bind(cap)
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                    tx.commit().await?;
+                    row
                 }
             };
             let Some((id, tenant, dataset_id, spec_json, attempt, state)) = row else {
@@ -449,7 +539,7 @@ impl Store {
         }
     }
 
-    /// Renews the lease to `now + lease_ms`, stores the progress and reports a pending cancellation.
+    /// Renews the lease to `now + lease_ms` (`now` read once the connection is held), stores the progress and reports a pending cancellation.
     /// LeaseLost when this attempt no longer owns the running job.
     pub async fn record_heartbeat(
         &self,
@@ -458,8 +548,10 @@ impl Store {
         progress_json: &str,
         lease_ms: i64,
     ) -> Result<HeartbeatAck> {
-        let now = now_ms();
         let cancel: Option<bool> = with_pool!(self, pool => {
+            // the connection first: a renewal that waited for a busy pool still lasts `lease_ms`
+            let mut conn = pool.acquire().await?;
+            let now = now_ms();
             sqlx::query_scalar(
                 "update job set progress_json = $3, lease_expires_at = $4, updated_at = $5 \
                  where id = $1 and attempt = $2 and state = 'running' returning cancel_requested",
@@ -469,7 +561,7 @@ impl Store {
             .bind(progress_json)
             .bind(now.saturating_add(lease_ms))
             .bind(now)
-            .fetch_optional(pool)
+            .fetch_optional(&mut *conn)
             .await?
         });
         cancel

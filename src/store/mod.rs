@@ -19,13 +19,15 @@ mod dataset;
 mod error;
 mod hierarchy;
 mod job;
+mod probe;
 mod retention;
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
@@ -60,6 +62,9 @@ fn upload_writers(max_connections: u32) -> std::sync::Arc<tokio::sync::Semaphore
         (max_connections as usize / 2).max(1),
     ))
 }
+/// How long [`Store::ping`] waits for the database (connecting included) before it reports it down; well
+/// under the 1 s within which `/readyz` must answer.
+pub const PING_TIMEOUT: Duration = Duration::from_millis(500);
 
 /// Runs `$body` with `$pool` bound to the concrete pool (`&PgPool` or `&SqlitePool`).
 macro_rules! with_pool {
@@ -113,6 +118,15 @@ enum Pool {
     Sqlite(SqlitePool),
 }
 
+/// A pooled connection held out of the pool until dropped (see [`Store::hold_connection`]).
+#[allow(dead_code)] // held for its drop only
+pub enum HeldConnection {
+    /// A PostgreSQL connection.
+    Postgres(sqlx::pool::PoolConnection<sqlx::Postgres>),
+    /// A SQLite connection.
+    Sqlite(sqlx::pool::PoolConnection<sqlx::Sqlite>),
+}
+
 /// An open transaction on either backend. Dropping it rolls back.
 enum Tx {
     Postgres(sqlx::Transaction<'static, sqlx::Postgres>),
@@ -137,13 +151,15 @@ impl Tx {
     }
 }
 
-/// The persistence layer: a cheap-to-clone handle on a connection pool.
+/// The persistence layer: a cheap-to-clone handle on a connection pool (and the readiness probe's own
+/// connection).
 #[derive(Clone)]
 pub struct Store {
     pool: Pool,
     /// Connections staged uploads may use at once: half the pool, so that uploads, however many, always
     /// leave connections to status reads, job submissions and the workers.
     upload_writers: std::sync::Arc<tokio::sync::Semaphore>,
+    probe: Arc<probe::Probe>,
 }
 
 impl fmt::Debug for Store {
@@ -163,14 +179,16 @@ impl Store {
     pub async fn connect(url: &str, max_connections: u32) -> Result<Store> {
         let max_connections = max_connections.max(1);
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let options = PgConnectOptions::from_str(url)?;
             let pool = PgPoolOptions::new()
                 .max_connections(max_connections)
                 .acquire_timeout(ACQUIRE_TIMEOUT)
-                .connect(url)
+                .connect_with(options.clone())
                 .await?;
             Ok(Store {
                 pool: Pool::Postgres(pool),
                 upload_writers: upload_writers(max_connections),
+                probe: Arc::new(probe::Probe::new(probe::Target::Postgres(options))),
             })
         } else if url.starts_with("sqlite:") {
             let options = SqliteConnectOptions::from_str(url)?
@@ -190,11 +208,12 @@ impl Store {
             let pool = SqlitePoolOptions::new()
                 .max_connections(max_connections)
                 .acquire_timeout(ACQUIRE_TIMEOUT)
-                .connect_with(options)
+                .connect_with(options.clone())
                 .await?;
             Ok(Store {
                 pool: Pool::Sqlite(pool),
                 upload_writers: upload_writers(max_connections),
+                probe: Arc::new(probe::Probe::new(probe::Target::Sqlite(options))),
             })
         } else {
             Err(StoreError::Database(
@@ -213,12 +232,20 @@ impl Store {
         Ok(())
     }
 
-    /// Checks that the database answers (readiness probe).
+    /// Checks that the database answers (readiness probe), within [`PING_TIMEOUT`]. The check runs on
+    /// a connection of its own, so it reports the database even while every pooled connection is busy,
+    /// and it recovers by itself once the database is back.
     pub async fn ping(&self) -> Result<()> {
-        with_pool!(self, pool => {
-            sqlx::query("select 1").execute(pool).await?;
-        });
-        Ok(())
+        self.probe.check(PING_TIMEOUT).await
+    }
+
+    /// Takes one connection out of the pool until the returned guard is dropped. For tests and
+    /// diagnostics that need an exhausted pool; the service never holds a connection this way.
+    pub async fn hold_connection(&self) -> Result<HeldConnection> {
+        Ok(match &self.pool {
+            Pool::Postgres(pool) => HeldConnection::Postgres(pool.acquire().await?),
+            Pool::Sqlite(pool) => HeldConnection::Sqlite(pool.acquire().await?),
+        })
     }
 
     pub fn backend(&self) -> Backend {
@@ -228,8 +255,9 @@ impl Store {
         }
     }
 
-    /// Closes the pool, waiting for checked-out connections to come back.
+    /// Closes the pool, waiting for checked-out connections to come back, and the probe connection.
     pub async fn close(&self) {
+        self.probe.close(PING_TIMEOUT).await;
         match &self.pool {
             Pool::Postgres(pool) => pool.close().await,
             Pool::Sqlite(pool) => pool.close().await,

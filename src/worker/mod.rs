@@ -50,6 +50,8 @@ pub struct WorkerSettings {
     pub threads_per_job: u32,
     /// How long a claim lasts without a heartbeat.
     pub lease: Duration,
+    /// Running jobs one tenant may have at once (across all workers); 0 means no cap.
+    pub tenant_max_running: u32,
     /// How long a job may run before it is stopped and failed with `deadline_exceeded`.
     pub deadline: Duration,
     /// How long an idle supervisor waits before it looks at the queue again.
@@ -64,6 +66,7 @@ impl WorkerSettings {
             slots: config.worker_slots,
             threads_per_job: config.threads_per_job,
             lease: config.lease(),
+            tenant_max_running: config.tenant_max_running,
             deadline: config.job_deadline(),
             poll_interval: DEFAULT_POLL_INTERVAL,
         }
@@ -231,7 +234,11 @@ impl Worker {
         let lease_ms = i64::try_from(self.shared.settings.lease.as_millis()).unwrap_or(i64::MAX);
         self.shared
             .store
-            .claim_next(&self.shared.settings.worker_id, lease_ms)
+            .claim_next_capped(
+                &self.shared.settings.worker_id,
+                lease_ms,
+                self.shared.settings.tenant_max_running,
+            )
             .await
     }
 

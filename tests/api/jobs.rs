@@ -178,6 +178,7 @@ fn worker(service: &Service) -> Worker {
             slots: 1,
             threads_per_job: 1,
             lease: Duration::from_secs(30),
+            tenant_max_running: 0,
             deadline: Duration::from_secs(60),
             poll_interval: Duration::from_millis(100),
         },
