@@ -13,6 +13,7 @@
 //! - [`synthetic`]: seeded generators of benchmark tables (adult-shaped at any size).
 //! - [`tables`], [`hierarchy_refs`]: stored datasets and hierarchies turned into engine inputs.
 //! - [`app`], [`config`], [`telemetry`], [`metrics`]: the service process.
+//! - [`private_fs`]: files and directories created private.
 
 pub mod app;
 pub mod cli;
@@ -23,6 +24,7 @@ pub mod domain;
 pub mod hierarchy_refs;
 pub mod http;
 pub mod metrics;
+pub mod private_fs;
 pub mod retention;
 pub mod store;
 pub mod synthetic;
