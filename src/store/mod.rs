@@ -31,7 +31,7 @@ use sqlx::sqlite::{
 };
 use uuid::Uuid;
 
-pub use api_key::{ApiKeyRecord, Principal, MIN_IMPORTED_SECRET};
+pub use api_key::{ApiKeyRecord, Principal, LAST_USE_RESOLUTION_MS, MIN_IMPORTED_SECRET};
 pub use dataset::{Dataset, DatasetMeta, DatasetUpload};
 pub use error::{InvalidCursor, StoreError};
 pub use hierarchy::Hierarchy;
