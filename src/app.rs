@@ -37,6 +37,7 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     let state = http::AppState::new(store.clone()).with_settings(http::ApiSettings {
         upload_limit: config.upload_limit,
     });
+    let state = state.with_audit(crate::audit::AuditSink::for_serve(&config)?);
     // bound before the workers start, so a busy port fails the start before any job is claimed
     let listener = TcpListener::bind(config.listen)
         .await

@@ -105,6 +105,11 @@ pub struct DatabaseArgs {
     /// Directory for local state (the default SQLite database).
     #[arg(long, env = "ANONYMIZER_DATA_DIR", default_value = "./data")]
     pub data_dir: PathBuf,
+
+    /// A file the audit events of key changes are appended to (JSON lines, created 0600), as with
+    /// `serve --audit-log`; they also go to the `audit` log target.
+    #[arg(long, env = "ANONYMIZER_AUDIT_LOG")]
+    pub audit_log: Option<PathBuf>,
 }
 
 impl DatabaseArgs {
@@ -178,6 +183,11 @@ pub struct ServeConfig {
     #[arg(long, env = "ANONYMIZER_BOOTSTRAP_KEY", hide_env_values = true)]
     pub bootstrap_key: Option<Secret>,
 
+    /// A file the audit events of data operations are appended to (JSON lines, created 0600); they
+    /// always go to the `audit` log target too.
+    #[arg(long, env = "ANONYMIZER_AUDIT_LOG")]
+    pub audit_log: Option<PathBuf>,
+
     /// Whether database migrations run at start (`true`/`false`, `1`/`0`, `yes`/`no`, `on`/`off`).
     #[arg(long, env = "ANONYMIZER_MIGRATE", default_value = "true",
           value_parser = BoolishValueParser::new(), action = clap::ArgAction::Set)]
@@ -246,6 +256,7 @@ impl fmt::Debug for ServeConfig {
             .field("log_format", &self.log_format)
             .field("bootstrap_key", &self.bootstrap_key)
             .field("migrate", &self.migrate)
+            .field("audit_log", &self.audit_log)
             .finish()
     }
 }

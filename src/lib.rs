@@ -13,9 +13,10 @@
 //! - [`synthetic`]: seeded generators of benchmark tables (adult-shaped at any size).
 //! - [`tables`], [`hierarchy_refs`]: stored datasets and hierarchies turned into engine inputs.
 //! - [`app`], [`config`], [`telemetry`], [`metrics`]: the service process.
-//! - [`private_fs`]: files and directories created private.
+//! - [`audit`]: the audit trail of data operations; [`private_fs`]: files created private.
 
 pub mod app;
+pub mod audit;
 pub mod cli;
 pub mod codec;
 pub mod config;

@@ -1,11 +1,14 @@
 //! The context every handler shares: the store, the API's settings, the cache of parsed datasets, the
-//! metrics registry and the wake-up signal that tells this process's workers a job was queued.
+//! metrics registry, the wake-up signal that tells this process's workers a job was queued, the audit
+//! sink and the last-use tracker of API keys.
 
 use std::sync::Arc;
 
 use axum::extract::FromRef;
 use tokio::sync::Notify;
 
+use super::key_use::KeyUse;
+use crate::audit::AuditSink;
 use crate::metrics::Metrics;
 use crate::store::Store;
 use crate::tables::TableCache;
@@ -42,10 +45,15 @@ pub struct AppState {
     /// Notified when a job is queued, so this process's idle workers claim it without waiting for
     /// their next poll.
     pub job_queued: Arc<Notify>,
+    /// Where the audit events of data routes go.
+    pub audit: AuditSink,
+    /// The keys whose last use this process recorded recently.
+    pub key_use: Arc<KeyUse>,
 }
 
 impl AppState {
-    /// A state with default settings, a fresh cache and registry.
+    /// A state with default settings, a fresh cache and registry, audit events to the tracing target
+    /// only.
     pub fn new(store: Store) -> Self {
         AppState {
             store,
@@ -53,12 +61,20 @@ impl AppState {
             tables: TableCache::default(),
             metrics: Arc::new(Metrics::default()),
             job_queued: Arc::new(Notify::new()),
+            audit: AuditSink::default(),
+            key_use: Arc::new(KeyUse::default()),
         }
     }
 
     /// Replaces the settings.
     pub fn with_settings(mut self, settings: ApiSettings) -> Self {
         self.settings = Arc::new(settings);
+        self
+    }
+
+    /// Replaces the audit sink.
+    pub fn with_audit(mut self, audit: AuditSink) -> Self {
+        self.audit = audit;
         self
     }
 }
