@@ -391,6 +391,32 @@ async fn every_data_route_is_audited_once(service: Service, mut trail: Trail) {
     assert_eq!(event["resource_id"], dataset.as_str());
     assert_eq!(event["bytes_out"], 0);
 
+    // a client that leaves in the middle of an upload: still exactly one event, at most the bytes sent
+    let sent = b"gender,town,remark\nZorblaxine,";
+    {
+        use tokio::io::AsyncWriteExt;
+        let address = service.base.trim_start_matches("http://");
+        let mut stream = tokio::net::TcpStream::connect(address)
+            .await
+            .expect("connect");
+        let head = format!(
+            "POST /v1/datasets?name=cut HTTP/1.1\r\nHost: localhost\r\n\
+             Authorization: Bearer {}\r\nContent-Type: text/csv\r\nContent-Length: 100000\r\n\r\n",
+            service.key
+        );
+        stream.write_all(head.as_bytes()).await.expect("head");
+        stream.write_all(sent).await.expect("part of the body");
+        stream.flush().await.expect("flush");
+    }
+    let event = trail.one().await;
+    assert_eq!(event["operation"], "dataset.upload", "{event}");
+    let outcome = event["outcome"].as_str().unwrap_or("");
+    assert!(outcome == "aborted" || outcome == "failed", "{event}");
+    assert!(event["bytes_in"]
+        .as_u64()
+        .is_some_and(|n| n <= sent.len() as u64));
+    assert!(event["tenant_id"].is_null() || event["tenant_id"] == alpha.0.as_str());
+
     // unknown routes and query strings are not data operations
     let (status, _) = send(service.get("/v1/nothing-here?name=Zorblaxine")).await;
     assert_eq!(status, 404);
@@ -400,7 +426,7 @@ async fn every_data_route_is_audited_once(service: Service, mut trail: Trail) {
 
     // no cell value anywhere in the trail
     let text = std::fs::read_to_string(&trail.path).expect("audit log");
-    assert_eq!(trail.seen, 15);
+    assert_eq!(trail.seen, 16);
     assert_eq!(text.lines().count(), trail.seen);
     for value in cell_values() {
         assert!(!text.contains(value), "the audit trail holds '{value}'");
