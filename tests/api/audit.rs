@@ -478,3 +478,33 @@ fn worker(service: &Service) -> Worker {
     )
     .expect("worker pool")
 }
+
+/// Every operation `openapi.yaml` describes under `/v1` is audited: a new data route cannot slip past
+/// the trail unnoticed.
+#[test]
+fn every_documented_data_route_has_an_audit_operation() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/openapi.yaml"))
+        .expect("openapi.yaml");
+    let doc: serde_yaml::Value = serde_yaml::from_str(&text).expect("YAML");
+    let paths = doc["paths"].as_mapping().expect("paths");
+    let mut checked = 0;
+    for (path, item) in paths {
+        let path = path.as_str().expect("path");
+        if !path.starts_with("/v1") {
+            continue;
+        }
+        for method in ["get", "post", "put", "patch", "delete"] {
+            if item.get(method).is_none() {
+                continue;
+            }
+            let method =
+                axum::http::Method::from_bytes(method.to_uppercase().as_bytes()).expect("method");
+            assert!(
+                anonymizer::http::audit::operation(&method, path).is_some(),
+                "{method} {path} has no audit operation"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 12, "only {checked} operations found");
+}
