@@ -105,6 +105,11 @@ pub struct DatabaseArgs {
     /// Directory for local state (the default SQLite database).
     #[arg(long, env = "ANONYMIZER_DATA_DIR", default_value = "./data")]
     pub data_dir: PathBuf,
+
+    /// A file the audit events of key changes are appended to (JSON lines, created 0600), as with
+    /// `serve --audit-log`; they also go to the `audit` log target.
+    #[arg(long, env = "ANONYMIZER_AUDIT_LOG")]
+    pub audit_log: Option<PathBuf>,
 }
 
 impl DatabaseArgs {
@@ -182,6 +187,11 @@ pub struct ServeConfig {
     /// [`ServeConfig::bootstrap_key`], which ignores an empty value).
     #[arg(long, env = "ANONYMIZER_BOOTSTRAP_KEY", hide_env_values = true)]
     pub bootstrap_key: Option<Secret>,
+
+    /// A file the audit events of data operations are appended to (JSON lines, created 0600); they
+    /// always go to the `audit` log target too.
+    #[arg(long, env = "ANONYMIZER_AUDIT_LOG")]
+    pub audit_log: Option<PathBuf>,
 
     /// Whether database migrations run at start (`true`/`false`, `1`/`0`, `yes`/`no`, `on`/`off`).
     #[arg(long, env = "ANONYMIZER_MIGRATE", default_value = "true",
@@ -321,6 +331,7 @@ impl fmt::Debug for ServeConfig {
             .field("max_uploads", &self.max_uploads)
             .field("max_uploads_per_tenant", &self.max_uploads_per_tenant)
             .field("job_memory_budget", &self.job_memory_budget)
+            .field("audit_log", &self.audit_log)
             .finish()
     }
 }
@@ -358,7 +369,7 @@ mod tests {
     static ENV: Mutex<()> = Mutex::new(());
 
     /// DATABASE_URL is left alone: a CI run may set it for the store's tests.
-    const VARS: [&str; 23] = [
+    const VARS: [&str; 24] = [
         "ANONYMIZER_LISTEN",
         "ANONYMIZER_ROLE",
         "ANONYMIZER_DATA_DIR",
@@ -382,6 +393,7 @@ mod tests {
         "ANONYMIZER_MAX_UPLOADS",
         "ANONYMIZER_MAX_UPLOADS_PER_TENANT",
         "ANONYMIZER_JOB_MEMORY_BUDGET",
+        "ANONYMIZER_AUDIT_LOG",
     ];
 
     #[derive(Parser)]

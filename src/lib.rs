@@ -13,8 +13,10 @@
 //! - [`synthetic`]: seeded generators of benchmark tables (adult-shaped at any size).
 //! - [`tables`], [`hierarchy_refs`]: stored datasets and hierarchies turned into engine inputs.
 //! - [`app`], [`config`], [`telemetry`], [`metrics`]: the service process.
+//! - [`audit`]: the audit trail of data operations; [`private_fs`]: files created private.
 
 pub mod app;
+pub mod audit;
 pub mod cli;
 pub mod codec;
 pub mod config;
@@ -23,6 +25,7 @@ pub mod domain;
 pub mod hierarchy_refs;
 pub mod http;
 pub mod metrics;
+pub mod private_fs;
 pub mod retention;
 pub mod store;
 pub mod synthetic;

@@ -1,5 +1,9 @@
 //! Tracing subscriber setup: JSON lines in containers, human-readable lines on a terminal, filtered by
-//! `RUST_LOG` (default `info`), always to stderr.
+//! `RUST_LOG` (default `info`; `warn` plus audit events for administrative commands), always to stderr.
+//!
+//! Audit events (`crate::audit`) use the target `audit`: `RUST_LOG=info,audit=off` keeps them off
+//! stderr when they are shipped from the `--audit-log` file instead, and a log shipper can route lines
+//! whose `target` is `audit` to their own index.
 //!
 //! The rule for everything that logs: **never log cell values**. Log ids, counts, sizes, column names,
 //! codes and durations; never a field of an uploaded table, a hierarchy label, an output row, a query
@@ -24,6 +28,16 @@ pub fn env_filter() -> EnvFilter {
     EnvFilter::builder()
         .with_default_directive(LevelFilter::INFO.into())
         .from_env_lossy()
+}
+
+/// The filter of administrative commands: `RUST_LOG`, else warnings and audit events only.
+pub fn command_filter() -> EnvFilter {
+    match std::env::var("RUST_LOG") {
+        Ok(directives) if !directives.trim().is_empty() => {
+            EnvFilter::builder().parse_lossy(directives)
+        }
+        _ => EnvFilter::new(format!("warn,{}=info", crate::audit::TARGET)),
+    }
 }
 
 /// A subscriber writing `format` lines to `writer`, keeping what `filter` lets through.
@@ -54,9 +68,18 @@ where
 
 /// Installs the global subscriber (stderr, `RUST_LOG` or `info`); fails when one is already installed.
 pub fn init(format: LogFormat) -> Result<(), TelemetryError> {
+    init_with(format, env_filter())
+}
+
+/// Installs the global subscriber of an administrative command (stderr, [`command_filter`]).
+pub fn init_command(format: LogFormat) -> Result<(), TelemetryError> {
+    init_with(format, command_filter())
+}
+
+fn init_with(format: LogFormat, filter: EnvFilter) -> Result<(), TelemetryError> {
     use std::io::IsTerminal;
     let ansi = std::io::stderr().is_terminal();
-    subscriber(format, env_filter(), std::io::stderr, ansi)
+    subscriber(format, filter, std::io::stderr, ansi)
         .try_init()
         .map_err(|e| TelemetryError(e.to_string()))
 }

@@ -2,12 +2,16 @@
 //! `Authorization: Bearer <api key>`, looks the key up (hashed) in the store and yields the tenant. A
 //! missing, malformed, unknown or revoked key is 401 `unauthorized` with `WWW-Authenticate: Bearer`;
 //! the answer never says which of those it was.
+//!
+//! A successful authentication also names the principal to the audit trail (the request's
+//! [`AuditSlot`], when the route is audited) and notes the key's last use.
 
 use axum::extract::FromRequestParts;
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use uuid::Uuid;
 
+use super::audit::AuditSlot;
 use super::state::AppState;
 use super::ApiError;
 use crate::store::Principal;
@@ -39,7 +43,13 @@ impl FromRequestParts<AppState> for Caller {
                 ApiError::unauthorized("an API key is required: Authorization: Bearer <key>")
             })?;
         match state.store.authenticate(token).await? {
-            Some(principal) => Ok(Caller(principal)),
+            Some(principal) => {
+                if let Some(slot) = parts.extensions.get::<AuditSlot>() {
+                    slot.fill(principal);
+                }
+                state.key_use.note(&state.store, principal.key_id);
+                Ok(Caller(principal))
+            }
             None => Err(ApiError::unauthorized("the API key is not valid")),
         }
     }

@@ -8,10 +8,14 @@
 //! are applied per route with [`timeout_layer`] by each resource module, so that streaming routes
 //! (uploads, downloads) can go without.
 //!
+//! Every request to a data route produces exactly one audit event ([`audit`]), recorded by the
+//! outermost layer so that it sees the final status.
+//!
 //! Data routes take an [`auth::Caller`] (bearer API key → tenant); every store call they make is scoped
 //! to that tenant, so another tenant's id answers 404 exactly like an unknown one.
 
 pub mod assessments;
+pub mod audit;
 pub mod auth;
 pub mod dataset_table;
 pub mod datasets;
@@ -19,6 +23,7 @@ pub mod error;
 pub mod health;
 pub mod hierarchies;
 pub mod jobs;
+pub mod key_use;
 pub mod metrics;
 pub mod ready;
 pub mod request;
@@ -70,6 +75,10 @@ pub fn app(state: AppState) -> Router {
         .layer(axum::middleware::from_fn_with_state(
             state.metrics.clone(),
             record_request_metrics,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.audit.clone(),
+            audit::layer,
         ))
         .with_state(state)
 }

@@ -1,5 +1,6 @@
 //! The context every handler shares: the store, the API's settings, the cache of parsed datasets, the
-//! metrics registry and the wake-up signal that tells this process's workers a job was queued.
+//! metrics registry, the wake-up signal that tells this process's workers a job was queued, the audit
+//! sink and the last-use tracker of API keys.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,7 +8,9 @@ use std::time::Duration;
 use axum::extract::FromRef;
 use tokio::sync::Notify;
 
+use super::key_use::KeyUse;
 use super::upload_gate::UploadGate;
+use crate::audit::AuditSink;
 use crate::metrics::Metrics;
 use crate::store::Store;
 use crate::tables::TableCache;
@@ -72,10 +75,15 @@ pub struct AppState {
     pub job_queued: Arc<Notify>,
     /// Admission of uploads (per process and per tenant).
     pub uploads: UploadGate,
+    /// Where the audit events of data routes go.
+    pub audit: AuditSink,
+    /// The keys whose last use this process recorded recently.
+    pub key_use: Arc<KeyUse>,
 }
 
 impl AppState {
-    /// A state with default settings, a fresh cache and registry.
+    /// A state with default settings, a fresh cache and registry, audit events to the tracing target
+    /// only.
     pub fn new(store: Store) -> Self {
         let settings_default = ApiSettings::default();
         AppState {
@@ -88,6 +96,8 @@ impl AppState {
                 settings_default.max_uploads,
                 settings_default.max_uploads_per_tenant,
             ),
+            audit: AuditSink::default(),
+            key_use: Arc::new(KeyUse::default()),
         }
     }
 
@@ -95,6 +105,12 @@ impl AppState {
     pub fn with_settings(mut self, settings: ApiSettings) -> Self {
         self.uploads = UploadGate::new(settings.max_uploads, settings.max_uploads_per_tenant);
         self.settings = Arc::new(settings);
+        self
+    }
+
+    /// Replaces the audit sink.
+    pub fn with_audit(mut self, audit: AuditSink) -> Self {
+        self.audit = audit;
         self
     }
 }

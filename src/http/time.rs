@@ -1,6 +1,13 @@
 //! Timestamps on the wire: the store keeps unix milliseconds; the API shows RFC 3339 UTC strings with
 //! millisecond precision (`2026-11-21T10:17:00.123Z`).
 
+/// The current time in unix milliseconds (process clock).
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
 /// RFC 3339 UTC text of `unix_ms` milliseconds since the epoch.
 pub fn rfc3339(unix_ms: i64) -> String {
     let seconds = unix_ms.div_euclid(1000);

@@ -1,6 +1,7 @@
 //! Tenants and API keys. A key is `anz_` followed by 64 hex characters (two UUID v4s, 244 random bits);
 //! only its SHA-256 (hex) and an 8-character display prefix (the first hex characters after `anz_`) are
-//! stored. Tenants are created on their first key.
+//! stored. Tenants are created on their first key. A key's last use is recorded at most once per
+//! [`LAST_USE_RESOLUTION_MS`], so frequent polling does not turn every request into a write.
 
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
@@ -9,6 +10,10 @@ use super::{id_text, now_ms, parse_id, with_pool, with_tx, Result, Store, StoreE
 
 const KEY_MARK: &str = "anz_";
 const PREFIX_LEN: usize = 8;
+
+/// How stale a key's recorded last use may get: [`Store::touch_api_key`] writes only when the stored
+/// time is older than this (one minute).
+pub const LAST_USE_RESOLUTION_MS: i64 = 60_000;
 
 /// Fewest characters after `anz_` in an imported key.
 pub const MIN_IMPORTED_SECRET: usize = 32;
@@ -30,6 +35,9 @@ pub struct ApiKeyRecord {
     pub prefix: String,
     pub created_at: i64,
     pub revoked_at: Option<i64>,
+    /// When the key last authenticated a request (unix ms), to within [`LAST_USE_RESOLUTION_MS`];
+    /// `None` when it never did.
+    pub last_used_at: Option<i64>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -40,6 +48,7 @@ struct ApiKeyRow {
     prefix: String,
     created_at: i64,
     revoked_at: Option<i64>,
+    last_used_at: Option<i64>,
 }
 
 impl TryFrom<ApiKeyRow> for ApiKeyRecord {
@@ -53,6 +62,7 @@ impl TryFrom<ApiKeyRow> for ApiKeyRecord {
             prefix: row.prefix,
             created_at: row.created_at,
             revoked_at: row.revoked_at,
+            last_used_at: row.last_used_at,
         })
     }
 }
@@ -150,6 +160,7 @@ impl Store {
             prefix,
             created_at: now,
             revoked_at: None,
+            last_used_at: None,
         })
     }
 
@@ -180,14 +191,33 @@ impl Store {
     pub async fn list_api_keys(&self) -> Result<Vec<ApiKeyRecord>> {
         let rows: Vec<ApiKeyRow> = with_pool!(self, pool => {
             sqlx::query_as(
-                "select k.id, k.tenant_id, t.name as tenant_name, k.prefix, k.created_at, k.revoked_at \
-                 from api_key k join tenant t on t.id = k.tenant_id \
+                "select k.id, k.tenant_id, t.name as tenant_name, k.prefix, k.created_at, k.revoked_at, \
+                 k.last_used_at from api_key k join tenant t on t.id = k.tenant_id \
                  order by k.created_at, k.id",
             )
             .fetch_all(pool)
             .await?
         });
         rows.into_iter().map(ApiKeyRecord::try_from).collect()
+    }
+
+    /// Records that key `id` authenticated a request at `now` (unix ms), unless its recorded last use
+    /// is less than [`LAST_USE_RESOLUTION_MS`] older. Returns whether a row was written; unknown ids
+    /// write nothing.
+    pub async fn touch_api_key(&self, id: Uuid, now: i64) -> Result<bool> {
+        let written = with_pool!(self, pool => {
+            sqlx::query(
+                "update api_key set last_used_at = $2 \
+                 where id = $1 and (last_used_at is null or last_used_at <= $3)",
+            )
+            .bind(id_text(id))
+            .bind(now)
+            .bind(now - LAST_USE_RESOLUTION_MS)
+            .execute(pool)
+            .await?
+            .rows_affected()
+        });
+        Ok(written > 0)
     }
 
     /// Revokes a key; revoking a revoked key keeps its first revocation time. Unknown ids are NotFound.

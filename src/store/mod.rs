@@ -33,7 +33,7 @@ use sqlx::sqlite::{
 };
 use uuid::Uuid;
 
-pub use api_key::{ApiKeyRecord, Principal, MIN_IMPORTED_SECRET};
+pub use api_key::{ApiKeyRecord, Principal, LAST_USE_RESOLUTION_MS, MIN_IMPORTED_SECRET};
 pub use dataset::{Dataset, DatasetMeta, DatasetUpload};
 pub use error::{InvalidCursor, StoreError};
 pub use hierarchy::Hierarchy;
@@ -173,8 +173,9 @@ impl fmt::Debug for Store {
 impl Store {
     /// Opens a pool on `postgres://…` (or `postgresql://…`) or `sqlite://path` / `sqlite:path`.
     ///
-    /// A SQLite file (and its directory) is created when missing and opened in WAL mode with foreign keys
-    /// on, `synchronous = full` (an acknowledged write survives a power loss) and a busy timeout.
+    /// A SQLite file (and its directory) is created when missing, private to the service's user (see
+    /// [`crate::private_fs`]), and opened in WAL mode with foreign keys on, `synchronous = full` (an
+    /// acknowledged write survives a power loss) and a busy timeout.
     /// Migrations are not run; call [`Store::migrate`].
     pub async fn connect(url: &str, max_connections: u32) -> Result<Store> {
         let max_connections = max_connections.max(1);
@@ -198,12 +199,10 @@ impl Store {
                 .foreign_keys(true)
                 .busy_timeout(SQLITE_BUSY_TIMEOUT);
             let file = options.get_filename();
-            if let Some(dir) = file.parent() {
-                if !dir.as_os_str().is_empty() && file.as_os_str() != ":memory:" {
-                    tokio::fs::create_dir_all(dir).await.map_err(|e| {
-                        StoreError::Database(format!("cannot create the database directory: {e}"))
-                    })?;
-                }
+            if file.as_os_str() != ":memory:" {
+                crate::private_fs::create_database_file(file).map_err(|e| {
+                    StoreError::Database(format!("cannot create the database file: {e}"))
+                })?;
             }
             let pool = SqlitePoolOptions::new()
                 .max_connections(max_connections)

@@ -139,12 +139,22 @@ where
     F: FnOnce(Service) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
+    run_configured(backend, move |state| state.with_settings(settings), case).await
+}
+
+/// [`run`] with the service's state passed through `configure` (settings, audit sink, ...).
+pub async fn run_configured<C, F, Fut>(backend: Backend, configure: C, case: F)
+where
+    C: FnOnce(AppState) -> AppState,
+    F: FnOnce(Service) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
     let database = TestDatabase::create(backend).await;
     let store = database.open(10).await;
     assert_eq!(store.backend(), backend);
     let (key, _) = store.create_api_key("alpha").await.expect("key alpha");
     let (other_key, _) = store.create_api_key("beta").await.expect("key beta");
-    let state = AppState::new(store.clone()).with_settings(settings);
+    let state = configure(AppState::new(store.clone()));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");

@@ -8,6 +8,7 @@ mod database;
 mod harness;
 
 mod assessments;
+mod audit;
 mod auth;
 mod datasets;
 mod hierarchies;
