@@ -36,6 +36,7 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     install_panic_hook();
     let state = http::AppState::new(store.clone()).with_settings(http::ApiSettings {
         upload_limit: config.upload_limit,
+        csv_field_limit: config.csv_field_limit,
     });
     // bound before the workers start, so a busy port fails the start before any job is claimed
     let listener = TcpListener::bind(config.listen)

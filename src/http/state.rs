@@ -18,12 +18,15 @@ pub const DEFAULT_UPLOAD_LIMIT: u64 = 1 << 30;
 pub struct ApiSettings {
     /// Largest accepted upload body, in bytes, after decompression.
     pub upload_limit: u64,
+    /// Longest CSV field an upload may contain, in bytes.
+    pub csv_field_limit: usize,
 }
 
 impl Default for ApiSettings {
     fn default() -> Self {
         ApiSettings {
             upload_limit: DEFAULT_UPLOAD_LIMIT,
+            csv_field_limit: crate::codec::DEFAULT_MAX_FIELD_BYTES,
         }
     }
 }

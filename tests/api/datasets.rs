@@ -62,6 +62,7 @@ const LIMIT: u64 = 1000;
 fn limited() -> ApiSettings {
     ApiSettings {
         upload_limit: LIMIT,
+        ..ApiSettings::default()
     }
 }
 
