@@ -55,9 +55,17 @@ pub struct CsvGuard<R> {
     pending_cr: bool,
     /// A violation was reported; every later read fails too.
     failed: bool,
-    /// The bytes that end a run inside an unquoted field: the delimiter, CR, LF, NUL.
-    unquoted_special: [bool; 256],
 }
+
+/// The bytes that end a run outside quotes: a quote (it may open a field), CR, LF, NUL.
+const UNQUOTED_SPECIAL: [bool; 256] = {
+    let mut table = [false; 256];
+    table[b'"' as usize] = true;
+    table[b'\r' as usize] = true;
+    table[b'\n' as usize] = true;
+    table[0] = true;
+    table
+};
 
 /// The bytes that end a run inside a quoted field: a quote, LF (counted), NUL.
 const QUOTED_SPECIAL: [bool; 256] = {
@@ -82,40 +90,70 @@ impl<R: Read> CsvGuard<R> {
             field_line: 1,
             pending_cr: false,
             failed: false,
-            unquoted_special: {
-                let mut table = [false; 256];
-                for b in [delimiter, b'\n', b'\r', 0] {
-                    table[usize::from(b)] = true;
-                }
-                table
-            },
         }
     }
 
-    /// Follows `bytes`; the first violation, if any. Runs of ordinary bytes inside a field are skipped
-    /// with a table lookup per byte; the state machine sees only the bytes that can change the state.
+    /// Follows `bytes`; the first violation, if any. The state machine sees only the bytes that can
+    /// change its state: runs outside quotes are skipped up to the next quote, line break or NUL (their
+    /// delimiters counted), runs inside quotes up to the next quote, line feed or NUL.
     fn scan(&mut self, bytes: &[u8]) -> Result<(), CodecError> {
         let mut i = 0;
         while i < bytes.len() {
             let special = match self.state {
-                State::Unquoted => Some(&self.unquoted_special),
-                State::Quoted => Some(&QUOTED_SPECIAL),
-                State::FieldStart | State::QuoteInQuoted => None,
-            };
-            if let Some(special) = special {
-                let run = bytes[i..]
-                    .iter()
-                    .position(|&b| special[usize::from(b)])
-                    .unwrap_or(bytes.len() - i);
-                i += run;
-                self.grow_field(run)?;
-                if i == bytes.len() {
-                    break;
+                State::FieldStart | State::Unquoted if !self.pending_cr => &UNQUOTED_SPECIAL,
+                State::Quoted => &QUOTED_SPECIAL,
+                _ => {
+                    self.step(bytes[i])?;
+                    i += 1;
+                    continue;
                 }
+            };
+            let rest = &bytes[i..];
+            let run = rest
+                .iter()
+                .position(|&b| special[usize::from(b)])
+                .unwrap_or(rest.len());
+            if self.state == State::Quoted {
+                self.grow_field(run)?;
+            } else {
+                self.skip_unquoted(&rest[..run])?;
             }
-            self.step(bytes[i])?;
-            i += 1;
+            i += run;
+            if i < bytes.len() {
+                self.step(bytes[i])?;
+                i += 1;
+            }
         }
+        Ok(())
+    }
+
+    /// Follows a run outside quotes without quotes, line breaks or NUL: its delimiters start fields.
+    fn skip_unquoted(&mut self, run: &[u8]) -> Result<(), CodecError> {
+        if run.len() > self.max_field_bytes.saturating_sub(self.field_bytes) {
+            // a field in the run may reach the limit: let the state machine find which
+            for &b in run {
+                self.step(b)?;
+            }
+            return Ok(());
+        }
+        if run.is_empty() {
+            return Ok(());
+        }
+        let delimiter = self.delimiter;
+        match run.iter().rposition(|&b| b == delimiter) {
+            None => self.field_bytes += run.len(),
+            Some(last) => {
+                self.column += run.iter().filter(|&&b| b == delimiter).count();
+                self.field_bytes = run.len() - last - 1;
+            }
+        }
+        // an unquoted field never spans lines
+        self.field_line = self.line;
+        self.state = if self.field_bytes > 0 {
+            State::Unquoted
+        } else {
+            State::FieldStart
+        };
         Ok(())
     }
 
@@ -349,6 +387,44 @@ mod tests {
         // a doubled quote counts once, the enclosing quotes not at all
         assert!(all_chunkings(b"a\n\"0123456789abcd\"\n\"\"\"123456789abcde\"\n").is_ok());
         assert!(all_chunkings(b"a\n0123456789abcdefg\n").is_err());
+    }
+
+    /// The guard fed one byte at a time through the state machine, without the fast paths.
+    fn byte_by_byte(bytes: &[u8], limit: usize) -> Result<(), CodecError> {
+        let mut guard = CsvGuard::new(&b""[..], b';', limit);
+        for &b in bytes {
+            guard.step(b)?;
+        }
+        guard.finish()
+    }
+
+    fn chunked(bytes: &[u8], limit: usize, chunk: usize) -> Result<(), CodecError> {
+        let mut guard = CsvGuard::new(bytes, b';', limit);
+        let mut buf = vec![0; chunk];
+        loop {
+            match guard.read(&mut buf) {
+                Ok(0) => return Ok(()),
+                Ok(_) => {}
+                Err(e) => return Err(codec_error(e).unwrap()),
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// The fast paths skip bytes only where the state machine would not change its verdict.
+        #[test]
+        fn fast_paths_agree_with_the_state_machine(
+            bytes in proptest::collection::vec(
+                proptest::sample::select(vec![b'a', b'b', b';', b'"', b'\r', b'\n', 0u8]),
+                0..80,
+            ),
+            limit in 1usize..8,
+            chunk in 1usize..12,
+        ) {
+            let expected = format!("{:?}", byte_by_byte(&bytes, limit));
+            proptest::prop_assert_eq!(format!("{:?}", chunked(&bytes, limit, chunk)), expected.clone());
+            proptest::prop_assert_eq!(format!("{:?}", chunked(&bytes, limit, 8192)), expected);
+        }
     }
 
     #[test]
