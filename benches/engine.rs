@@ -214,7 +214,10 @@ fn run(case: &Case, runs: usize) {
     let dir = data_dir().join(case.dataset);
     let mut attributes = serde_json::Map::new();
     let bytes = std::fs::read(dir.join(case.data)).expect("data file");
-    let options = CsvOptions { delimiter: b';' };
+    let options = CsvOptions {
+        delimiter: b';',
+        ..CsvOptions::default()
+    };
     let table = read_table(bytes.as_slice(), &options).expect("table");
     for column in table.columns() {
         let role = if case.columns.contains(&column.name.as_str()) {

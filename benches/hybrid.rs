@@ -41,7 +41,14 @@ fn data_dir() -> PathBuf {
 fn load() -> (Table, Vec<GeneralizationMap>) {
     let dir = data_dir();
     let bytes = std::fs::read(dir.join("adult.csv")).expect("data file");
-    let table = read_table(bytes.as_slice(), &CsvOptions { delimiter: b';' }).expect("table");
+    let table = read_table(
+        bytes.as_slice(),
+        &CsvOptions {
+            delimiter: b';',
+            ..CsvOptions::default()
+        },
+    )
+    .expect("table");
     let maps = QUASI_IDENTIFIERS
         .iter()
         .map(|name| {
@@ -119,7 +126,14 @@ fn run_hybrid(name: &str, p: f64, mode: HybridMode, runs: usize) {
 fn run_global(name: &str, algorithm: &str, runs: usize) {
     let dir = data_dir();
     let bytes = std::fs::read(dir.join("adult.csv")).expect("data file");
-    let table = read_table(bytes.as_slice(), &CsvOptions { delimiter: b';' }).expect("table");
+    let table = read_table(
+        bytes.as_slice(),
+        &CsvOptions {
+            delimiter: b';',
+            ..CsvOptions::default()
+        },
+    )
+    .expect("table");
     let mut attributes = serde_json::Map::new();
     for column in table.columns() {
         let role = if QUASI_IDENTIFIERS.contains(&column.name.as_str()) {

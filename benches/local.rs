@@ -77,7 +77,14 @@ fn adult_dir() -> PathBuf {
 
 fn load_adult() -> Table {
     let bytes = std::fs::read(adult_dir().join("adult.csv")).expect("adult.csv");
-    read_table(bytes.as_slice(), &CsvOptions { delimiter: b';' }).expect("adult table")
+    read_table(
+        bytes.as_slice(),
+        &CsvOptions {
+            delimiter: b';',
+            ..CsvOptions::default()
+        },
+    )
+    .expect("adult table")
 }
 
 /// Peak resident memory of this process, from /proc/self/status.

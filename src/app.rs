@@ -52,6 +52,7 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         max_uploads: config.max_uploads as usize,
         max_uploads_per_tenant: config.max_uploads_per_tenant as usize,
         job_memory_budget: config.job_memory_budget,
+        csv_field_limit: config.csv_field_limit,
     });
     let state = state.with_audit(crate::audit::AuditSink::for_serve(&config)?);
     // bound before the workers start, so a busy port fails the start before any job is claimed

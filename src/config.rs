@@ -156,6 +156,11 @@ pub struct ServeConfig {
           value_parser = clap::value_parser!(u64).range(1..))]
     pub upload_limit: u64,
 
+    /// Longest CSV field an upload may contain, in bytes; a longer one is refused with its line.
+    #[arg(long, env = "ANONYMIZER_CSV_FIELD_LIMIT", default_value_t = crate::codec::DEFAULT_MAX_FIELD_BYTES,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub csv_field_limit: usize,
+
     /// A job still running after this many seconds is stopped and fails with `deadline_exceeded`.
     #[arg(long, env = "ANONYMIZER_JOB_DEADLINE_SECS", default_value_t = 3600,
           value_parser = clap::value_parser!(u64).range(1..))]
@@ -313,6 +318,7 @@ impl fmt::Debug for ServeConfig {
             .field("worker_slots", &self.worker_slots)
             .field("threads_per_job", &self.threads_per_job)
             .field("upload_limit", &self.upload_limit)
+            .field("csv_field_limit", &self.csv_field_limit)
             .field("job_deadline_secs", &self.job_deadline_secs)
             .field("lease_secs", &self.lease_secs)
             .field("tenant_max_running", &self.tenant_max_running)
@@ -369,7 +375,7 @@ mod tests {
     static ENV: Mutex<()> = Mutex::new(());
 
     /// DATABASE_URL is left alone: a CI run may set it for the store's tests.
-    const VARS: [&str; 24] = [
+    const VARS: [&str; 25] = [
         "ANONYMIZER_LISTEN",
         "ANONYMIZER_ROLE",
         "ANONYMIZER_DATA_DIR",
@@ -394,6 +400,7 @@ mod tests {
         "ANONYMIZER_MAX_UPLOADS_PER_TENANT",
         "ANONYMIZER_JOB_MEMORY_BUDGET",
         "ANONYMIZER_AUDIT_LOG",
+        "ANONYMIZER_CSV_FIELD_LIMIT",
     ];
 
     #[derive(Parser)]
@@ -542,6 +549,23 @@ mod tests {
         assert!(!debug.contains("hunter2"), "{debug}");
         assert!(debug.contains("[redacted]"));
         assert!(debug.contains("postgres://anon:[redacted]@db:5432/anon?sslmode=disable"));
+    }
+
+    #[test]
+    fn csv_field_limit_has_a_default_an_environment_variable_and_a_flag() {
+        let _guard = ENV.lock().unwrap_or_else(|e| e.into_inner());
+        clear();
+        std::env::remove_var("ANONYMIZER_CSV_FIELD_LIMIT");
+        let default = parse(&[]).map(|c| c.csv_field_limit);
+        std::env::set_var("ANONYMIZER_CSV_FIELD_LIMIT", "4096");
+        let from_env = parse(&[]).map(|c| c.csv_field_limit);
+        let from_flag = parse(&["--csv-field-limit", "77"]).map(|c| c.csv_field_limit);
+        let zero = parse(&["--csv-field-limit", "0"]).map(|c| c.csv_field_limit);
+        std::env::remove_var("ANONYMIZER_CSV_FIELD_LIMIT");
+        assert_eq!(default.unwrap(), 1 << 20);
+        assert_eq!(from_env.unwrap(), 4096);
+        assert_eq!(from_flag.unwrap(), 77);
+        assert!(zero.is_err());
     }
 
     #[test]

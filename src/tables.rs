@@ -121,7 +121,9 @@ impl TableCache {
                 None => return Err(LoadError::Store(StoreError::NotFound)),
             }
         }
-        let options = CsvOptions::with_delimiter(&dataset.delimiter)?;
+        // the stored bytes passed the upload's field limit, which may have been lowered since
+        let options =
+            CsvOptions::with_delimiter(&dataset.delimiter)?.with_max_field_bytes(usize::MAX);
         let table = tokio::task::spawn_blocking(move || read_table(bytes.as_slice(), &options))
             .await
             .map_err(|_| LoadError::Internal)??;

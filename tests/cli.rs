@@ -12,6 +12,9 @@ use std::process::{Command, Output};
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
+#[path = "support/csv_battery.rs"]
+mod csv_battery;
+
 const BIN: &str = env!("CARGO_BIN_EXE_anonymizer");
 
 /// A cell value planted in the data of error cases; no message may contain it.
@@ -1119,4 +1122,112 @@ fn assess_against_a_population_table() {
     assert!((marketer - 0.2).abs() < 1e-15, "{marketer}");
     assert_eq!(a["risk"]["prosecutor"]["highest"], 1.0);
     assert_eq!(a["risk"]["population_uniques"]["population_size"], 14);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The CSV-reader battery (tests/support/csv_battery.rs) through `read_table` and through the binary.
+
+fn battery_spec() -> Value {
+    json!({
+        "csv": {"delimiter": ";"},
+        "attributes": {
+            "q": {"role": "quasi_identifier", "hierarchy": {"levels": [["1", "*"]]}},
+            "v": {"role": "insensitive"}
+        },
+        "privacy_models": [{"type": "k_anonymity", "k": 1}]
+    })
+}
+
+#[test]
+fn csv_battery_through_read_table() {
+    use anonymizer::codec::{read_table, CsvOptions};
+    use csv_battery::Expect;
+
+    let options = CsvOptions::with_delimiter(";").expect("delimiter");
+    for case in csv_battery::cases() {
+        let result = read_table(case.input.as_slice(), &options);
+        match (&case.expect, result) {
+            (Expect::Records(values), Ok(table)) => {
+                let v = table.column(1);
+                let read: Vec<&[u8]> = v
+                    .codes
+                    .iter()
+                    .map(|&code| v.dictionary.value(code).as_bytes())
+                    .collect();
+                let expected: Vec<&[u8]> = values.iter().map(Vec::as_slice).collect();
+                assert!(read == expected, "{}: other records", case.name);
+            }
+            (
+                Expect::Error {
+                    code,
+                    line,
+                    fragment,
+                },
+                Err(e),
+            ) => {
+                let message = e.to_string();
+                assert_eq!(e.code(), *code, "{}: {message}", case.name);
+                assert!(
+                    message.starts_with(&format!("line {line}:"))
+                        || message.starts_with(&format!("line {line},")),
+                    "{}: {message}",
+                    case.name
+                );
+                assert!(message.contains(fragment), "{}: {message}", case.name);
+            }
+            (expect, result) => panic!(
+                "{}: expected {expect:?}, got {:?}",
+                case.name,
+                result.map(|t| t.row_count())
+            ),
+        }
+    }
+}
+
+#[test]
+fn csv_battery_through_the_binary() {
+    use csv_battery::Expect;
+
+    for case in csv_battery::cases() {
+        let (dir, input, spec) = error_case(&case.input, &battery_spec());
+        match &case.expect {
+            Expect::Records(values) => {
+                assert_success(&dir.run(&input, &spec));
+                let (header, rows) = read_csv(&dir.path("out.csv"));
+                let v = column(&header, "v");
+                let written: Vec<&Vec<u8>> = rows.iter().map(|r| &r[v]).collect();
+                let expected: Vec<&Vec<u8>> = values.iter().collect();
+                assert!(written == expected, "{}: other records", case.name);
+            }
+            Expect::Error { line, fragment, .. } => {
+                let line = format!("line {line}");
+                assert_fails(&dir, &input, &spec, &["data.csv", &line, fragment]);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_field_limit_is_a_flag() {
+    let (case, input, spec) = error_case("q;v\n1;abcdef\n1;abcdefgh\n", &battery_spec());
+    let output = Command::new(BIN)
+        .arg("anonymize")
+        .arg("--input")
+        .arg(&input)
+        .arg("--spec")
+        .arg(&spec)
+        .arg("--output")
+        .arg(case.path("out.csv"))
+        .arg("--quiet")
+        .arg("--csv-field-limit")
+        .arg("7")
+        .output()
+        .expect("run the anonymizer binary");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("line 3, column 2: the field is longer than the limit of 7 bytes"),
+        "{stderr}"
+    );
+    assert!(!case.path("out.csv").exists());
 }

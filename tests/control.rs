@@ -54,7 +54,14 @@ impl Control for CancelAfter {
 fn run(algorithm: &str, control: &dyn Control) -> Result<u64, CoreError> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/adult");
     let bytes = std::fs::read(dir.join("adult.csv")).unwrap();
-    let table = read_table(bytes.as_slice(), &CsvOptions { delimiter: b';' }).unwrap();
+    let table = read_table(
+        bytes.as_slice(),
+        &CsvOptions {
+            delimiter: b';',
+            ..CsvOptions::default()
+        },
+    )
+    .unwrap();
     let attributes: serde_json::Map<String, serde_json::Value> = COLUMNS
         .iter()
         .map(|c| {

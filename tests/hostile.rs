@@ -760,3 +760,70 @@ async fn https_is_served_and_plain_http_refused() {
         "plain HTTP got a 200"
     );
 }
+
+/// A 200 MiB field is refused with 422 once it passes the field limit (1 MiB), without the server
+/// holding it: the peak memory stays bounded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_200_mib_field_is_refused_with_bounded_memory() {
+    let server = start(None, &[], false).await;
+    let before = server.peak_rss_mib();
+    let mut body = b"note;age\n\"".to_vec();
+    body.resize(body.len() + (200 << 20), b'x');
+    body.extend_from_slice(b"\";31\n");
+    let head = format!(
+        "POST /v1/datasets?delimiter=%3B HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {KEY}\r\n\
+         Content-Type: text/csv\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let started = Instant::now();
+    assert_eq!(send_raw(server.port, head, body).await, 422);
+    let after = server.peak_rss_mib();
+    println!(
+        "hostile: a 200 MiB field refused in {:?}; peak RSS before {before:.1} MiB, after {after:.1} MiB",
+        started.elapsed()
+    );
+    assert!(
+        after - before < 64.0,
+        "peak memory grew by {:.1} MiB",
+        after - before
+    );
+    let client = client();
+    assert_eq!(dataset_count(&client, &server, KEY).await, 0);
+}
+
+/// NUL bytes are refused with 422 on both stores: in a dataset name, in a hierarchy name and in a
+/// field; nothing is stored.
+async fn nul_bytes_are_unprocessable(database: Option<&TestDatabase>) {
+    let server = start(database, &[], false).await;
+    let client = client();
+    let named = client
+        .post(server.url("/v1/datasets?delimiter=;&name=ward%00b"))
+        .bearer_auth(KEY)
+        .header("content-type", "text/csv")
+        .body(SMALL_CSV)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(named.status(), 422);
+    let problem: Value = named.json().await.unwrap();
+    assert_eq!(problem["code"], "invalid_characters");
+    let field = client
+        .post(server.url("/v1/datasets?delimiter=;"))
+        .bearer_auth(KEY)
+        .header("content-type", "text/csv")
+        .body("age;disease\n31;fl\0u\n")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(field.status(), 422);
+    let hierarchy = client
+        .post(server.url("/v1/hierarchies"))
+        .bearer_auth(KEY)
+        .json(&json!({"name": "age\u{0}", "levels": [["31", "*"]]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(hierarchy.status(), 422);
+    assert_eq!(dataset_count(&client, &server, KEY).await, 0);
+}
+both_stores!(nul_bytes, nul_bytes_are_unprocessable);

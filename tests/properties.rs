@@ -265,7 +265,10 @@ fn check_job(job: &Job, datafly_seed: u64) -> Result<(), String> {
         .iter()
         .map(|&i| nodes[i].iter().map(|&l| l as u64).sum::<u64>())
         .min();
-    let options = CsvOptions { delimiter: b';' };
+    let options = CsvOptions {
+        delimiter: b';',
+        ..CsvOptions::default()
+    };
 
     for metric in MetricKind::ALL {
         let oracle = solutions

@@ -22,7 +22,9 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
         .map_err(|e| format!("cannot read spec {}: {}", args.spec.display(), e.kind()))?;
     let spec = JobSpec::from_json(&spec_bytes)
         .map_err(|e| format!("spec {}: {e}", args.spec.display()))?;
-    let options = csv_options(&spec).map_err(|e| format!("spec: {e}"))?;
+    let options = csv_options(&spec)
+        .map_err(|e| format!("spec: {e}"))?
+        .with_max_field_bytes(args.csv_field_limit);
     let file = File::open(&args.input)
         .map_err(|e| format!("cannot read input {}: {}", args.input.display(), e.kind()))?;
     let table = read_table(BufReader::with_capacity(1 << 16, file), &options)

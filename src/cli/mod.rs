@@ -79,6 +79,10 @@ pub struct AnonymizeArgs {
     /// Never show a progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Longest CSV field of the input, in bytes; a longer one is an error naming its line.
+    #[arg(long, default_value_t = crate::codec::DEFAULT_MAX_FIELD_BYTES,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub csv_field_limit: usize,
 }
 
 /// Arguments of `assess`.

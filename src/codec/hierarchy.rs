@@ -1,8 +1,15 @@
 //! Hierarchy files: ARX's CSV layout (no header, one line per original value, `value;level1;…;top`) and
-//! JSON (`{"levels": [["39", "30-39", "*"], …]}`), both validated into a [`Hierarchy`].
+//! JSON (`{"levels": [["39", "30-39", "*"], …]}`), both validated into a [`Hierarchy`]. The CSV layout is
+//! read through the same [`CsvGuard`] as tables (quoting, stray carriage returns, NUL bytes); labels of
+//! either layout may not contain NUL.
 
+use super::csv_guard::{codec_error, CsvGuard};
 use super::CodecError;
 use crate::core::data::Hierarchy;
+
+/// Longest label of a hierarchy file, in bytes. A hierarchy body is limited in size anyway; this only
+/// keeps one label from taking all of it unnoticed.
+const MAX_LABEL_BYTES: usize = 1 << 20;
 
 /// Parses an ARX-style hierarchy.
 pub fn parse_arx_hierarchy(bytes: &[u8], delimiter: u8) -> Result<Hierarchy, CodecError> {
@@ -11,12 +18,19 @@ pub fn parse_arx_hierarchy(bytes: &[u8], delimiter: u8) -> Result<Hierarchy, Cod
         .delimiter(delimiter)
         .has_headers(false)
         .flexible(true)
-        .from_reader(bytes);
+        .from_reader(CsvGuard::new(bytes, delimiter, MAX_LABEL_BYTES));
     let mut rows: Vec<Vec<String>> = Vec::new();
     for record in reader.byte_records() {
-        let record = record.map_err(|e| CodecError::Malformed {
-            line: e.position().map_or(0, |p| p.line()),
-            problem: "malformed hierarchy CSV".into(),
+        let record = record.map_err(|e| {
+            let line = e.position().map_or(0, |p| p.line());
+            let malformed = CodecError::Malformed {
+                line,
+                problem: "malformed hierarchy CSV".into(),
+            };
+            match e.into_kind() {
+                csv::ErrorKind::Io(io) => codec_error(io).unwrap_or(malformed),
+                _ => malformed,
+            }
         })?;
         let line = record.position().map_or(0, |p| p.line());
         let mut row = Vec::with_capacity(record.len());
@@ -50,7 +64,23 @@ pub fn parse_json_hierarchy(bytes: &[u8]) -> Result<Hierarchy, CodecError> {
         };
         CodecError::HierarchyJson(format!("{kind} (line {}, column {})", e.line(), e.column()))
     })?;
+    check_labels(&doc.levels)?;
     Ok(Hierarchy::from_rows(&doc.levels)?)
+}
+
+/// Checks that no label of JSON hierarchy rows contains NUL (a dataset value never does); the error
+/// names the row as its line and the level + 1 as its column.
+pub fn check_labels(rows: &[Vec<String>]) -> Result<(), CodecError> {
+    for (row, labels) in rows.iter().enumerate() {
+        if let Some(level) = labels.iter().position(|label| label.contains('\0')) {
+            return Err(CodecError::InvalidCharacters {
+                line: row as u64 + 1,
+                column: level + 1,
+                what: "the label contains a NUL character",
+            });
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -80,6 +110,26 @@ mod tests {
         assert!(matches!(
             parse_json_hierarchy(b"{\"levels\": 3}"),
             Err(CodecError::HierarchyJson(_))
+        ));
+        assert!(matches!(
+            parse_arx_hierarchy(b"a;x;*\nb;\"x;*\n", b';'),
+            Err(CodecError::UnterminatedQuote { line: 2 })
+        ));
+        assert!(matches!(
+            parse_arx_hierarchy(b"a;x;*\nb;x\0;*\n", b';'),
+            Err(CodecError::InvalidCharacters {
+                line: 2,
+                column: 2,
+                ..
+            })
+        ));
+        assert!(matches!(
+            parse_json_hierarchy(br#"{"levels": [["a", "*"], ["b\u0000", "*"]]}"#),
+            Err(CodecError::InvalidCharacters {
+                line: 2,
+                column: 1,
+                ..
+            })
         ));
         let message = parse_json_hierarchy(br#"{"levels": "SECRET-VALUE-123"}"#)
             .unwrap_err()

@@ -1,12 +1,13 @@
 //! Byte formats to and from the engine's encoded types: CSV tables and generalization hierarchies
 //! (ARX's CSV layout and a JSON `levels` layout). Errors name lines, columns and counts, never cell values.
 
+pub mod csv_guard;
 pub mod csv_table;
 pub mod hierarchy;
 pub mod profile;
 
-pub use csv_table::{read_table, write_rendering, CsvOptions};
-pub use hierarchy::{parse_arx_hierarchy, parse_json_hierarchy};
+pub use csv_table::{read_table, write_rendering, CsvOptions, DEFAULT_MAX_FIELD_BYTES};
+pub use hierarchy::{check_labels, parse_arx_hierarchy, parse_json_hierarchy};
 
 use crate::core::data::HierarchyError;
 
@@ -53,6 +54,53 @@ pub enum CodecError {
         /// 1-based column position.
         column: usize,
     },
+    /// A quoted field still open at the end of the input.
+    #[error("line {line}: a quoted field opens on this line and is never closed")]
+    UnterminatedQuote {
+        /// 1-based line of the opening quote.
+        line: u64,
+    },
+    /// Text between the closing quote of a field and the next delimiter or line end.
+    #[error(
+        "line {line}: text follows the closing quote of a field that opened on line {opened} \
+         (a quote inside a quoted field must be doubled)"
+    )]
+    TextAfterQuote {
+        /// 1-based line of the field's opening quote.
+        opened: u64,
+        /// 1-based line of the text after its closing quote.
+        line: u64,
+    },
+    /// A carriage return outside quotes that does not end a line (CRLF).
+    #[error(
+        "line {line}: a carriage return outside quotes is not followed by a line feed \
+         (lines end in LF or CRLF; quote a value that contains one)"
+    )]
+    StrayCarriageReturn {
+        /// 1-based line.
+        line: u64,
+    },
+    /// A field longer than the limit.
+    #[error("line {line}, column {column}: the field is longer than the limit of {limit} bytes")]
+    FieldTooLong {
+        /// 1-based line where the field starts.
+        line: u64,
+        /// 1-based column position.
+        column: usize,
+        /// The limit, in bytes.
+        limit: usize,
+    },
+    /// A character a field, a column name or a label may not contain (NUL; control characters in
+    /// names).
+    #[error("line {line}, column {column}: {what}")]
+    InvalidCharacters {
+        /// 1-based line (row of a JSON hierarchy).
+        line: u64,
+        /// 1-based column position (level + 1 in a hierarchy).
+        column: usize,
+        /// What is not allowed, without the value.
+        what: &'static str,
+    },
     /// Malformed CSV or an I/O failure while reading.
     #[error("line {line}: {problem}")]
     Malformed {
@@ -62,7 +110,10 @@ pub enum CodecError {
         problem: String,
     },
     /// The delimiter is not a single ASCII character.
-    #[error("the delimiter must be a single ASCII character other than a quote or line break")]
+    #[error(
+        "the delimiter must be a single ASCII character other than a quote, a line break or \
+         another control character (tab is allowed)"
+    )]
     BadDelimiter,
     /// A hierarchy whose structure is invalid.
     #[error(transparent)]
@@ -75,8 +126,31 @@ pub enum CodecError {
     Write(String),
 }
 
+impl CodecError {
+    /// The stable snake_case code of this error (the API's problem `code`).
+    pub fn code(&self) -> &'static str {
+        match self {
+            CodecError::Empty => "empty_body",
+            CodecError::NoRecords => "no_records",
+            CodecError::EmptyColumnName { .. } => "empty_column_name",
+            CodecError::DuplicateColumnName { .. } => "duplicate_column",
+            CodecError::RaggedRow { .. } => "ragged_row",
+            CodecError::InvalidUtf8 { .. } => "invalid_utf8",
+            CodecError::UnterminatedQuote { .. } => "unterminated_quote",
+            CodecError::TextAfterQuote { .. } => "text_after_quote",
+            CodecError::StrayCarriageReturn { .. } => "stray_carriage_return",
+            CodecError::FieldTooLong { .. } => "field_too_long",
+            CodecError::InvalidCharacters { .. } => "invalid_characters",
+            CodecError::Malformed { .. } => "malformed_csv",
+            CodecError::BadDelimiter => "invalid_delimiter",
+            CodecError::Hierarchy(_) | CodecError::HierarchyJson(_) => "invalid_hierarchy",
+            CodecError::Write(_) => "write_failed",
+        }
+    }
+}
+
 impl CsvOptions {
-    /// Options with a delimiter given as text (`";"`, `","`, `"\t"`).
+    /// Options with a delimiter given as text (`";"`, `","`, `"\t"`) and the default field limit.
     pub fn with_delimiter(delimiter: &str) -> Result<Self, CodecError> {
         let bytes = delimiter.as_bytes();
         let d = match bytes {
@@ -84,9 +158,20 @@ impl CsvOptions {
             b"\\t" => b'\t',
             _ => return Err(CodecError::BadDelimiter),
         };
-        if !d.is_ascii() || matches!(d, b'"' | b'\n' | b'\r') {
+        if !d.is_ascii() || d == b'"' || (d.is_ascii_control() && d != b'\t') {
             return Err(CodecError::BadDelimiter);
         }
-        Ok(Self { delimiter: d })
+        Ok(Self {
+            delimiter: d,
+            ..Self::default()
+        })
+    }
+
+    /// The same options with another field limit, in bytes.
+    pub fn with_max_field_bytes(self, max_field_bytes: usize) -> Self {
+        Self {
+            max_field_bytes,
+            ..self
+        }
     }
 }

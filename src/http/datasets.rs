@@ -138,7 +138,8 @@ async fn create(
 ) -> Result<Response, ApiError> {
     let Query(params) = query?;
     require_media_type(&headers, "text/csv")?;
-    let options = CsvOptions::with_delimiter(params.delimiter.as_deref().unwrap_or(","))?;
+    let options = CsvOptions::with_delimiter(params.delimiter.as_deref().unwrap_or(","))?
+        .with_max_field_bytes(state.settings.csv_field_limit);
     let name = params.name.filter(|n| !n.is_empty());
     if let Some(name) = &name {
         check_name(name)?;

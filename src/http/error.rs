@@ -87,6 +87,11 @@ pub const CODES: &[&str] = &[
     "ragged_row",
     "invalid_utf8",
     "malformed_csv",
+    "unterminated_quote",
+    "text_after_quote",
+    "stray_carriage_return",
+    "field_too_long",
+    "invalid_characters",
     // 422: engine
     "invalid_parameter",
     "too_few_records",
@@ -310,23 +315,14 @@ impl From<SpecError> for ApiError {
 }
 
 impl From<CodecError> for ApiError {
+    /// Every input problem is 422 with the codec's code and value-free message; a failed write is a
+    /// server error.
     fn from(e: CodecError) -> Self {
-        let code = match &e {
-            CodecError::Empty => "empty_body",
-            CodecError::NoRecords => "no_records",
-            CodecError::EmptyColumnName { .. } => "empty_column_name",
-            CodecError::DuplicateColumnName { .. } => "duplicate_column",
-            CodecError::RaggedRow { .. } => "ragged_row",
-            CodecError::InvalidUtf8 { .. } => "invalid_utf8",
-            CodecError::Malformed { .. } => "malformed_csv",
-            CodecError::BadDelimiter => "invalid_delimiter",
-            CodecError::Hierarchy(_) | CodecError::HierarchyJson(_) => "invalid_hierarchy",
-            CodecError::Write(_) => {
-                tracing::error!(error = %e, "writing output failed");
-                return ApiError::internal();
-            }
-        };
-        ApiError::unprocessable(code, e.to_string())
+        if let CodecError::Write(_) = e {
+            tracing::error!(error = %e, "writing output failed");
+            return ApiError::internal();
+        }
+        ApiError::unprocessable(e.code(), e.to_string())
     }
 }
 
@@ -627,6 +623,39 @@ mod tests {
                 },
                 422,
                 "malformed_csv",
+            ),
+            (
+                CodecError::UnterminatedQuote { line: 2 },
+                422,
+                "unterminated_quote",
+            ),
+            (
+                CodecError::TextAfterQuote { opened: 2, line: 5 },
+                422,
+                "text_after_quote",
+            ),
+            (
+                CodecError::StrayCarriageReturn { line: 4 },
+                422,
+                "stray_carriage_return",
+            ),
+            (
+                CodecError::FieldTooLong {
+                    line: 3,
+                    column: 2,
+                    limit: 10,
+                },
+                422,
+                "field_too_long",
+            ),
+            (
+                CodecError::InvalidCharacters {
+                    line: 3,
+                    column: 1,
+                    what: "the field contains a NUL byte",
+                },
+                422,
+                "invalid_characters",
             ),
             (CodecError::BadDelimiter, 422, "invalid_delimiter"),
             (

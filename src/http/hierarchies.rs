@@ -20,12 +20,13 @@ use uuid::Uuid;
 
 use super::auth::Caller;
 use super::error::redact_serde_values;
-use super::request::{check_name, media_type, MAX_NAME_CHARS};
+use super::request::{check_name, check_name_characters, media_type, MAX_NAME_CHARS};
 use super::state::AppState;
 use super::time::rfc3339;
 use super::{timeout_layer, ApiError, REQUEST_TIMEOUT};
-use crate::codec::{parse_arx_hierarchy, CodecError, CsvOptions};
+use crate::codec::{check_labels, parse_arx_hierarchy, CodecError, CsvOptions};
 use crate::core::data::Hierarchy;
+use crate::domain::spec::parse_json;
 use crate::store::Hierarchy as StoredHierarchy;
 
 /// Largest accepted hierarchy body, in bytes (64 MiB).
@@ -75,13 +76,19 @@ struct CreateParams {
     delimiter: Option<String>,
 }
 
-/// The JSON body: the `HierarchyLevels` schema plus an optional display name.
+/// The JSON body: the `HierarchyLevels` schema plus an optional display name (a string when present;
+/// `null` is a wrong type, not an absent name).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct LevelsBody {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present_string")]
     name: Option<String>,
     levels: Vec<Vec<String>>,
+}
+
+/// A field that, when present, must be a string.
+fn present_string<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    String::deserialize(d).map(Some)
 }
 
 async fn create(
@@ -134,6 +141,7 @@ async fn create(
             )
             .with_pointer("/name"));
         }
+        check_name_characters(name).map_err(|e| e.with_pointer("/name"))?;
     }
 
     let id = Uuid::new_v4();
@@ -167,10 +175,16 @@ fn parse(body: &[u8], delimiter: Option<u8>) -> Result<Parsed, ApiError> {
             (hierarchy, None)
         }
         None => {
-            let doc: LevelsBody = serde_json::from_slice(body).map_err(|e| {
-                let message = redact_serde_values(&e.to_string());
-                if e.is_syntax() || e.is_eof() {
+            let doc: LevelsBody = parse_json(body).map_err(|e| {
+                let message = redact_serde_values(&e.message);
+                if e.code == "malformed_json" {
                     ApiError::bad_request("malformed_json", message)
+                } else if e.pointer == "/name" {
+                    ApiError::unprocessable(
+                        "invalid_request",
+                        format!("name must be a string: {message}"),
+                    )
+                    .with_pointer(e.pointer)
                 } else {
                     ApiError::unprocessable(
                         "invalid_hierarchy",
@@ -180,6 +194,7 @@ fn parse(body: &[u8], delimiter: Option<u8>) -> Result<Parsed, ApiError> {
                     )
                 }
             })?;
+            check_labels(&doc.levels).map_err(hierarchy_error)?;
             let hierarchy = Hierarchy::from_rows(&doc.levels)
                 .map_err(|e| hierarchy_error(CodecError::Hierarchy(e)))?;
             (hierarchy, doc.name)
@@ -259,5 +274,29 @@ mod tests {
         let e = parse(b"a;x;*\nb;*\n", Some(b';')).err().unwrap();
         assert_eq!(e.code(), "invalid_hierarchy");
         assert!(e.detail().contains("line 2"), "{}", e.detail());
+        let e = parse(b"a;x;*\nb;\"x;*\nc;x;*\n", Some(b';')).err().unwrap();
+        assert_eq!(e.code(), "invalid_hierarchy");
+        assert!(e.detail().contains("line 2"), "{}", e.detail());
+        let e = parse(br#"{"levels": [["a", "*"], ["b\u0000", "*"]]}"#, None)
+            .err()
+            .unwrap();
+        assert_eq!(e.code(), "invalid_hierarchy");
+        assert!(e.detail().contains("line 2"), "{}", e.detail());
+    }
+
+    #[test]
+    fn a_name_is_a_string_when_present() {
+        for body in [
+            &br#"{"name": null, "levels": [["m", "*"]]}"#[..],
+            br#"{"name": 5, "levels": [["m", "*"]]}"#,
+            br#"{"name": ["secret-value"], "levels": [["m", "*"]]}"#,
+        ] {
+            let e = parse(body, None).err().unwrap();
+            assert_eq!((e.status().as_u16(), e.code()), (422, "invalid_request"));
+            assert_eq!(e.pointer(), Some("/name"));
+            assert!(!e.detail().contains("secret"), "{}", e.detail());
+        }
+        let parsed = parse(br#"{"levels": [["m", "*"]]}"#, None).unwrap();
+        assert_eq!(parsed.name, None);
     }
 }

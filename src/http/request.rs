@@ -54,12 +54,25 @@ pub fn media_type(headers: &HeaderMap) -> Option<&str> {
     Some(value.split(';').next().unwrap_or("").trim())
 }
 
-/// Checks a display name's length (400 `invalid_query` for a query parameter).
+/// Checks a display name given as a query parameter: its length (400 `invalid_query`) and its
+/// characters ([`check_name_characters`]).
 pub fn check_name(name: &str) -> Result<(), ApiError> {
     if name.chars().count() > MAX_NAME_CHARS {
         return Err(ApiError::bad_request(
             "invalid_query",
             format!("name must be at most {MAX_NAME_CHARS} characters"),
+        ));
+    }
+    check_name_characters(name)
+}
+
+/// A display name may not contain control characters (NUL, line breaks, tabs, escapes): 422
+/// `invalid_characters`. The name is not echoed.
+pub fn check_name_characters(name: &str) -> Result<(), ApiError> {
+    if name.chars().any(char::is_control) {
+        return Err(ApiError::unprocessable(
+            "invalid_characters",
+            "name may not contain control characters",
         ));
     }
     Ok(())
@@ -104,5 +117,18 @@ mod tests {
             page_params(Some(2), Some(&cursor.to_string())).unwrap(),
             (2, Some(cursor))
         );
+    }
+
+    #[test]
+    fn names_are_checked() {
+        assert!(check_name("adult 2024 – Zürich").is_ok());
+        assert_eq!(
+            check_name(&"n".repeat(201)).unwrap_err().code(),
+            "invalid_query"
+        );
+        for bad in ["a\0b", "a\nb", "tab\t", "\u{1b}[31m", "c1\u{85}"] {
+            let e = check_name(bad).unwrap_err();
+            assert_eq!((e.status().as_u16(), e.code()), (422, "invalid_characters"));
+        }
     }
 }

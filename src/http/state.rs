@@ -43,6 +43,8 @@ pub struct ApiSettings {
     /// Bytes a job may be expected to need (see `domain::memory`); a larger job is refused at
     /// submission. 0: no budget.
     pub job_memory_budget: u64,
+    /// Longest CSV field an upload may contain, in bytes.
+    pub csv_field_limit: usize,
 }
 
 impl Default for ApiSettings {
@@ -55,6 +57,7 @@ impl Default for ApiSettings {
             max_uploads: 8,
             max_uploads_per_tenant: 2,
             job_memory_budget: DEFAULT_JOB_MEMORY_BUDGET,
+            csv_field_limit: crate::codec::DEFAULT_MAX_FIELD_BYTES,
         }
     }
 }

@@ -268,7 +268,14 @@ mod tests {
     fn bundled_hierarchies_cover_generated_adult_and_frequencies_follow_it() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/adult");
         let bytes = std::fs::read(dir.join("adult.csv")).unwrap();
-        let adult = read_table(bytes.as_slice(), &CsvOptions { delimiter: b';' }).unwrap();
+        let adult = read_table(
+            bytes.as_slice(),
+            &CsvOptions {
+                delimiter: b';',
+                ..CsvOptions::default()
+            },
+        )
+        .unwrap();
         let shape = AdultShape::from_table(&adult).unwrap();
         assert_eq!(shape.template_rows(), 30_162);
         let table = shape.generate(60_000, 11);

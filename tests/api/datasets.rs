@@ -8,6 +8,7 @@ use std::io::Write;
 use anonymizer::http::ApiSettings;
 
 use crate::api_cases;
+use crate::csv_battery::{self, Expect};
 use crate::harness::{data_dir, expect_problem, sha256_hex, Service};
 
 api_cases!(
@@ -20,6 +21,8 @@ api_cases!(
     deleted_datasets_are_gone,
     rejected_uploads_are_specific_problems_and_leave_nothing,
     cell_values_are_never_echoed,
+    csv_battery_on_upload,
+    control_characters_in_names_and_delimiters_are_refused,
 );
 
 /// Runs each case on both backends with an upload limit of [`LIMIT`] bytes.
@@ -669,4 +672,97 @@ async fn a_body_at_the_limit_is_accepted(service: Service) {
         .unwrap();
     expect_problem(response, 413, "payload_too_large").await;
     assert_eq!(list_all(&service, &service.key).await.len(), 1);
+}
+
+/// The CSV-reader battery through the upload route: a case that parses is stored with exactly its
+/// records (the cached table is the parsed upload), any other is its coded problem naming the line, and
+/// leaves nothing behind.
+async fn csv_battery_on_upload(service: Service) {
+    let csv = [("content-type", "text/csv")];
+    let mut stored = 0;
+    for case in csv_battery::cases() {
+        match &case.expect {
+            Expect::Records(values) => {
+                let body = service.upload_with(case.name, &case.input, ";").await;
+                assert_eq!(body["row_count"], values.len(), "{}", case.name);
+                let id = uuid::Uuid::parse_str(body["id"].as_str().unwrap()).unwrap();
+                let table = service.state.tables.get(id).expect("the parsed table");
+                let v = table.column(1);
+                let read: Vec<&[u8]> = v
+                    .codes
+                    .iter()
+                    .map(|&code| v.dictionary.value(code).as_bytes())
+                    .collect();
+                let expected: Vec<&[u8]> = values.iter().map(Vec::as_slice).collect();
+                assert!(read == expected, "{}: other records", case.name);
+                assert_eq!(body["sha256"], sha256_hex(&case.input), "{}", case.name);
+                stored += 1;
+            }
+            Expect::Error {
+                code,
+                line,
+                fragment,
+            } => {
+                let problem = reject(
+                    &service,
+                    case.input.clone(),
+                    &csv,
+                    &[("delimiter", ";")],
+                    422,
+                    code,
+                )
+                .await;
+                let detail = problem["detail"].as_str().unwrap();
+                assert!(
+                    detail.starts_with(&format!("line {line}:"))
+                        || detail.starts_with(&format!("line {line},")),
+                    "{}: {detail}",
+                    case.name
+                );
+                assert!(detail.contains(fragment), "{}: {detail}", case.name);
+            }
+        }
+    }
+    assert_eq!(list_all(&service, &service.key).await.len(), stored);
+}
+
+async fn control_characters_in_names_and_delimiters_are_refused(service: Service) {
+    let csv = [("content-type", "text/csv")];
+    let good = b"a;b\n1;2\n".to_vec();
+    for name in [
+        "nul\0name",
+        "line\nbreak",
+        "tab\there",
+        "esc\u{1b}[0m",
+        "c1\u{9b}",
+    ] {
+        let problem = reject(
+            &service,
+            good.clone(),
+            &csv,
+            &[("name", name), ("delimiter", ";")],
+            422,
+            "invalid_characters",
+        )
+        .await;
+        assert!(!problem.to_string().contains("name\\u0000"), "{problem}");
+    }
+    for delimiter in ["\0", "\u{1}", "\r", "\u{7f}"] {
+        reject(
+            &service,
+            good.clone(),
+            &csv,
+            &[("delimiter", delimiter)],
+            422,
+            "invalid_delimiter",
+        )
+        .await;
+    }
+    assert!(list_all(&service, &service.key).await.is_empty());
+    // a tab is a delimiter, and any other printable text a name
+    let tab = service
+        .upload_with("Zürich – 2024 (v2)", b"a\tb\n1\t2\n", "\t")
+        .await;
+    assert_eq!(tab["name"], "Zürich – 2024 (v2)");
+    assert_eq!(tab["delimiter"], "\t");
 }

@@ -11,6 +11,7 @@ api_cases!(
     arx_hierarchies_are_stored_as_json_levels,
     json_hierarchies_are_stored,
     invalid_hierarchies_are_refused,
+    control_characters_and_wrong_name_types_are_refused,
 );
 
 /// Tenant alpha's id.
@@ -236,4 +237,77 @@ async fn invalid_hierarchies_are_refused(service: Service) {
         .unwrap()
         .tenant_id;
     assert!(service.store().get_hierarchy(beta, id).await.is_err());
+}
+
+/// NUL and other control characters in names, labels and delimiters, and names of the wrong type, are
+/// 422 on both stores (PostgreSQL's text type cannot hold NUL), and nothing is stored.
+async fn control_characters_and_wrong_name_types_are_refused(service: Service) {
+    let tenant = alpha(&service).await;
+    let levels = r#"{"levels": [["a", "*"]]}"#;
+    for name in ["nul\0name", "line\nbreak", "esc\u{1b}"] {
+        expect_problem(
+            post(&service, "application/json", &[("name", name)], levels).await,
+            422,
+            "invalid_characters",
+        )
+        .await;
+        expect_problem(
+            post(&service, "text/csv", &[("name", name)], "a;*\n").await,
+            422,
+            "invalid_characters",
+        )
+        .await;
+        let body = serde_json::json!({"name": name, "levels": [["a", "*"]]}).to_string();
+        let problem = expect_problem(
+            post(&service, "application/json", &[], body).await,
+            422,
+            "invalid_characters",
+        )
+        .await;
+        assert_eq!(problem["pointer"], "/name");
+    }
+    for name in ["null", "5", "[\"secret-value\"]", "{}"] {
+        let body = format!(r#"{{"name": {name}, "levels": [["a", "*"]]}}"#);
+        let problem = expect_problem(
+            post(&service, "application/json", &[], body).await,
+            422,
+            "invalid_request",
+        )
+        .await;
+        assert_eq!(problem["pointer"], "/name");
+        assert!(!problem.to_string().contains("secret"), "{problem}");
+    }
+    let labels: [(&str, &[u8], &str); 4] = [
+        (
+            "application/json",
+            br#"{"levels": [["a", "*"], ["secret\u0000", "*"]]}"#,
+            "line 2, column 1",
+        ),
+        ("text/csv", b"a;*\nsecret\0;*\n", "line 2, column 1"),
+        ("text/csv", b"a;*\n\"secret;*\nb;*\n", "line 2"),
+        ("text/csv", b"a;*\nb\rc;*\n", "line 2"),
+    ];
+    for (content_type, body, mentions) in labels {
+        let problem = expect_problem(
+            post(&service, content_type, &[], body.to_vec()).await,
+            422,
+            "invalid_hierarchy",
+        )
+        .await;
+        let detail = problem["detail"].as_str().unwrap();
+        assert!(detail.contains(mentions), "{detail}");
+        assert!(!problem.to_string().contains("secret"), "{problem}");
+    }
+    for delimiter in ["\0", "\u{1}", "\n"] {
+        expect_problem(
+            post(&service, "text/csv", &[("delimiter", delimiter)], "a;*\n").await,
+            422,
+            "invalid_delimiter",
+        )
+        .await;
+    }
+    // the service still stores a valid hierarchy
+    let body = created(post(&service, "text/csv", &[("name", "ok")], "a;*\n").await).await;
+    let id = uuid::Uuid::parse_str(body["id"].as_str().unwrap()).unwrap();
+    assert!(service.store().get_hierarchy(tenant, id).await.is_ok());
 }

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+#[path = "../support/csv_battery.rs"]
+mod csv_battery;
 #[path = "../support/database.rs"]
 mod database;
 mod harness;
