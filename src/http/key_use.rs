@@ -1,8 +1,8 @@
 //! Last use of API keys: after a successful authentication the key's `last_used_at` is written in the
 //! background, at most once per [`LAST_USE_RESOLUTION_MS`] per key in this process (and the store
 //! skips the write when another process did it within that time), so polling at a thousand requests a
-//! second stays about one write a minute — and a request never waits for the write (on SQLite a long
-//! upload holds the write lock).
+//! second stays about one write a minute — and a request never waits for the write (on SQLite another
+//! writer, such as a job's output being stored, may hold the write lock for a while).
 
 use std::collections::HashMap;
 use std::sync::Mutex;

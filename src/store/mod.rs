@@ -50,7 +50,8 @@ pub const CHUNK_SIZE: usize = 1 << 20;
 pub const MAX_PAGE_SIZE: u32 = 1000;
 
 /// How long a SQLite writer waits for another writer before giving up with "database is locked".
-/// Long, because an upload holds the write lock for its whole duration.
+/// Long, because storing a job's output holds the write lock for as long as writing it takes (uploads
+/// hold it only for one chunk at a time).
 const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long to wait for a free pooled connection.
