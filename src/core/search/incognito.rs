@@ -31,7 +31,7 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
     let mut tags = Tags::new(&lattice);
     if dims == 0 {
         let check = ev.check(0)?;
-        tags.tag(0, check.is_solution);
+        tags.tag(0, check.is_solution, &mut ev.pace())?;
         return candidates_from_tags(ev, &mut tags);
     }
     let mut candidates: Vec<SubsetNode> = (0..dims)
@@ -70,12 +70,12 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
                 let id = embed(&lattice, &max, node);
                 let solution = ev.check(id)?.is_solution;
                 if size == dims {
-                    tags.tag(id, solution);
+                    tags.tag(id, solution, &mut ev.pace())?;
                 }
                 solution
             };
             if size == dims && inherited {
-                tags.tag_solution(embed(&lattice, &max, node));
+                tags.tag_solution(embed(&lattice, &max, node), &mut ev.pace())?;
             }
             marked.insert(node, is_anonymous);
         }
@@ -90,9 +90,11 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
     }
     drop(anonymous);
     // Every full node that was not a candidate has a non-anonymous projection: a non-solution.
+    let mut pace = ev.pace();
     for id in 0..lattice.size() as u64 {
+        pace.step(1)?;
         if tags.get(id) == super::Tag::Unknown {
-            tags.tag_non_solution(id);
+            tags.tag_non_solution(id, &mut pace)?;
         }
     }
     candidates_from_tags(ev, &mut tags)
