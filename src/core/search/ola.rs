@@ -95,6 +95,8 @@ impl Ola {
             top
         };
         if self.is_solution(ev, candidate)? {
+            // the antichain grows with the lattice, and each addition compares with all of it
+            ev.pace().step(self.osc.len())?;
             self.add(candidate);
         }
         Ok(())
