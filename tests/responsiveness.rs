@@ -489,7 +489,7 @@ impl Dependencies {
 }
 
 /// Rows of each clustering input. Uncancelled: PAIR-ENUM (both), k-ASSEMBLE and k-member more than 30 s
-/// each; top-down 9.7 s with 1 M records, about twice that with these 2 M.
+/// each; top-down 23 s.
 const PAIR_ENUM_ROWS: usize = 12_000;
 const PAIR_ENUM_ALL_PAIRS_ROWS: usize = 2_000;
 const K_ASSEMBLE_ROWS: usize = 200_000;
