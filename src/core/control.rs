@@ -1,7 +1,11 @@
 //! Cooperative cancellation and typed progress. The engine polls [`Control::is_cancelled`] between units of
 //! work (one node check, one candidate evaluation) and reports [`Progress`]; callers decide how to show it.
+//! Loops whose iterations are too cheap to poll each time count their work with a [`Pace`], which polls
+//! once per [`Pace::BUDGET`] units, so no stretch between two polls grows with the input.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::error::CoreError;
 
 /// Which part of a run is under way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -71,4 +75,104 @@ impl Control for CancelFlag {
         self.cancelled.load(Ordering::Relaxed)
     }
     fn report(&self, _progress: Progress) {}
+}
+
+/// Polls a [`Control`] once per [`Pace::BUDGET`] units of work, for loops whose single iteration is too
+/// cheap to poll (a record scanned, a pair compared, a lattice node visited). A unit is a small, bounded
+/// piece of work (tens of nanoseconds); a caller that did `n` such pieces since its last call counts `n`.
+pub struct Pace<'c> {
+    control: &'c dyn Control,
+    left: usize,
+}
+
+impl<'c> Pace<'c> {
+    /// Units of work between two polls: a poll then costs far less than the work it interrupts, and a
+    /// budget of cheap units takes well under a millisecond.
+    pub const BUDGET: usize = 4096;
+
+    /// A pace whose first poll comes after one budget of work.
+    pub fn new(control: &'c dyn Control) -> Self {
+        Self {
+            control,
+            left: Self::BUDGET,
+        }
+    }
+
+    /// Counts `units` of work done; polls the control once a budget of work has been done since the last
+    /// poll. Returns [`CoreError::Cancelled`] when the caller wants the run to stop.
+    #[inline]
+    pub fn step(&mut self, units: usize) -> Result<(), CoreError> {
+        match self.left.checked_sub(units) {
+            Some(left) if left > 0 => {
+                self.left = left;
+                Ok(())
+            }
+            _ => self.check(),
+        }
+    }
+
+    /// Polls the control now and starts a new budget.
+    pub fn check(&mut self) -> Result<(), CoreError> {
+        self.left = Self::BUDGET;
+        if self.control.is_cancelled() {
+            Err(CoreError::Cancelled)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU64;
+
+    /// Counts its polls; cancels from the given poll on.
+    struct Counting {
+        polls: AtomicU64,
+        cancel_at: u64,
+    }
+
+    impl Control for Counting {
+        fn is_cancelled(&self) -> bool {
+            self.polls.fetch_add(1, Ordering::Relaxed) + 1 >= self.cancel_at
+        }
+        fn report(&self, _progress: Progress) {}
+    }
+
+    #[test]
+    fn a_pace_polls_once_per_budget_of_work() {
+        let control = Counting {
+            polls: AtomicU64::new(0),
+            cancel_at: u64::MAX,
+        };
+        let mut pace = Pace::new(&control);
+        for _ in 0..Pace::BUDGET - 1 {
+            assert_eq!(pace.step(1), Ok(()));
+        }
+        assert_eq!(control.polls.load(Ordering::Relaxed), 0);
+        assert_eq!(pace.step(1), Ok(()));
+        assert_eq!(control.polls.load(Ordering::Relaxed), 1);
+        // a large step polls at once, whatever was left of the budget
+        assert_eq!(pace.step(3), Ok(()));
+        assert_eq!(pace.step(1_000_000), Ok(()));
+        assert_eq!(control.polls.load(Ordering::Relaxed), 2);
+        for _ in 0..10 * Pace::BUDGET {
+            assert_eq!(pace.step(1), Ok(()));
+        }
+        assert_eq!(control.polls.load(Ordering::Relaxed), 12);
+    }
+
+    #[test]
+    fn a_pace_reports_the_cancellation_at_its_next_poll() {
+        let control = Counting {
+            polls: AtomicU64::new(0),
+            cancel_at: 2,
+        };
+        let mut pace = Pace::new(&control);
+        assert_eq!(pace.check(), Ok(()));
+        let steps = (0..2 * Pace::BUDGET).position(|_| pace.step(1).is_err());
+        assert_eq!(steps, Some(Pace::BUDGET - 1));
+        assert_eq!(control.polls.load(Ordering::Relaxed), 2);
+    }
 }

@@ -42,7 +42,7 @@
 use serde::Serialize;
 
 use super::{Domain, GroupChecker, LocalInput, Recoding};
-use crate::core::control::{Control, Phase, Progress};
+use crate::core::control::{Control, Pace, Phase, Progress};
 use crate::core::data::GeneralizationMap;
 use crate::core::error::CoreError;
 use crate::core::privacy::PrivacyModel;
@@ -93,7 +93,8 @@ pub struct Mondrian {
 /// [`CoreError::InvalidParameter`] for a bad `split_preference` or more than `u32::MAX` records;
 /// [`CoreError::TooFewRecords`] when a model needs more records than the table has;
 /// [`CoreError::NoSolution`] when the whole table already fails a model (no record is suppressed);
-/// [`CoreError::Cancelled`] when `control` asks to stop (polled once per partition).
+/// [`CoreError::Cancelled`] when `control` asks to stop (polled once per partition, and while the
+/// sides of candidate cuts are checked, so a large partition with many rejected cuts stops too).
 pub fn mondrian(
     input: &LocalInput<'_>,
     models: &[Box<dyn PrivacyModel>],
@@ -104,6 +105,9 @@ pub fn mondrian(
     validate(input, models, options)?;
     let mut checker = GroupChecker::new(input, models);
     let all: Vec<u32> = (0..input.rows as u32).collect();
+    if control.is_cancelled() {
+        return Err(CoreError::Cancelled);
+    }
     if input.rows > 0 && !checker.is_private(&all) {
         return Err(CoreError::NoSolution {
             models: models
@@ -117,7 +121,10 @@ pub fn mondrian(
             top_smallest_class: input.rows as u64,
         });
     }
-    let mut state = Partitioner::new(input, options, checker, all);
+    if control.is_cancelled() {
+        return Err(CoreError::Cancelled);
+    }
+    let mut state = Partitioner::new(input, options, checker, all, control)?;
     let total = input.rows as u64;
     let mut stack: Vec<(usize, usize, u32)> = Vec::new();
     if input.rows > 0 {
@@ -141,6 +148,9 @@ pub fn mondrian(
                 break;
             }
         }
+        if state.cancelled {
+            return Err(CoreError::Cancelled);
+        }
         if cut {
             state.report.splits += 1;
             // Parts are pushed last-first so the first part is finished first.
@@ -155,6 +165,9 @@ pub fn mondrian(
             state.settle(start, end, depth);
             done += (end - start) as u64;
         }
+    }
+    if control.is_cancelled() {
+        return Err(CoreError::Cancelled);
     }
     control.report(Progress {
         phase: Phase::Partitioning,
@@ -264,6 +277,11 @@ struct Partitioner<'a> {
     group_of: Vec<u32>,
     groups: usize,
     report: MondrianReport,
+    /// Counts the records whose sides are checked; polls the caller's control between checks.
+    pace: Pace<'a>,
+    /// Set once the control asked to stop: every later cut is rejected and the run returns
+    /// [`CoreError::Cancelled`] after the current partition.
+    cancelled: bool,
 }
 
 impl<'a> Partitioner<'a> {
@@ -272,12 +290,17 @@ impl<'a> Partitioner<'a> {
         options: &MondrianOptions,
         checker: GroupChecker<'a>,
         rows: Vec<u32>,
-    ) -> Self {
+        control: &'a dyn Control,
+    ) -> Result<Self, CoreError> {
         let q = input.quasi_identifiers.len();
         let n = input.rows;
         let mut keys = vec![0u32; n * q];
         let mut dimensions = Vec::with_capacity(q);
         for (j, attribute) in input.quasi_identifiers.iter().enumerate() {
+            // one column of a large table takes a while to copy
+            if control.is_cancelled() {
+                return Err(CoreError::Cancelled);
+            }
             match attribute.domain {
                 Domain::Ordered(order) => {
                     for (r, &code) in attribute.codes.iter().enumerate().take(n) {
@@ -317,7 +340,7 @@ impl<'a> Partitioner<'a> {
             }
         }
         let min_size = checker.min_group_size().min(usize::MAX as u64) as usize;
-        Self {
+        Ok(Self {
             relaxed: options.relaxed,
             preference: options.split_preference.clone(),
             dimensions,
@@ -344,7 +367,9 @@ impl<'a> Partitioner<'a> {
                 smallest_group: u64::MAX,
                 largest_group: 0,
             },
-        }
+            pace: Pace::new(control),
+            cancelled: false,
+        })
     }
 
     /// Computes the extent of `rows[start..end]` on every quasi-identifier.
@@ -439,17 +464,27 @@ impl<'a> Partitioner<'a> {
     }
 
     /// Tries to cut `rows[start..end]` on quasi-identifier `j`; on success `cuts` holds the inner
-    /// boundaries (absolute positions) and the rows are arranged part by part.
+    /// boundaries (absolute positions) and the rows are arranged part by part. Once the run is cancelled
+    /// every cut fails at once.
     fn try_cut(&mut self, start: usize, end: usize, j: usize) -> bool {
         self.cuts.clear();
+        // a cut scans and reorders the partition before its sides are checked
+        if self.cancelled || self.pace.step(end - start).is_err() {
+            self.cancelled = true;
+            return false;
+        }
         match self.extents[j] {
             Extent::Range { low, high } => self.cut_ordered(start, end, j, low, high),
             Extent::Node { level, .. } => self.cut_hierarchy(start, end, j, level),
         }
     }
 
-    /// Whether the part `rows[start..end]` satisfies every model.
+    /// Whether the part `rows[start..end]` satisfies every model; false once the run is cancelled.
     fn allowable(&mut self, start: usize, end: usize) -> bool {
+        if self.cancelled || self.pace.step(end - start).is_err() {
+            self.cancelled = true;
+            return false;
+        }
         end - start >= self.min_size && self.checker.is_private(&self.rows[start..end])
     }
 

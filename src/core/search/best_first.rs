@@ -22,6 +22,7 @@ use std::collections::BinaryHeap;
 
 use super::frontier::Entry;
 use super::{Evaluator, Tag, Tags};
+use crate::core::control::Pace;
 use crate::core::error::CoreError;
 use crate::core::lattice::{Lattice, NodeId};
 use crate::core::loss::LossModel;
@@ -61,7 +62,10 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
     } else {
         None
     };
+    // most entries are tagged or cached already; visiting them counts
+    let mut pace = ev.pace();
     while let Some(entry) = heap.pop() {
+        pace.step(levels.len())?;
         if entry.bound > best + best.abs() * SLACK {
             break;
         }
@@ -96,7 +100,7 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
                     }
                 }
                 if let Some(b) = below.as_mut() {
-                    b.spread_from_checks(ev);
+                    b.spread_from_checks(ev, &mut pace)?;
                 }
             }
             if tags.get(entry.id) == Tag::Solution {
@@ -185,7 +189,7 @@ fn probe(
             Tag::NonSolution => false,
             Tag::Unknown => {
                 let s = ev.check(node)?.is_solution;
-                tags.tag(node, s);
+                tags.tag(node, s, &mut ev.pace())?;
                 s
             }
         };
@@ -223,26 +227,32 @@ impl DownwardBounds {
         self.failing[id as usize]
     }
 
-    /// Spreads the counts of nodes checked since the last call.
-    fn spread_from_checks(&mut self, ev: &Evaluator<'_>) {
+    /// Spreads the counts of nodes checked since the last call; the nodes raised count on `pace`.
+    fn spread_from_checks(
+        &mut self,
+        ev: &Evaluator<'_>,
+        pace: &mut Pace<'_>,
+    ) -> Result<(), CoreError> {
         let order = ev.check_order();
         for &id in &order[self.spread..] {
             if let Some(check) = ev.cached(id) {
-                self.raise(id, check.failing_records);
+                self.raise(id, check.failing_records, pace)?;
             }
         }
         self.spread = order.len();
+        Ok(())
     }
 
     /// Raises the count of `id` and of everything below it to at least `f`.
-    fn raise(&mut self, id: NodeId, f: u64) {
+    fn raise(&mut self, id: NodeId, f: u64, pace: &mut Pace<'_>) -> Result<(), CoreError> {
         if self.failing[id as usize] >= f {
-            return;
+            return Ok(());
         }
         self.failing[id as usize] = f;
         self.stack.clear();
         self.stack.push(id);
         while let Some(node) = self.stack.pop() {
+            pace.step(self.lattice.dimensions())?;
             for j in 0..self.lattice.dimensions() {
                 if self.lattice.level(node, j) == 0 {
                     continue;
@@ -254,5 +264,6 @@ impl DownwardBounds {
                 }
             }
         }
+        Ok(())
     }
 }

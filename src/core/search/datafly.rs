@@ -20,7 +20,7 @@ pub fn search(ev: &mut Evaluator<'_>, seed: u64) -> Result<Vec<NodeId>, CoreErro
         if ev.check(id)?.is_solution {
             return Ok(vec![id]);
         }
-        let distinct = ev.distinct_values(id);
+        let distinct = ev.distinct_values(id)?;
         let open: Vec<usize> = (0..max.len()).filter(|&j| levels[j] < max[j]).collect();
         let Some(most) = open.iter().map(|&j| distinct[j]).max() else {
             return Ok(Vec::new());

@@ -5,7 +5,7 @@
 use rustc_hash::FxHashMap;
 
 use super::set_cache::SetCache;
-use crate::core::control::{Control, Phase, Progress};
+use crate::core::control::{Control, Pace, Phase, Progress};
 use crate::core::error::CoreError;
 use crate::core::groupify::{FrequencySet, Grouper};
 use crate::core::input::EngineInput;
@@ -230,6 +230,11 @@ impl<'a> Evaluator<'a> {
         Ok(check)
     }
 
+    /// A [`Pace`] on the caller's control, for search loops that visit many nodes without checking them.
+    pub fn pace(&self) -> Pace<'a> {
+        Pace::new(self.control)
+    }
+
     /// Forwards progress to the caller's control.
     pub fn report(&self, progress: Progress) {
         self.control.report(progress);
@@ -241,8 +246,12 @@ impl<'a> Evaluator<'a> {
         self.check(id)
     }
 
-    /// Distinct generalized values of each quasi-identifier at node `id` (Datafly's choice).
-    pub fn distinct_values(&mut self, id: NodeId) -> Vec<usize> {
+    /// Distinct generalized values of each quasi-identifier at node `id` (Datafly's choice); it groups
+    /// the table as a check does, so it polls the control first.
+    pub fn distinct_values(&mut self, id: NodeId) -> Result<Vec<usize>, CoreError> {
+        if self.control.is_cancelled() {
+            return Err(CoreError::Cancelled);
+        }
         let levels = self.lattice.levels(id);
         let set = self.frequency_set(&levels);
         let distinct = self
@@ -265,7 +274,7 @@ impl<'a> Evaluator<'a> {
             })
             .collect();
         self.cache.insert(set);
-        distinct
+        Ok(distinct)
     }
 
     /// Marks which classes of `set` pass every model and summarises them.

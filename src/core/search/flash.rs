@@ -70,6 +70,8 @@ impl Flash {
     fn run(&mut self, ev: &mut Evaluator<'_>) -> Result<(), CoreError> {
         let bottom = vec![0u8; self.lattice.dimensions()];
         let top = self.lattice.max_levels().to_vec();
+        // most nodes of a large lattice are tagged by the time their level comes: visiting them counts
+        let mut pace = ev.pace();
         for height in 0..=self.lattice.top_height() {
             let mut level = Vec::new();
             Lattice::for_each_at_height(&bottom, &top, height, &mut |v| {
@@ -78,6 +80,7 @@ impl Flash {
             });
             level.sort_by_cached_key(|&id| self.order.key(&self.lattice, id));
             for id in level {
+                pace.step(1)?;
                 if self.tags.get(id) != Tag::Unknown {
                     continue;
                 }
@@ -85,6 +88,7 @@ impl Flash {
                 self.check_path(ev, &path)?;
                 while let Some(Reverse((_, node))) = self.heap.pop() {
                     for successor in self.successors(node) {
+                        pace.step(1)?;
                         if self.tags.get(successor) == Tag::Unknown {
                             let path = self.find_path(successor);
                             self.check_path(ev, &path)?;
@@ -133,7 +137,7 @@ impl Flash {
                 Tag::NonSolution => false,
                 Tag::Unknown => {
                     let solution = ev.check(node)?.is_solution;
-                    self.tags.tag(node, solution);
+                    self.tags.tag(node, solution, &mut ev.pace())?;
                     if !solution {
                         self.heap.push(Reverse(self.order.key(&self.lattice, node)));
                     }

@@ -13,6 +13,7 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{candidates_from_tags, Evaluator, Tags};
+use crate::core::control::Pace;
 use crate::core::error::CoreError;
 use crate::core::lattice::NodeId;
 
@@ -31,7 +32,7 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
     let mut tags = Tags::new(&lattice);
     if dims == 0 {
         let check = ev.check(0)?;
-        tags.tag(0, check.is_solution);
+        tags.tag(0, check.is_solution, &mut ev.pace())?;
         return candidates_from_tags(ev, &mut tags);
     }
     let mut candidates: Vec<SubsetNode> = (0..dims)
@@ -43,18 +44,19 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
         })
         .collect();
     let mut anonymous: Vec<SubsetNode> = Vec::new();
+    // most subset nodes of a large lattice are settled by a node below them, without a check
+    let mut pace = ev.pace();
     for size in 1..=dims {
         let set: FxHashSet<&SubsetNode> = candidates.iter().collect();
         let mut order: Vec<&SubsetNode> = candidates.iter().collect();
-        order.sort_by_key(|n| {
-            (
-                n.levels.iter().map(|&l| l as usize).sum::<usize>(),
-                n.attributes.clone(),
-                n.levels.clone(),
-            )
+        // compared in place: cloning the keys on every comparison took seconds on large lattices
+        let key = |n: &SubsetNode| n.levels.iter().map(|&l| l as usize).sum::<usize>();
+        order.sort_by(|a, b| {
+            (key(a), &a.attributes, &a.levels).cmp(&(key(b), &b.attributes, &b.levels))
         });
         let mut marked: FxHashMap<&SubsetNode, bool> = FxHashMap::default();
         for node in order {
+            pace.step(node.levels.len())?;
             let inherited = (0..node.levels.len()).any(|p| {
                 if node.levels[p] == 0 {
                     return false;
@@ -70,12 +72,12 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
                 let id = embed(&lattice, &max, node);
                 let solution = ev.check(id)?.is_solution;
                 if size == dims {
-                    tags.tag(id, solution);
+                    tags.tag(id, solution, &mut ev.pace())?;
                 }
                 solution
             };
             if size == dims && inherited {
-                tags.tag_solution(embed(&lattice, &max, node));
+                tags.tag_solution(embed(&lattice, &max, node), &mut ev.pace())?;
             }
             marked.insert(node, is_anonymous);
         }
@@ -85,14 +87,16 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
             .cloned()
             .collect();
         if size < dims {
-            candidates = generate(&anonymous);
+            candidates = generate(&anonymous, &mut pace)?;
         }
     }
     drop(anonymous);
     // Every full node that was not a candidate has a non-anonymous projection: a non-solution.
+    let mut pace = ev.pace();
     for id in 0..lattice.size() as u64 {
+        pace.step(1)?;
         if tags.get(id) == super::Tag::Unknown {
-            tags.tag_non_solution(id);
+            tags.tag_non_solution(id, &mut pace)?;
         }
     }
     candidates_from_tags(ev, &mut tags)
@@ -107,8 +111,9 @@ fn embed(lattice: &crate::core::lattice::Lattice, max: &[u8], node: &SubsetNode)
     lattice.id(&levels)
 }
 
-/// Joins anonymous size-i nodes into size-(i+1) candidates and prunes by the subset property.
-fn generate(anonymous: &[SubsetNode]) -> Vec<SubsetNode> {
+/// Joins anonymous size-i nodes into size-(i+1) candidates and prunes by the subset property; the pairs
+/// joined count on `pace`.
+fn generate(anonymous: &[SubsetNode], pace: &mut Pace<'_>) -> Result<Vec<SubsetNode>, CoreError> {
     let present: FxHashSet<&SubsetNode> = anonymous.iter().collect();
     let mut groups: FxHashMap<(Vec<u8>, Vec<u8>), Vec<&SubsetNode>> = FxHashMap::default();
     for n in anonymous {
@@ -124,6 +129,7 @@ fn generate(anonymous: &[SubsetNode]) -> Vec<SubsetNode> {
     for key in keys {
         let group = &groups[&key];
         for p in group {
+            pace.step(group.len())?;
             for q in group {
                 let (pa, qa) = (
                     *p.attributes.last().unwrap_or(&0),
@@ -148,7 +154,7 @@ fn generate(anonymous: &[SubsetNode]) -> Vec<SubsetNode> {
             }
         }
     }
-    out
+    Ok(out)
 }
 
 fn without(v: &[u8], index: usize) -> Vec<u8> {

@@ -188,10 +188,12 @@ fn relaxed_floor(ev: &mut Evaluator<'_>) -> Result<Vec<Vec<u8>>, CoreError> {
 fn candidates_from_tags(ev: &mut Evaluator<'_>, tags: &mut Tags) -> Result<Vec<NodeId>, CoreError> {
     let lattice = ev.lattice().clone();
     let size = lattice.size() as u64;
+    let mut pace = ev.pace();
     for id in 0..size {
+        pace.step(1)?;
         if tags.get(id) == Tag::Unknown {
             let c = ev.check(id)?;
-            tags.tag(id, c.is_solution);
+            tags.tag(id, c.is_solution, &mut pace)?;
         }
     }
     let minimal_only = ev.metric().is_monotone(ev.suppression_possible());
@@ -199,6 +201,7 @@ fn candidates_from_tags(ev: &mut Evaluator<'_>, tags: &mut Tags) -> Result<Vec<N
     let mut levels = vec![0u8; dims];
     let mut out = Vec::new();
     for id in 0..size {
+        pace.step(1)?;
         if tags.get(id) != Tag::Solution {
             continue;
         }

@@ -58,7 +58,7 @@ impl Ola {
             Tag::NonSolution => Ok(false),
             Tag::Unknown => {
                 let solution = ev.check(id)?.is_solution;
-                self.tags.tag(id, solution);
+                self.tags.tag(id, solution, &mut ev.pace())?;
                 Ok(solution)
             }
         }
@@ -78,7 +78,9 @@ impl Ola {
                 middle.push(v.to_vec());
                 true
             });
+            let mut pace = ev.pace();
             for v in middle {
+                pace.step(1)?;
                 if self.is_solution(ev, &v)? {
                     self.get_osc(ev, bottom, &v)?;
                 } else {
@@ -93,6 +95,8 @@ impl Ola {
             top
         };
         if self.is_solution(ev, candidate)? {
+            // the antichain grows with the lattice, and each addition compares with all of it
+            ev.pace().step(self.osc.len())?;
             self.add(candidate);
         }
         Ok(())

@@ -33,7 +33,7 @@ fn resolve(ev: &mut Evaluator<'_>, tags: &mut Tags, id: NodeId) -> Result<bool, 
         Tag::NonSolution => false,
         Tag::Unknown => {
             let s = ev.check(id)?.is_solution;
-            tags.tag(id, s);
+            tags.tag(id, s, &mut ev.pace())?;
             s
         }
     })

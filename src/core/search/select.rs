@@ -22,8 +22,10 @@ pub fn select(
         a.0 < b.0 || (a.0 == b.0 && (a.1, a.2) < (b.1, b.2))
     };
     if metric.is_data_independent() {
+        let mut pace = ev.pace();
         let mut best: Option<(f64, usize, NodeId)> = None;
         for &id in candidates {
+            pace.step(1)?;
             let k = key(
                 ev.loss_model().static_bound(metric, &lattice.levels(id)),
                 id,
@@ -34,7 +36,7 @@ pub fn select(
         }
         return Ok(best.map(|(loss, _, id)| (id, loss)));
     }
-    let bounds = inherited_bounds(ev, candidates);
+    let bounds = inherited_bounds(ev, candidates)?;
     let mut order: Vec<(f64, usize, NodeId)> = candidates
         .iter()
         .zip(bounds)
@@ -66,7 +68,8 @@ pub fn select(
 }
 
 /// Lower bounds of the metric for each candidate.
-fn inherited_bounds(ev: &Evaluator<'_>, candidates: &[NodeId]) -> Vec<f64> {
+fn inherited_bounds(ev: &Evaluator<'_>, candidates: &[NodeId]) -> Result<Vec<f64>, CoreError> {
+    let mut pace = ev.pace();
     let lattice = ev.lattice();
     let metric = ev.metric();
     let model = ev.loss_model();
@@ -81,11 +84,12 @@ fn inherited_bounds(ev: &Evaluator<'_>, candidates: &[NodeId]) -> Vec<f64> {
         return candidates
             .iter()
             .map(|&id| {
+                pace.step(known.len())?;
                 let levels = lattice.levels(id);
-                known
+                Ok(known
                     .iter()
                     .filter(|(k, _)| Lattice::le(k, &levels))
-                    .fold(static_bound(&levels), |acc, (_, b)| acc.max(*b))
+                    .fold(static_bound(&levels), |acc, (_, b)| acc.max(*b)))
             })
             .collect();
     }
@@ -98,6 +102,7 @@ fn inherited_bounds(ev: &Evaluator<'_>, candidates: &[NodeId]) -> Vec<f64> {
     let dims = lattice.dimensions();
     let mut levels = vec![0u8; dims];
     for id in 0..size as u64 {
+        pace.step(1)?;
         lattice.levels_into(id, &mut levels);
         let mut b = bound[id as usize];
         for (j, &level) in levels.iter().enumerate() {
@@ -107,8 +112,8 @@ fn inherited_bounds(ev: &Evaluator<'_>, candidates: &[NodeId]) -> Vec<f64> {
         }
         bound[id as usize] = b;
     }
-    candidates
+    Ok(candidates
         .iter()
         .map(|&id| bound[id as usize].max(static_bound(&lattice.levels(id))))
-        .collect()
+        .collect())
 }

@@ -2,6 +2,8 @@
 //! solution, a non-solution makes every specialization a non-solution. One byte per node; tagging walks
 //! the up-set or down-set and stops at nodes already tagged, so all tagging in a run costs O(|lattice| · q).
 
+use crate::core::control::Pace;
+use crate::core::error::CoreError;
 use crate::core::lattice::{Lattice, NodeId};
 
 /// What is known about a node.
@@ -52,29 +54,41 @@ impl Tags {
         self.tagged
     }
 
-    /// Tags `id` and all its generalizations as solutions.
-    pub fn tag_solution(&mut self, id: NodeId) {
-        self.spread(id, 1, true);
+    /// Tags `id` and all its generalizations as solutions. One call may tag most of a large lattice, so
+    /// the nodes tagged count on `pace`; a cancelled run leaves the up-set partly tagged (and stops).
+    pub fn tag_solution(&mut self, id: NodeId, pace: &mut Pace<'_>) -> Result<(), CoreError> {
+        self.spread(id, 1, true, pace)
     }
 
-    /// Tags `id` and all its specializations as non-solutions.
-    pub fn tag_non_solution(&mut self, id: NodeId) {
-        self.spread(id, 2, false);
+    /// Tags `id` and all its specializations as non-solutions (counted on `pace` as above).
+    pub fn tag_non_solution(&mut self, id: NodeId, pace: &mut Pace<'_>) -> Result<(), CoreError> {
+        self.spread(id, 2, false, pace)
     }
 
     /// Tags according to `is_solution`.
-    pub fn tag(&mut self, id: NodeId, is_solution: bool) {
+    pub fn tag(
+        &mut self,
+        id: NodeId,
+        is_solution: bool,
+        pace: &mut Pace<'_>,
+    ) -> Result<(), CoreError> {
         if is_solution {
-            self.tag_solution(id)
+            self.tag_solution(id, pace)
         } else {
-            self.tag_non_solution(id)
+            self.tag_non_solution(id, pace)
         }
     }
 
-    fn spread(&mut self, id: NodeId, value: u8, upward: bool) {
+    fn spread(
+        &mut self,
+        id: NodeId,
+        value: u8,
+        upward: bool,
+        pace: &mut Pace<'_>,
+    ) -> Result<(), CoreError> {
         let current = self.state[id as usize];
         if current == value {
-            return;
+            return Ok(());
         }
         debug_assert!(current == 0, "tags must never be contradicted");
         self.state[id as usize] = value;
@@ -83,6 +97,7 @@ impl Tags {
         self.stack.push(id);
         let dims = self.lattice.dimensions();
         while let Some(node) = self.stack.pop() {
+            pace.step(dims)?;
             for j in 0..dims {
                 let stride = self.lattice.stride(j);
                 let level = (node / stride) % (self.lattice.max_levels()[j] as u64 + 1);
@@ -106,19 +121,24 @@ impl Tags {
                 }
             }
         }
+        Ok(())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::control::{CancelFlag, NoControl};
 
     #[test]
     fn issa_figure_9_two_checks_tag_48_of_84_nodes() {
         let lattice = Lattice::new(vec![1, 6, 1, 2]);
         let mut tags = Tags::new(&lattice);
-        tags.tag_non_solution(lattice.id(&[1, 1, 1, 2]));
-        tags.tag_solution(lattice.id(&[0, 4, 0, 1]));
+        let mut pace = Pace::new(&NoControl);
+        tags.tag_non_solution(lattice.id(&[1, 1, 1, 2]), &mut pace)
+            .unwrap();
+        tags.tag_solution(lattice.id(&[0, 4, 0, 1]), &mut pace)
+            .unwrap();
         assert_eq!(tags.tagged(), 48);
         for v in [[0, 1, 1, 2], [1, 0, 1, 2], [1, 1, 0, 2], [1, 1, 1, 1]] {
             assert_eq!(tags.get(lattice.id(&v)), Tag::NonSolution);
@@ -127,5 +147,22 @@ mod tests {
             assert_eq!(tags.get(lattice.id(&v)), Tag::Solution);
         }
         assert_eq!(tags.get(lattice.id(&[0, 3, 0, 0])), Tag::Unknown);
+    }
+
+    #[test]
+    fn tagging_a_large_up_set_stops_when_cancelled() {
+        // 11^6 ≈ 1.8 M nodes: tagging the bottom as a solution visits every one of them
+        let lattice = Lattice::new(vec![10; 6]);
+        let flag = CancelFlag::default();
+        let mut tags = Tags::new(&lattice);
+        flag.cancel();
+        assert_eq!(
+            tags.tag_solution(0, &mut Pace::new(&flag)),
+            Err(CoreError::Cancelled)
+        );
+        assert!(tags.tagged() < lattice.size() as u64 / 100);
+        let mut tags = Tags::new(&lattice);
+        assert_eq!(tags.tag_solution(0, &mut Pace::new(&NoControl)), Ok(()));
+        assert_eq!(u128::from(tags.tagged()), lattice.size());
     }
 }

@@ -5,7 +5,7 @@ use super::dependencies::Gamma;
 use super::k_assemble::assemble;
 use super::utility::{measure, naive_utility, Cluster, Scores};
 use super::*;
-use crate::core::control::NoControl;
+use crate::core::control::{NoControl, Pace};
 use crate::core::data::{GeneralizationMap, Hierarchy, Table};
 use crate::core::local::{Cell, LocalAttribute};
 
@@ -347,7 +347,8 @@ fn incremental_scores_equal_the_definitions_on_the_example() {
             }
         })
         .collect();
-    let mut scores = Scores::new(&prep, &clusters);
+    let mut pace = Pace::new(&NoControl);
+    let mut scores = Scores::new(&prep, &clusters, &mut pace).expect("not cancelled");
     assert!(close(scores.total, 3.0));
     // candidate C_{3,4}: +1.0; candidate C_{4,5}: +0.5
     prep.lca(&[2, 3], &mut nodes);
@@ -369,7 +370,9 @@ fn incremental_scores_equal_the_definitions_on_the_example() {
             alive: true,
         });
         let id = clusters.len() as u32 - 1;
-        scores.apply(&prep, &clusters, &pair, &[id]);
+        scores
+            .apply(&prep, &clusters, &pair, &[id], &mut pace)
+            .expect("not cancelled");
     }
     assert!(close(scores.total, 5.0));
     assert_eq!(scores.exact, 4);
@@ -391,7 +394,7 @@ fn published(ex: &Example, groups: &[&[u32]]) -> (f64, f64, usize) {
         .iter()
         .map(|g| g.iter().map(|r| r - 1).collect())
         .collect();
-    let m = measure(&prep, &clusters);
+    let m = measure(&prep, &clusters, &mut Pace::new(&NoControl)).expect("not cancelled");
     (m.loss, m.utility, m.preserved)
 }
 

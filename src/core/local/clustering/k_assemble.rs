@@ -17,7 +17,7 @@
 
 use super::utility::{naive_utility, Cluster, Scores};
 use super::{finish, tick, ClusteringResult, FunctionalDependency, Prepared, PreserveMode};
-use crate::core::control::Control;
+use crate::core::control::{Control, Pace};
 use crate::core::error::CoreError;
 use crate::core::local::LocalInput;
 use crate::core::rng::SplitMix64;
@@ -107,21 +107,28 @@ pub(crate) fn assemble(
     let k = prep.k;
     if k == 1 {
         let out: Vec<Vec<u32>> = (0..n as u32).map(|r| vec![r]).collect();
-        return Ok(finish(&prep, input, "k_assemble", &out));
+        return finish(&prep, input, "k_assemble", &out, control);
     }
+    let mut pace = Pace::new(control);
+    pace.check()?;
     let mut nodes = Vec::new();
-    let mut clusters: Vec<Cluster> = (0..n as u32)
-        .map(|r| {
-            prep.lca(&[r], &mut nodes);
-            Cluster {
-                members: vec![r],
-                nodes: nodes.clone(),
-                sealed: false,
-                alive: true,
-            }
-        })
-        .collect();
-    let mut scores = options.incremental.then(|| Scores::new(&prep, &clusters));
+    let mut clusters: Vec<Cluster> = Vec::with_capacity(n);
+    for r in 0..n as u32 {
+        pace.step(1)?;
+        prep.lca(&[r], &mut nodes);
+        clusters.push(Cluster {
+            members: vec![r],
+            nodes: nodes.clone(),
+            sealed: false,
+            alive: true,
+        });
+    }
+    let mut scores = if options.incremental {
+        Some(Scores::new(&prep, &clusters, &mut pace)?)
+    } else {
+        None
+    };
+    pace.check()?;
     let mut rng = SplitMix64(options.seed);
     let mut unsealed: Vec<u32> = (0..n as u32).collect();
     let mut sealed: Vec<Vec<u32>> = Vec::new();
@@ -155,6 +162,12 @@ pub(crate) fn assemble(
         };
         let mut best_key: Option<(i64, i64)> = None;
         for &s in &seeds {
+            // one candidate scans the unsealed records (and every cluster without Opt-2)
+            pace.step(if scores.is_some() {
+                unsealed.len()
+            } else {
+                unsealed.len() + clusters.len()
+            })?;
             neighbours(&prep, &unsealed, s, &mut near);
             candidate.clear();
             candidate.push(s);
@@ -200,11 +213,11 @@ pub(crate) fn assemble(
             alive: true,
         });
         if let Some(scores) = &mut scores {
-            scores.apply(&prep, &clusters, &best, &[id]);
+            scores.apply(&prep, &clusters, &best, &[id], &mut pace)?;
         }
         unsealed.retain(|r| best.binary_search(r).is_err());
         sealed.push(best.clone());
     }
     tick(control, n - unsealed.len(), n)?;
-    Ok(finish(&prep, input, "k_assemble", &sealed))
+    finish(&prep, input, "k_assemble", &sealed, control)
 }

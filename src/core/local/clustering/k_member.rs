@@ -12,7 +12,7 @@
 //! Cost: O(N²) information-loss evaluations of O(q · height) each.
 
 use super::{finish, tick, ClusteringResult, FunctionalDependency, Prepared, PreserveMode};
-use crate::core::control::Control;
+use crate::core::control::{Control, Pace};
 use crate::core::error::CoreError;
 use crate::core::local::LocalInput;
 use crate::core::rng::SplitMix64;
@@ -49,10 +49,12 @@ pub fn k_member(
     let mut clusters: Vec<Vec<u32>> = Vec::new();
     let mut cluster_nodes: Vec<Vec<(u8, u32)>> = Vec::new();
     let mut nodes = Vec::new();
+    let mut pace = Pace::new(control);
     if n >= k {
         let mut seed = remaining[rng.index(n)];
         while remaining.len() >= k {
             tick(control, n - remaining.len(), n)?;
+            pace.step(remaining.len())?;
             prep.lca(&[seed], &mut nodes);
             let mut far = 0;
             let mut far_d = -1.0;
@@ -67,6 +69,7 @@ pub fn k_member(
             let mut members = vec![seed];
             prep.lca(&members, &mut nodes);
             while members.len() < k {
+                pace.step(remaining.len())?;
                 let base = prep.spread(&nodes);
                 let mut pick = 0;
                 let mut pick_d = f64::INFINITY;
@@ -89,6 +92,7 @@ pub fn k_member(
             cluster_nodes.push(nodes.clone());
         }
         for r in std::mem::take(&mut remaining) {
+            pace.step(clusters.len())?;
             let mut pick = 0;
             let mut pick_d = f64::INFINITY;
             for (c, members) in clusters.iter().enumerate() {
@@ -105,5 +109,5 @@ pub fn k_member(
         }
     }
     tick(control, n - remaining.len(), n)?;
-    Ok(finish(&prep, input, "k_member", &clusters))
+    finish(&prep, input, "k_member", &clusters, control)
 }

@@ -28,7 +28,7 @@ pub use pair_enum::{pair_enum, PairEnumOptions};
 pub use top_down::{top_down, TopDownOptions};
 
 use super::{Domain, LocalInput, Recoding, SUPPRESSED_GROUP};
-use crate::core::control::{Control, Phase, Progress};
+use crate::core::control::{Control, Pace, Phase, Progress};
 use crate::core::data::GeneralizationMap;
 use crate::core::error::CoreError;
 use dependencies::Gamma;
@@ -288,13 +288,17 @@ pub(crate) fn tick(control: &dyn Control, done: usize, total: usize) -> Result<(
 }
 
 /// Builds the recoding and the report of a final clustering (`clusters` lists every published cluster;
-/// records in none are suppressed).
+/// records in none are suppressed). Measuring the dependency loss compares every instance with every
+/// cluster, so it polls `control` as it goes.
 pub(crate) fn finish(
     prep: &Prepared<'_>,
     input: &LocalInput<'_>,
     algorithm: &'static str,
     clusters: &[Vec<u32>],
-) -> ClusteringResult {
+    control: &dyn Control,
+) -> Result<ClusteringResult, CoreError> {
+    let mut pace = Pace::new(control);
+    pace.check()?;
     let mut group_of = vec![SUPPRESSED_GROUP; prep.rows];
     for (g, members) in clusters.iter().enumerate() {
         for &r in members {
@@ -303,7 +307,8 @@ pub(crate) fn finish(
     }
     let leftovers = group_of.iter().filter(|&&g| g == SUPPRESSED_GROUP).count();
     let recoding = Recoding::from_partition(input, group_of, clusters.len());
-    let measured = utility::measure(prep, clusters);
+    let measured = utility::measure(prep, clusters, &mut pace)?;
+    pace.check()?;
     let fd_violations_input = prep.gamma.input_violations();
     let fd_violations_output = prep.gamma.output_violations(prep, clusters);
     let report = ClusteringReport {
@@ -319,7 +324,7 @@ pub(crate) fn finish(
         fd_violations_output,
         fd_violations_introduced: fd_violations_output.saturating_sub(fd_violations_input),
     };
-    ClusteringResult { recoding, report }
+    Ok(ClusteringResult { recoding, report })
 }
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ use std::collections::{BinaryHeap, HashMap};
 
 use super::utility::{naive_utility, Cluster, ClusterRef, Scores};
 use super::{finish, tick, ClusteringResult, FunctionalDependency, Prepared, PreserveMode};
-use crate::core::control::Control;
+use crate::core::control::{Control, Pace};
 use crate::core::error::CoreError;
 use crate::core::local::LocalInput;
 
@@ -193,7 +193,12 @@ impl Run<'_, '_> {
     }
 
     /// Commits the merge of `a` and `b`; returns the new cluster ids and the records sealed.
-    fn commit(&mut self, a: u32, b: u32) -> (Vec<u32>, usize) {
+    fn commit(
+        &mut self,
+        a: u32,
+        b: u32,
+        pace: &mut Pace<'_>,
+    ) -> Result<(Vec<u32>, usize), CoreError> {
         self.merge.build(self.prep, &self.clusters, a, b);
         self.clusters[a as usize].alive = false;
         self.clusters[b as usize].alive = false;
@@ -216,9 +221,9 @@ impl Run<'_, '_> {
             });
         }
         if let Some(scores) = &mut self.scores {
-            scores.apply(self.prep, &self.clusters, &[a, b], &added);
+            scores.apply(self.prep, &self.clusters, &[a, b], &added, pace)?;
         }
-        (added, if sealed { self.prep.k } else { 0 })
+        Ok((added, if sealed { self.prep.k } else { 0 }))
     }
 
     /// The unsealed clusters ordered by first record.
@@ -231,19 +236,35 @@ impl Run<'_, '_> {
     }
 
     /// Every pair, first best key wins.
-    fn best_pair_exhaustive(&mut self) -> Option<(u32, u32)> {
+    fn best_pair_exhaustive(
+        &mut self,
+        pace: &mut Pace<'_>,
+    ) -> Result<Option<(u32, u32)>, CoreError> {
         let u = self.unsealed();
         let current = self.current();
+        pace.step(self.clusters.len())?;
         let mut best: Option<((i64, i64), (u32, u32))> = None;
         for i in 0..u.len() {
             for j in i + 1..u.len() {
                 let key = self.key(u[i], u[j], current);
+                pace.step(self.key_work(u[i], u[j]))?;
                 if best.is_none_or(|(b, _)| key > b) {
                     best = Some((key, (u[i], u[j])));
                 }
             }
         }
-        best.map(|(_, pair)| pair)
+        Ok(best.map(|(_, pair)| pair))
+    }
+
+    /// Work units of evaluating the pair `a`, `b`: the records of both clusters (the merge and its
+    /// incremental score), or every live cluster when the utility is recomputed from the definitions.
+    fn key_work(&self, a: u32, b: u32) -> usize {
+        let pair =
+            self.clusters[a as usize].members.len() + self.clusters[b as usize].members.len();
+        match self.scores {
+            Some(_) => pair,
+            None => pair + self.clusters.len(),
+        }
     }
 
     /// The q unsealed clusters nearest to `c` by the average δ of their published rows (ties: first
@@ -298,19 +319,26 @@ pub fn pair_enum(
     }
     let n = prep.rows;
     let k = prep.k;
+    let mut pace = Pace::new(control);
+    pace.check()?;
     let mut nodes = Vec::new();
-    let clusters: Vec<Cluster> = (0..n as u32)
-        .map(|r| {
-            prep.lca(&[r], &mut nodes);
-            Cluster {
-                members: vec![r],
-                nodes: nodes.clone(),
-                sealed: k == 1,
-                alive: true,
-            }
-        })
-        .collect();
-    let scores = (options.incremental && k > 1).then(|| Scores::new(&prep, &clusters));
+    let mut clusters: Vec<Cluster> = Vec::with_capacity(n);
+    for r in 0..n as u32 {
+        pace.step(1)?;
+        prep.lca(&[r], &mut nodes);
+        clusters.push(Cluster {
+            members: vec![r],
+            nodes: nodes.clone(),
+            sealed: k == 1,
+            alive: true,
+        });
+    }
+    let scores = if options.incremental && k > 1 {
+        Some(Scores::new(&prep, &clusters, &mut pace)?)
+    } else {
+        None
+    };
+    pace.check()?;
     let mut run = Run {
         prep: &prep,
         options,
@@ -324,40 +352,50 @@ pub fn pair_enum(
     let mut lists: Vec<Vec<u32>> = Vec::new();
     let mut holders: Vec<Vec<u32>> = Vec::new();
     let mut version = 0u64;
+    // Both closures count their work on `pace`: one neighbour list scans every cluster, so a round that
+    // refreshes many lists (or the first loop, one list per record) polls between lists.
     let push = |run: &mut Run<'_, '_>,
                 heap: &mut BinaryHeap<Entry>,
                 evaluated: &mut HashMap<(u32, u32), u64>,
+                pace: &mut Pace<'_>,
                 version: u64,
                 a: u32,
-                b: u32| {
+                b: u32|
+     -> Result<(), CoreError> {
         let (a, b) = run.canonical(a, b);
         if evaluated.get(&(a, b)) == Some(&version) {
-            return;
+            return Ok(());
         }
         let key = run.key(a, b, (0.0, 0));
+        pace.step(run.key_work(a, b))?;
         evaluated.insert((a, b), version);
         heap.push((key, Reverse((run.first(a), run.first(b))), (a, b), version));
+        Ok(())
     };
     let refresh = |run: &mut Run<'_, '_>,
                    heap: &mut BinaryHeap<Entry>,
                    evaluated: &mut HashMap<(u32, u32), u64>,
                    lists: &mut Vec<Vec<u32>>,
                    holders: &mut Vec<Vec<u32>>,
+                   pace: &mut Pace<'_>,
                    version: u64,
                    c: u32,
-                   q: usize| {
+                   q: usize|
+     -> Result<(), CoreError> {
         let near = run.nearest(c, q);
         let len = run.clusters.len();
+        pace.step(len)?;
         lists.resize(len, Vec::new());
         holders.resize(len, Vec::new());
         for &x in &near {
             holders[x as usize].push(c);
             let (a, b) = run.canonical(c, x);
             if !evaluated.contains_key(&(a, b)) {
-                push(run, heap, evaluated, version, a, b);
+                push(run, heap, evaluated, pace, version, a, b)?;
             }
         }
         lists[c as usize] = near;
+        Ok(())
     };
     if let Some(q) = options.neighbours {
         if k > 1 {
@@ -368,10 +406,11 @@ pub fn pair_enum(
                     &mut evaluated,
                     &mut lists,
                     &mut holders,
+                    &mut pace,
                     version,
                     c,
                     q,
-                );
+                )?;
             }
         }
     }
@@ -379,10 +418,11 @@ pub fn pair_enum(
     while unsealed_records >= k && k > 1 {
         tick(control, sealed_records, n)?;
         let pair = match options.neighbours {
-            None => run.best_pair_exhaustive(),
+            None => run.best_pair_exhaustive(&mut pace)?,
             Some(q) => {
                 let mut chosen = None;
                 while chosen.is_none() {
+                    pace.step(1)?;
                     let Some((_, _, (a, b), stamp)) = heap.pop() else {
                         // every queued pair was used up: rebuild the lists
                         for c in run.unsealed() {
@@ -392,10 +432,11 @@ pub fn pair_enum(
                                 &mut evaluated,
                                 &mut lists,
                                 &mut holders,
+                                &mut pace,
                                 version,
                                 c,
                                 q,
-                            );
+                            )?;
                         }
                         if heap.is_empty() {
                             break;
@@ -410,7 +451,15 @@ pub fn pair_enum(
                         continue;
                     }
                     if stamp != version {
-                        push(&mut run, &mut heap, &mut evaluated, version, a, b);
+                        push(
+                            &mut run,
+                            &mut heap,
+                            &mut evaluated,
+                            &mut pace,
+                            version,
+                            a,
+                            b,
+                        )?;
                         continue;
                     }
                     chosen = Some((a, b));
@@ -421,7 +470,7 @@ pub fn pair_enum(
         let Some((a, b)) = pair else {
             break;
         };
-        let (added, sealed) = run.commit(a, b);
+        let (added, sealed) = run.commit(a, b, &mut pace)?;
         sealed_records += sealed;
         unsealed_records -= sealed;
         if let Some(q) = options.neighbours {
@@ -443,10 +492,11 @@ pub fn pair_enum(
                         &mut evaluated,
                         &mut lists,
                         &mut holders,
+                        &mut pace,
                         version,
                         c,
                         q,
-                    );
+                    )?;
                 }
             }
             for c in stale {
@@ -458,10 +508,11 @@ pub fn pair_enum(
                         &mut evaluated,
                         &mut lists,
                         &mut holders,
+                        &mut pace,
                         version,
                         c,
                         q,
-                    );
+                    )?;
                 }
             }
         }
@@ -474,5 +525,5 @@ pub fn pair_enum(
         .map(|c| c.members)
         .collect();
     out.sort_unstable_by_key(|m| m[0]);
-    Ok(finish(&prep, input, "pair_enum", &out))
+    finish(&prep, input, "pair_enum", &out, control)
 }

@@ -12,7 +12,7 @@
 //! Cost: O(N log N) information-loss evaluations for balanced splits, O(N²) at worst.
 
 use super::{finish, tick, ClusteringResult, FunctionalDependency, Prepared, PreserveMode};
-use crate::core::control::Control;
+use crate::core::control::{Control, Pace};
 use crate::core::error::CoreError;
 use crate::core::local::LocalInput;
 use crate::core::rng::SplitMix64;
@@ -75,6 +75,8 @@ pub fn top_down(
     }
     let mut done = 0;
     let mut scratch = Vec::new();
+    // a split of a large part scans it several times; its steps count on `pace`
+    let mut pace = Pace::new(control);
     while let Some(mut part) = stack.pop() {
         tick(control, done, n)?;
         if part.len() < 2 * k {
@@ -84,8 +86,10 @@ pub fn top_down(
             continue;
         }
         let mut u = part[rng.index(part.len())];
+        pace.step(part.len())?;
         let (mut v, mut d) = furthest(&prep, &part, u, &mut scratch);
         for _ in 0..3 {
+            pace.step(part.len())?;
             let (w, e) = furthest(&prep, &part, v, &mut scratch);
             if e <= d {
                 break;
@@ -107,6 +111,7 @@ pub fn top_down(
         prep.lca(&sides[0], &mut nodes[0]);
         prep.lca(&sides[1], &mut nodes[1]);
         for r in rest {
+            pace.step(1)?;
             let g0 = growth(&prep, &nodes[0], sides[0].len(), r);
             let g1 = growth(&prep, &nodes[1], sides[1].len(), r);
             let s = usize::from(g1 < g0);
@@ -116,6 +121,7 @@ pub fn top_down(
         for small in 0..2 {
             let big = 1 - small;
             while sides[small].len() < k {
+                pace.step(sides[big].len())?;
                 let mut pick = 0;
                 let mut pick_g = f64::INFINITY;
                 for (i, &r) in sides[big].iter().enumerate() {
@@ -136,5 +142,5 @@ pub fn top_down(
     }
     tick(control, done, n)?;
     out.sort_unstable_by_key(|m| m[0]);
-    Ok(finish(&prep, input, "top_down", &out))
+    finish(&prep, input, "top_down", &out, control)
 }

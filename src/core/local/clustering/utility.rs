@@ -17,6 +17,8 @@
 
 use super::dependencies::Attr;
 use super::Prepared;
+use crate::core::control::Pace;
+use crate::core::error::CoreError;
 
 /// Tolerance of float comparisons ("exactly preserved", ties).
 pub(crate) const EPSILON: f64 = 1e-9;
@@ -97,8 +99,13 @@ pub(crate) struct Measured {
     pub preserved: usize,
 }
 
-/// Measures published clusters directly from the definitions (O(|Γ| · clusters · k)).
-pub(crate) fn measure(prep: &Prepared<'_>, clusters: &[Vec<u32>]) -> Measured {
+/// Measures published clusters directly from the definitions (O(|Γ| · clusters · k)); counts its work
+/// on `pace` (every cluster per instance), so it stops when the caller cancels.
+pub(crate) fn measure(
+    prep: &Prepared<'_>,
+    clusters: &[Vec<u32>],
+    pace: &mut Pace<'_>,
+) -> Result<Measured, CoreError> {
     let nodes: Vec<Vec<(u8, u32)>> = clusters
         .iter()
         .map(|m| {
@@ -113,6 +120,7 @@ pub(crate) fn measure(prep: &Prepared<'_>, clusters: &[Vec<u32>]) -> Measured {
         preserved: 0,
     };
     for p in 0..prep.gamma.len() {
+        pace.step(clusters.len())?;
         let mut best = 0.0f64;
         let mut nearest = 1.0f64;
         for (m, n) in clusters.iter().zip(&nodes) {
@@ -124,7 +132,7 @@ pub(crate) fn measure(prep: &Prepared<'_>, clusters: &[Vec<u32>]) -> Measured {
         out.loss += nearest;
         out.preserved += usize::from(nearest <= EPSILON);
     }
-    out
+    Ok(out)
 }
 
 /// Utility and exactly preserved instances of a whole clustering, from the definitions (the test
@@ -239,8 +247,13 @@ pub(crate) struct Scores {
 }
 
 impl Scores {
-    /// Scores of a clustering of unsealed single records, except those given sealed.
-    pub fn new(prep: &Prepared<'_>, clusters: &[Cluster]) -> Self {
+    /// Scores of a clustering of unsealed single records, except those given sealed; counts its work
+    /// on `pace` (one cluster at a time, as [`Scores::apply`]).
+    pub fn new(
+        prep: &Prepared<'_>,
+        clusters: &[Cluster],
+        pace: &mut Pace<'_>,
+    ) -> Result<Self, CoreError> {
         let n = prep.gamma.len();
         let arity = prep.gamma.max_arity().max(1);
         let mut s = Self {
@@ -265,8 +278,8 @@ impl Scores {
         let ids: Vec<u32> = (0..clusters.len() as u32)
             .filter(|&c| clusters[c as usize].alive)
             .collect();
-        s.apply(prep, clusters, &[], &ids);
-        s
+        s.apply(prep, clusters, &[], &ids, pace)?;
+        Ok(s)
     }
 
     /// Collects into `scratch` the instances cluster `members`/`nodes` can have positive preserve for.
@@ -438,20 +451,24 @@ impl Scores {
     }
 
     /// Records that clusters `removed` (now dead) were replaced by clusters `added` (already in
-    /// `clusters`, alive, sealed or not).
+    /// `clusters`, alive, sealed or not). The instances each cluster reaches count as work on `pace`
+    /// (the first call adds every record), and a cancelled run leaves the scores half updated.
     pub fn apply(
         &mut self,
         prep: &Prepared<'_>,
         clusters: &[Cluster],
         removed: &[u32],
         added: &[u32],
-    ) {
+        pace: &mut Pace<'_>,
+    ) -> Result<(), CoreError> {
         let round = self.start_union();
-        for &c in removed.iter().chain(added) {
+        for (i, &c) in removed.iter().chain(added).enumerate() {
             let cl = &clusters[c as usize];
             self.reach_of(prep, &cl.members, &cl.nodes);
             self.collect(round);
-            let is_added = added.contains(&c);
+            pace.step(1 + self.scratch.len())?;
+            // removed clusters are dead and added ones alive, so no id is in both lists
+            let is_added = i >= removed.len();
             let scratch = std::mem::take(&mut self.scratch);
             for &p in &scratch {
                 let p = p as usize;
@@ -489,14 +506,17 @@ impl Scores {
         for &p in &touched {
             let p = p as usize;
             if !self.complete[p] && self.top_len[p] < 2 {
+                pace.step(clusters.len())?;
                 self.rescan(prep, clusters, p);
             }
+            pace.step(1)?;
             let new = self.best_without(prep, clusters, p, &[]);
             self.total += new - self.best[p];
             self.exact += i64::from(is_one(new)) - i64::from(is_one(self.best[p]));
             self.best[p] = new;
         }
         self.touched = touched;
+        Ok(())
     }
 
     fn insert_top(&mut self, p: usize, v: f64, c: u32) {

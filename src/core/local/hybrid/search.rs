@@ -131,8 +131,14 @@ impl Projections {
     }
 
     /// Makes the projections of `masks` that are missing and those they are split from, in parallel
-    /// from the narrowest masks up.
-    pub(super) fn extend_for(&mut self, prepared: &Prepared<'_>, masks: impl Iterator<Item = u64>) {
+    /// from the narrowest masks up. Each projection scans the base tuples, and a height may need many,
+    /// so `control` is polled before each one.
+    pub(super) fn extend_for(
+        &mut self,
+        prepared: &Prepared<'_>,
+        masks: impl Iterator<Item = u64>,
+        control: &dyn Control,
+    ) -> Result<(), CoreError> {
         let full = full_mask(prepared.maps.len());
         let mut missing: FxHashSet<u64> = FxHashSet::default();
         let mut pending: Vec<u64> = masks.filter(|&mask| mask != full && mask != ALL).collect();
@@ -155,9 +161,12 @@ impl Projections {
                     .iter()
                     .take_while(|m| m.count_ones() == width)
                     .count();
-            let made: Vec<(u64, (Vec<u32>, BaseTuples))> = missing[start..end]
+            let made: Option<Vec<Made>> = missing[start..end]
                 .par_iter()
                 .map_init(Vec::new, |scratch, &mask| {
+                    if control.is_cancelled() {
+                        return None;
+                    }
                     let made = if mask == 0 {
                         base.split_projection((&vec![0u32; base.len()], 1), None, scratch)
                     } else {
@@ -165,14 +174,18 @@ impl Projections {
                         let (ids, tuples) = &self.by_mask[&narrower];
                         base.split_projection((ids, tuples.len()), Some(attribute), scratch)
                     };
-                    (mask, made)
+                    Some((mask, made))
                 })
                 .collect();
-            self.by_mask.extend(made);
+            self.by_mask.extend(made.ok_or(CoreError::Cancelled)?);
             start = end;
         }
+        Ok(())
     }
 }
+
+/// A projection made for a mask: the mask, every base tuple's projected tuple and the projected tuples.
+type Made = (u64, (Vec<u32>, BaseTuples));
 
 /// Whether `a` beats `b`: lower loss (within the tolerance), fewer changed cells, smaller levels.
 fn better(a: &NodeResult, b: &NodeResult) -> bool {
@@ -225,7 +238,8 @@ pub(super) fn walk(prepared: &Prepared<'_>, control: &dyn Control) -> Result<Fou
                 .iter()
                 .filter(|(_, _, pruned)| !pruned)
                 .map(|(levels, _, _)| projection_mask(levels, &max_levels)),
-        );
+            control,
+        )?;
         let above_ref = &above;
         let projections_ref = &projections;
         let repaired: Vec<Option<Evaluated>> = nodes

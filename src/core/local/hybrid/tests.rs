@@ -618,7 +618,9 @@ fn check_projection(
     let mut scratch = Vec::new();
     let mut projections = Projections::default();
     let mask = projection_mask(levels, max);
-    projections.extend_for(prepared, std::iter::once(mask));
+    projections
+        .extend_for(prepared, std::iter::once(mask), &NoControl)
+        .expect("not cancelled");
     let base = projections.base(prepared, mask);
     let mut expected = plain.clone();
     expected.canonicalize(&prepared.maps, levels);
