@@ -147,7 +147,14 @@ fn adult() -> &'static Table {
     static TABLE: OnceLock<Table> = OnceLock::new();
     TABLE.get_or_init(|| {
         let bytes = std::fs::read(adult_dir().join("adult.csv")).expect("adult.csv");
-        read_table(bytes.as_slice(), &CsvOptions { delimiter: b';' }).expect("adult table")
+        read_table(
+            bytes.as_slice(),
+            &CsvOptions {
+                delimiter: b';',
+                ..CsvOptions::default()
+            },
+        )
+        .expect("adult table")
     })
 }
 
