@@ -391,10 +391,11 @@ impl AdultLocal {
 }
 
 /// Rows of the Mondrian input and the distinct l-diversity of occupation it asks for: most candidate cuts
-/// leave a side with too few occupations, and each rejected cut scans its partition. Uncancelled: 6.3 s
-/// (more than 30 s while other builds ran); twice the records would take twice as long, but their setup
-/// (one check of the whole table, the row-major key copy) then runs about half a second between polls.
-const MONDRIAN_ROWS: usize = 2_000_000;
+/// leave a side with too few occupations, and each rejected cut scans its partition. Uncancelled on the
+/// idle machine: 12.4 s, with at most 103 ms between two polls (the setup: one check of the whole table
+/// and the row-major key copy); 2,000,000 records took 5–6 s. A larger l barely changes the time (l = 8,
+/// 10, 12 on 2,000,000 records: 5.2, 4.8, 5.5 s).
+const MONDRIAN_ROWS: usize = 4_000_000;
 const MONDRIAN_L: u64 = 8;
 
 fn mondrian_job(data: &AdultLocal, l: u64) -> Job<'_> {
