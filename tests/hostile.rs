@@ -181,15 +181,33 @@ fn small_spec(dataset: &Value) -> Value {
     })
 }
 
-async fn upload(client: &reqwest::Client, server: &Server, key: &str, csv: &str) -> Value {
-    let response = client
-        .post(server.url("/v1/datasets?delimiter=;"))
+/// Posts `body` as a CSV upload to `path` with `key`.
+async fn post_csv(
+    client: &reqwest::Client,
+    server: &Server,
+    path: &str,
+    key: &str,
+    body: impl Into<reqwest::Body>,
+) -> reqwest::Response {
+    client
+        .post(server.url(path))
         .bearer_auth(key)
         .header("content-type", "text/csv")
-        .body(csv.to_string())
+        .body(body)
         .send()
         .await
-        .unwrap();
+        .unwrap()
+}
+
+async fn upload(client: &reqwest::Client, server: &Server, key: &str, csv: &str) -> Value {
+    let response = post_csv(
+        client,
+        server,
+        "/v1/datasets?delimiter=;",
+        key,
+        csv.to_string(),
+    )
+    .await;
     assert_eq!(response.status(), 201);
     response.json().await.unwrap()
 }
@@ -397,14 +415,7 @@ async fn upload_admission(database: Option<&TestDatabase>) {
 
     let mut first = open_slow_upload(server.port, KEY, 1_000_000).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let refused = client
-        .post(server.url("/v1/datasets?delimiter=;"))
-        .bearer_auth(KEY)
-        .header("content-type", "text/csv")
-        .body(SMALL_CSV)
-        .send()
-        .await
-        .unwrap();
+    let refused = post_csv(&client, &server, "/v1/datasets?delimiter=;", KEY, SMALL_CSV).await;
     assert_eq!(refused.status(), 429);
     assert_eq!(refused.headers()["retry-after"], "5");
     let problem: Value = refused.json().await.unwrap();
@@ -412,14 +423,14 @@ async fn upload_admission(database: Option<&TestDatabase>) {
 
     let mut other = open_slow_upload(server.port, &second, 1_000_000).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let busy = client
-        .post(server.url("/v1/datasets?delimiter=;"))
-        .bearer_auth(&third)
-        .header("content-type", "text/csv")
-        .body(SMALL_CSV)
-        .send()
-        .await
-        .unwrap();
+    let busy = post_csv(
+        &client,
+        &server,
+        "/v1/datasets?delimiter=;",
+        &third,
+        SMALL_CSV,
+    )
+    .await;
     assert_eq!(busy.status(), 503);
     assert!(busy.headers().contains_key("retry-after"));
     let problem: Value = busy.json().await.unwrap();
@@ -432,14 +443,14 @@ async fn upload_admission(database: Option<&TestDatabase>) {
     drop(other);
     let started = Instant::now();
     loop {
-        let response = client
-            .post(server.url("/v1/datasets?delimiter=;"))
-            .bearer_auth(&third)
-            .header("content-type", "text/csv")
-            .body(SMALL_CSV)
-            .send()
-            .await
-            .unwrap();
+        let response = post_csv(
+            &client,
+            &server,
+            "/v1/datasets?delimiter=;",
+            &third,
+            SMALL_CSV,
+        )
+        .await;
         if response.status() == 201 {
             break;
         }
@@ -796,25 +807,25 @@ async fn a_200_mib_field_is_refused_with_bounded_memory() {
 async fn nul_bytes_are_unprocessable(database: Option<&TestDatabase>) {
     let server = start(database, &[], false).await;
     let client = client();
-    let named = client
-        .post(server.url("/v1/datasets?delimiter=;&name=ward%00b"))
-        .bearer_auth(KEY)
-        .header("content-type", "text/csv")
-        .body(SMALL_CSV)
-        .send()
-        .await
-        .unwrap();
+    let named = post_csv(
+        &client,
+        &server,
+        "/v1/datasets?delimiter=;&name=ward%00b",
+        KEY,
+        SMALL_CSV,
+    )
+    .await;
     assert_eq!(named.status(), 422);
     let problem: Value = named.json().await.unwrap();
     assert_eq!(problem["code"], "invalid_characters");
-    let field = client
-        .post(server.url("/v1/datasets?delimiter=;"))
-        .bearer_auth(KEY)
-        .header("content-type", "text/csv")
-        .body("age;disease\n31;fl\0u\n")
-        .send()
-        .await
-        .unwrap();
+    let field = post_csv(
+        &client,
+        &server,
+        "/v1/datasets?delimiter=;",
+        KEY,
+        "age;disease\n31;fl\0u\n",
+    )
+    .await;
     assert_eq!(field.status(), 422);
     let hierarchy = client
         .post(server.url("/v1/hierarchies"))

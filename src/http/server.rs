@@ -31,19 +31,13 @@ use tokio_rustls::TlsAcceptor;
 
 use crate::metrics::Metrics;
 
-/// Default cap on open connections.
-pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
-
-/// Default header-read (and idle keep-alive) timeout.
-pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// Most header fields a request may carry.
 const MAX_HEADERS: usize = 100;
 
 /// How long to pause accepting after the operating system refused a socket (out of descriptors).
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
-/// Limits of the listener.
+/// Limits of the listener (their defaults live with the `serve` flags in `config.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ServerLimits {
     /// Open connections at most; more are closed as they arrive.
@@ -53,16 +47,6 @@ pub struct ServerLimits {
     pub header_read_timeout: Duration,
     /// Time requests in flight get to finish once shutdown begins.
     pub shutdown_grace: Duration,
-}
-
-impl Default for ServerLimits {
-    fn default() -> Self {
-        ServerLimits {
-            max_connections: DEFAULT_MAX_CONNECTIONS,
-            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
-            shutdown_grace: Duration::from_secs(30),
-        }
-    }
 }
 
 /// Why a TLS configuration could not be loaded. Names files, never their content.
