@@ -243,7 +243,9 @@ pub struct ServeConfig {
     pub max_uploads: u32,
 
     /// Bytes a job may be expected to need (records and columns of its dataset, see the README's memory
-    /// section); a larger job is refused at submission with `memory_budget_exceeded`. 0: no budget.
+    /// section); a larger job is refused at submission with `memory_budget_exceeded`. The jobs this
+    /// process runs at once share it: a job that does not fit beside them waits until they finish.
+    /// 0: no budget.
     #[arg(long, env = "ANONYMIZER_JOB_MEMORY_BUDGET", default_value_t = 8 << 30)]
     pub job_memory_budget: u64,
 

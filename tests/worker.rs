@@ -8,7 +8,7 @@ mod database;
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -56,6 +56,8 @@ on_both_backends!(
     a_wake_up_starts_a_queued_job_at_once,
     a_quiet_tenant_waits_one_job_behind_a_busy_tenants_backlog,
     the_tenant_cap_keeps_a_slot_for_another_tenant,
+    a_job_larger_than_the_memory_budget_fails_with_its_code,
+    jobs_that_do_not_fit_the_memory_budget_together_run_one_after_another,
 );
 
 async fn run_sqlite<F, Fut>(case: F)
@@ -159,6 +161,7 @@ fn settings(lease: Duration, deadline: Duration) -> WorkerSettings {
         tenant_max_running: 0,
         deadline,
         poll_interval: Duration::from_millis(50),
+        memory_budget: 0,
     }
 }
 
@@ -676,4 +679,97 @@ async fn the_tenant_cap_keeps_a_slot_for_another_tenant(store: Store) {
     .await;
     assert_eq!(get(&store, busy, second.id).await.state, JobState::Queued);
     stop_supervisor(stop, supervisor).await;
+}
+
+async fn a_job_larger_than_the_memory_budget_fails_with_its_code(store: Store) {
+    let t = tenant(&store).await;
+    let data = arx_dataset(&store, t).await;
+    // queued directly, as by a replica with a larger budget: the API would refuse it at submission
+    let job = queue(&store, t, data, &arx_spec(2)).await;
+    let mut small = settings(Duration::from_secs(30), Duration::from_secs(60));
+    small.memory_budget = 16 << 20;
+    let summary = worker_with(&store, small)
+        .run_once()
+        .await
+        .expect("claim")
+        .expect("a job");
+    assert_eq!(
+        summary.outcome,
+        JobOutcome::Failed {
+            code: "memory_budget_exceeded".into()
+        }
+    );
+    let failed = get(&store, t, job.id).await;
+    assert_eq!(failed.state, JobState::Failed);
+    assert_eq!(
+        failed.failure_code.as_deref(),
+        Some("memory_budget_exceeded")
+    );
+    assert!(failed
+        .failure_message
+        .as_deref()
+        .is_some_and(|m| m.contains("16 MiB")));
+}
+
+/// An executor that holds its job for `hold` and records how many jobs ran at once at most.
+fn overlap_counter(hold: Duration) -> (Executor, Arc<AtomicUsize>) {
+    let running = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let most_seen = most.clone();
+    let executor: Executor = Arc::new(move |_input: &JobInput<'_>, _control: &dyn Control| {
+        let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+        most_seen.fetch_max(now, Ordering::SeqCst);
+        std::thread::sleep(hold);
+        running.fetch_sub(1, Ordering::SeqCst);
+        Ok(JobOutput {
+            csv: b"age\n*\n".to_vec(),
+            report_json: "{}".to_string(),
+        })
+    });
+    (executor, most)
+}
+
+/// Runs three jobs on a two-slot supervisor with `memory_budget` and returns how many ran at once.
+async fn most_jobs_at_once(store: &Store, memory_budget: u64) -> usize {
+    let t = named_tenant(store, &format!("budget-{memory_budget}")).await;
+    let data = arx_dataset(store, t).await;
+    let mut jobs = Vec::new();
+    for _ in 0..3 {
+        jobs.push(queue(store, t, data, &arx_spec(2)).await.id);
+    }
+    let mut two_slots = settings(Duration::from_secs(30), Duration::from_secs(60));
+    two_slots.slots = 2;
+    two_slots.memory_budget = memory_budget;
+    let (executor, most) = overlap_counter(Duration::from_millis(400));
+    let worker = worker_with(store, two_slots).with_executor(executor);
+    let (stop, stopping) = watch::channel(false);
+    let supervisor = tokio::spawn(worker.run(
+        Arc::new(Notify::new()),
+        stopping,
+        Duration::from_millis(200),
+    ));
+    for id in jobs {
+        wait_for(store, t, id, |j| j.state == JobState::Succeeded).await;
+    }
+    stop_supervisor(stop, supervisor).await;
+    most.load(Ordering::SeqCst)
+}
+
+async fn jobs_that_do_not_fit_the_memory_budget_together_run_one_after_another(store: Store) {
+    // arx_test's jobs are expected to need a little over the 32 MiB base each
+    assert_eq!(
+        most_jobs_at_once(&store, 0).await,
+        2,
+        "no budget: both slots run"
+    );
+    assert_eq!(
+        most_jobs_at_once(&store, 128 << 20).await,
+        2,
+        "room for both"
+    );
+    assert_eq!(
+        most_jobs_at_once(&store, 48 << 20).await,
+        1,
+        "room for one: the second waits for the first"
+    );
 }

@@ -291,7 +291,7 @@ fn check_memory(table: &Table, budget: u64) -> Result<(), ApiError> {
     let needed = crate::domain::memory::job_memory_estimate(table);
     if budget > 0 && needed > budget {
         return Err(ApiError::unprocessable(
-            "memory_budget_exceeded",
+            crate::worker::MEMORY_BUDGET_EXCEEDED,
             format!(
                 "a job on this dataset ({} records, {} columns) is expected to need about {} MiB, \
                  more than this service's budget of {} MiB per job",

@@ -15,6 +15,7 @@
 mod control;
 mod execute;
 mod heartbeat;
+mod memory;
 mod runner;
 mod supervisor;
 mod terminal;
@@ -27,7 +28,7 @@ use uuid::Uuid;
 
 pub use control::StopReason;
 pub use execute::{default_executor, run_pipeline, ExecuteError, Executor, JobInput, JobOutput};
-pub use runner::{DEADLINE_EXCEEDED, INTERNAL_ERROR};
+pub use runner::{DEADLINE_EXCEEDED, INTERNAL_ERROR, MEMORY_BUDGET_EXCEEDED};
 pub use terminal::JobOutcome;
 
 use crate::config::ServeConfig;
@@ -56,6 +57,10 @@ pub struct WorkerSettings {
     pub deadline: Duration,
     /// How long an idle supervisor waits before it looks at the queue again.
     pub poll_interval: Duration,
+    /// Bytes the jobs running at once in this process may be expected to need together (each job's
+    /// estimate, see `domain::memory`); a job waits for running jobs to give memory back, and one larger
+    /// than the whole budget fails with `memory_budget_exceeded`. 0: no budget.
+    pub memory_budget: u64,
 }
 
 impl WorkerSettings {
@@ -69,6 +74,7 @@ impl WorkerSettings {
             tenant_max_running: config.tenant_max_running,
             deadline: config.job_deadline(),
             poll_interval: DEFAULT_POLL_INTERVAL,
+            memory_budget: config.job_memory_budget,
         }
     }
 }
@@ -134,6 +140,8 @@ struct Shared {
     settings: WorkerSettings,
     pool: Arc<rayon::ThreadPool>,
     executor: Executor,
+    /// The memory budget the running jobs share; None without a budget.
+    memory: Option<Arc<memory::MemoryBudget>>,
     /// The controls of the jobs running now, by job and attempt.
     running: Mutex<HashMap<(Uuid, i64), Arc<JobControl>>>,
 }
@@ -183,6 +191,7 @@ impl Worker {
             .num_threads(usize::try_from(threads).unwrap_or(1))
             .start_handler(|_| lower_thread_priority())
             .build()?;
+        let memory = memory::MemoryBudget::new(settings.memory_budget).map(Arc::new);
         Ok(Worker {
             shared: Arc::new(Shared {
                 store,
@@ -191,6 +200,7 @@ impl Worker {
                 settings,
                 pool: Arc::new(pool),
                 executor: default_executor(),
+                memory,
                 running: Mutex::new(HashMap::new()),
             }),
         })
@@ -208,6 +218,7 @@ impl Worker {
                 settings: shared.settings.clone(),
                 pool: shared.pool.clone(),
                 executor,
+                memory: shared.memory.clone(),
                 running: Mutex::new(HashMap::new()),
             },
         };

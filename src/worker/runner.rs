@@ -11,6 +11,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use super::control::{JobControl, StopReason};
 use super::execute::{ExecuteError, JobInput};
 use super::heartbeat;
+use super::memory::{Refusal, Reservation};
 use super::terminal::{self, JobOutcome, Terminal};
 use super::{JobRunSummary, Shared};
 use crate::core::error::CoreError;
@@ -69,7 +70,12 @@ pub(super) async fn run(
     let decision = match load(shared, &job).await {
         Err(decision) => decision,
         Ok(_) if control.stop_reason().is_some() => stopped(&control, deadline),
-        Ok(loaded) => execute(shared, loaded, &control, deadline, permit).await,
+        Ok(loaded) => match reserve_memory(shared, &job, &loaded, &control).await {
+            Ok(reservation) => {
+                execute(shared, loaded, &control, deadline, (permit, reservation)).await
+            }
+            Err(decision) => decision,
+        },
     };
     drop(beat);
 
@@ -145,19 +151,55 @@ fn dataset_gone() -> Decision {
     fail(INTERNAL_ERROR, "the job's dataset no longer exists")
 }
 
-/// Runs the executor on a blocking thread inside the worker's pool and decides what to write.
+/// The failure code of a job expected to need more memory than the process's whole budget.
+pub const MEMORY_BUDGET_EXCEEDED: &str = "memory_budget_exceeded";
+
+/// Reserves the job's expected memory from the process's budget, waiting while running jobs hold too
+/// much of it (the heartbeat keeps the lease meanwhile).
+async fn reserve_memory(
+    shared: &Shared,
+    job: &ClaimedJob,
+    loaded: &Loaded,
+    control: &JobControl,
+) -> Result<Reservation, Decision> {
+    let Some(budget) = &shared.memory else {
+        return Ok(Reservation::none());
+    };
+    let needed = crate::domain::memory::job_memory_estimate(&loaded.table);
+    if needed > budget.available_bytes() {
+        tracing::info!(
+            job_id = %job.id, needed_mib = needed >> 20, available_mib = budget.available_bytes() >> 20,
+            "the job waits for running jobs to give memory back"
+        );
+    }
+    match budget.reserve(needed, control).await {
+        Ok(reservation) => Ok(reservation),
+        Err(Refusal::Stopped) => Err(stopped(control, shared.settings.deadline)),
+        Err(Refusal::TooLarge { needed, budget }) => Err(fail(
+            MEMORY_BUDGET_EXCEEDED,
+            format!(
+                "the job is expected to need {} MiB, more than this worker's memory budget of {} MiB",
+                needed.div_ceil(1 << 20),
+                budget >> 20
+            ),
+        )),
+    }
+}
+
+/// Runs the executor on a blocking thread inside the worker's pool and decides what to write. `held`
+/// (the supervisor's slot and the job's memory) is released when the blocking thread is done.
 async fn execute(
     shared: &Shared,
     loaded: Loaded,
     control: &Arc<JobControl>,
     deadline: Duration,
-    permit: Option<OwnedSemaphorePermit>,
+    held: (Option<OwnedSemaphorePermit>, Reservation),
 ) -> Decision {
     let pool = shared.pool.clone();
     let executor = shared.executor.clone();
     let engine_control = control.clone();
     let handle = tokio::task::spawn_blocking(move || {
-        let _permit = permit;
+        let _held = held;
         let input = JobInput {
             table: &loaded.table,
             spec: &loaded.spec,

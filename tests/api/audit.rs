@@ -474,6 +474,7 @@ fn worker(service: &Service) -> Worker {
             lease: Duration::from_secs(30),
             deadline: Duration::from_secs(60),
             poll_interval: Duration::from_millis(100),
+            memory_budget: 0,
             tenant_max_running: 0,
         },
     )

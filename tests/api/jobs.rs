@@ -181,6 +181,7 @@ fn worker(service: &Service) -> Worker {
             tenant_max_running: 0,
             deadline: Duration::from_secs(60),
             poll_interval: Duration::from_millis(100),
+            memory_budget: 0,
         },
     )
     .expect("worker pool")
