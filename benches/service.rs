@@ -9,19 +9,19 @@
 //!
 //! Every figure is the median of several runs. Run with `cargo bench --bench service` (or
 //! `scripts/bench`); `cargo bench --bench service -- --quick` runs one short round as a smoke test, and
-//! `upload`, `e2e` or `latency` as an argument runs only that section.
+//! `upload`, `e2e` or `latency` as an argument runs only that section, `sqlite` or `postgres` only that
+//! store. `BENCH_SERVER_LOG=path` keeps
+//! the server's log, filtered by `BENCH_SERVER_RUST_LOG` (default `warn`).
 
-use std::net::TcpListener;
+#[path = "support/served.rs"]
+mod served;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use sqlx::Connection;
 
-const BIN: &str = env!("CARGO_BIN_EXE_anonymizer");
-const KEY: &str = "anz_bench-bootstrap-key-0123456789abcdef0123456789";
-const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+use served::{Backend, Database, Server, KEY};
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
@@ -36,11 +36,19 @@ fn main() {
     let only = std::env::args()
         .skip(1)
         .find(|a| ["upload", "e2e", "latency"].contains(&a.as_str()));
-    runtime.block_on(run(quick, only.as_deref()));
+    // optional store filter: `sqlite` or `postgres`
+    let store = std::env::args()
+        .skip(1)
+        .find(|a| ["sqlite", "postgres"].contains(&a.as_str()));
+    runtime.block_on(run(quick, only.as_deref(), store.as_deref()));
 }
 
-async fn run(quick: bool, only: Option<&str>) {
+async fn run(quick: bool, only: Option<&str>, store: Option<&str>) {
     let wanted = |section: &str| only.is_none_or(|o| o == section);
+    let backends: Vec<Backend> = [Backend::Sqlite, Backend::Postgres]
+        .into_iter()
+        .filter(|b| store.is_none_or(|s| s == b.name()))
+        .collect();
     let upload_mb = if quick { 8 } else { 200 };
     let runs = if quick { 1 } else { 3 };
     println!(
@@ -48,7 +56,7 @@ async fn run(quick: bool, only: Option<&str>) {
         if quick { ", quick" } else { "" }
     );
     let csv = repeated_adult(upload_mb << 20);
-    for backend in [Backend::Sqlite, Backend::Postgres] {
+    for &backend in &backends {
         if !wanted("upload") {
             break;
         }
@@ -72,13 +80,13 @@ async fn run(quick: bool, only: Option<&str>) {
             list(&rates)
         );
     }
-    for backend in [Backend::Sqlite, Backend::Postgres] {
+    for &backend in &backends {
         if !wanted("e2e") {
             break;
         }
         end_to_end(backend, if quick { 1 } else { 5 }).await;
     }
-    for backend in [Backend::Sqlite, Backend::Postgres] {
+    for &backend in &backends {
         if !wanted("latency") {
             break;
         }
@@ -174,10 +182,23 @@ async fn latency_under_load(backend: Backend, seconds: u64, runs: usize) {
         let achieved = total as f64 / start.elapsed().as_secs_f64();
         let mut latencies = Vec::with_capacity(total);
         let mut failures = 0;
-        for handle in handles {
+        // requests over 100 ms, by when they were sent (ms from the start of the run)
+        let mut slow: Vec<usize> = Vec::new();
+        for (i, handle) in handles.into_iter().enumerate() {
             let (latency, ok) = handle.await.expect("request task");
             latencies.push(latency.as_secs_f64() * 1000.0);
             failures += usize::from(!ok);
+            if latency > Duration::from_millis(100) {
+                slow.push(i);
+            }
+        }
+        if let (Some(first), Some(last)) = (slow.first(), slow.last()) {
+            println!(
+                "  {} requests took over 100 ms, sent between +{:.2} s and +{:.2} s",
+                slow.len(),
+                *first as f64 / 1000.0,
+                *last as f64 / 1000.0
+            );
         }
         latencies.sort_by(f64::total_cmp);
         let p50 = latencies[latencies.len() / 2];
@@ -204,92 +225,6 @@ async fn latency_under_load(backend: Backend, seconds: u64, runs: usize) {
     );
     drop(server);
     database.drop().await;
-}
-
-// ---------------------------------------------------------------------------------------------------
-// the server and requests
-
-struct Server {
-    child: Child,
-    base: String,
-    client: reqwest::Client,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    async fn start(database_url: &str, env: &[(&str, &str)]) -> Server {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .expect("free port");
-        let data_dir = std::env::temp_dir().join(format!("anonymizer-bench-{port}"));
-        let mut command = Command::new(BIN);
-        command
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-            .env("DATABASE_URL", database_url)
-            .env("ANONYMIZER_DATA_DIR", &data_dir)
-            .env("ANONYMIZER_BOOTSTRAP_KEY", KEY)
-            .env("ANONYMIZER_UPLOAD_LIMIT", (1u64 << 31).to_string())
-            // adult_full's spec inlines the 1.4 MB fnlwgt hierarchy, over the 1 MiB default
-            .env("ANONYMIZER_JOB_BODY_LIMIT", (8u64 << 20).to_string())
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        for (name, value) in env {
-            command.env(name, value);
-        }
-        let child = command.spawn().expect("start the server");
-        let server = Server {
-            child,
-            base: format!("http://127.0.0.1:{port}"),
-            client: reqwest::Client::builder()
-                .pool_max_idle_per_host(256)
-                .build()
-                .expect("client"),
-        };
-        let started = Instant::now();
-        loop {
-            if let Ok(r) = server
-                .client
-                .get(format!("{}/readyz", server.base))
-                .send()
-                .await
-            {
-                if r.status() == 200 {
-                    return server;
-                }
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(30),
-                "server not ready"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-
-    async fn get(&self, path: &str) -> reqwest::Response {
-        self.client
-            .get(format!("{}{path}", self.base))
-            .bearer_auth(KEY)
-            .send()
-            .await
-            .expect("GET")
-    }
-
-    async fn post(&self, path: &str) -> reqwest::Response {
-        self.client
-            .post(format!("{}{path}", self.base))
-            .bearer_auth(KEY)
-            .send()
-            .await
-            .expect("POST")
-    }
 }
 
 async fn upload(server: &Server, name: &str, csv: Vec<u8>) -> Value {
@@ -436,74 +371,6 @@ fn adult_full_spec(dataset_id: &str) -> Value {
         "algorithm": {"type": "optimal"},
         "metric": "nu_entropy",
     })
-}
-
-// ---------------------------------------------------------------------------------------------------
-// databases and statistics
-
-#[derive(Clone, Copy)]
-enum Backend {
-    Sqlite,
-    Postgres,
-}
-
-impl Backend {
-    fn name(self) -> &'static str {
-        match self {
-            Backend::Sqlite => "sqlite",
-            Backend::Postgres => "postgres",
-        }
-    }
-}
-
-struct Database {
-    url: String,
-    postgres: Option<(String, String)>,
-    _dir: Option<tempfile::TempDir>,
-}
-
-impl Database {
-    async fn create(backend: Backend) -> Database {
-        match backend {
-            Backend::Sqlite => {
-                let dir = tempfile::tempdir().expect("temp dir");
-                Database {
-                    url: format!("sqlite://{}", dir.path().join("bench.sqlite").display()),
-                    postgres: None,
-                    _dir: Some(dir),
-                }
-            }
-            Backend::Postgres => {
-                let admin = std::env::var("TEST_DATABASE_URL")
-                    .unwrap_or_else(|_| DEFAULT_ADMIN_URL.to_string());
-                let name = format!("anonymizer_bench_{}", uuid::Uuid::new_v4().simple());
-                let mut connection = sqlx::PgConnection::connect(&admin)
-                    .await
-                    .expect("PostgreSQL");
-                sqlx::query(&format!("create database {name} template template0"))
-                    .execute(&mut connection)
-                    .await
-                    .expect("create database");
-                let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
-                Database {
-                    url: format!("{base}/{name}"),
-                    postgres: Some((admin.clone(), name)),
-                    _dir: None,
-                }
-            }
-        }
-    }
-
-    async fn drop(self) {
-        if let Some((admin, name)) = self.postgres {
-            let mut connection = sqlx::PgConnection::connect(&admin)
-                .await
-                .expect("PostgreSQL");
-            let _ = sqlx::query(&format!("drop database if exists {name} with (force)"))
-                .execute(&mut connection)
-                .await;
-        }
-    }
 }
 
 fn median(values: &mut [f64]) -> f64 {
