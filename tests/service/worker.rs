@@ -3,8 +3,7 @@
 //! test on TEST_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres, dropped afterwards).
 //! Real databases and the real engine; substitute executors only where a job must panic or run forever.
 
-#[path = "support/database.rs"]
-mod database;
+use crate::database;
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;

@@ -32,7 +32,7 @@
 //! searches prune with. Failing cases print the whole job; cases are few enough for the file to run in
 //! about a second in the test profile.
 
-mod support;
+use crate::support;
 
 use anonymizer::codec::{write_rendering, CsvOptions};
 use anonymizer::core::control::NoControl;

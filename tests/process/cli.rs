@@ -12,8 +12,7 @@ use std::process::{Command, Output};
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
-#[path = "support/csv_battery.rs"]
-mod csv_battery;
+use crate::csv_battery;
 
 const BIN: &str = env!("CARGO_BIN_EXE_anonymizer");
 

@@ -6,8 +6,7 @@
 //! command runs against the same server. The database is a fresh one, dropped afterwards; the server is
 //! killed if the test fails.
 
-#[path = "support/database.rs"]
-mod database;
+use crate::database;
 
 use std::fs::File;
 use std::io::{Read, Write};

@@ -4,7 +4,7 @@
 //! for every algorithm (OSC, Samarati, Datafly with its seeded tie-break), Table 8's DM/DM* values and the
 //! NE and Prec examples. (Figure 9's tagging is a unit test in src/core/search/tags.rs.)
 
-mod support;
+use crate::support;
 
 use anonymizer::core::control::NoControl;
 use anonymizer::core::data::{GeneralizationMap, Hierarchy, Table};

@@ -5,8 +5,7 @@
 //!
 //! The figures a run prints (`hostile:` lines) are what the README quotes.
 
-#[path = "support/database.rs"]
-mod database;
+use crate::database;
 
 use std::net::TcpListener as StdListener;
 use std::path::{Path, PathBuf};

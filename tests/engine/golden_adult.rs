@@ -4,7 +4,7 @@
 //! for every exact algorithm, and must reproduce ARX's own optimum and loss. The written CSV is then
 //! re-read and checked with the independent checker of `tests/support`.
 
-mod support;
+use crate::support;
 
 use std::fs::File;
 use std::io::BufReader;

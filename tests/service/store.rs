@@ -2,8 +2,7 @@
 //! database per test on TEST_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres, dropped
 //! afterwards). Real databases, no mocks; a missing PostgreSQL fails the suite rather than skipping it.
 
-#[path = "support/database.rs"]
-mod database;
+use crate::database;
 
 use std::collections::HashSet;
 use std::future::Future;

@@ -6,9 +6,8 @@
 //!
 //! Every wait is bounded, and child processes are killed when a test fails (see [`Server`]).
 
-#[path = "support/database.rs"]
-mod database;
-mod support;
+use crate::database;
+use crate::support;
 
 use std::collections::HashMap;
 use std::fs::File;

@@ -1,0 +1,15 @@
+//! The process suite: the real `anonymizer` binary, as a command line tool and as a server (crashes,
+//! restarts, hostile load, end-to-end jobs), on both stores.
+
+#[path = "../support/csv_battery.rs"]
+mod csv_battery;
+#[path = "../support/database.rs"]
+mod database;
+#[path = "../support/mod.rs"]
+mod support;
+
+mod cli;
+mod crash;
+mod e2e;
+mod hostile;
+mod serve;
