@@ -119,8 +119,14 @@ impl DatabaseArgs {
     }
 }
 
-/// Default upload limit: 1 GiB.
-pub const DEFAULT_UPLOAD_LIMIT: u64 = crate::http::state::DEFAULT_UPLOAD_LIMIT;
+/// Default upload limit: 1 GiB (after decompression).
+pub const DEFAULT_UPLOAD_LIMIT: u64 = 1 << 30;
+
+/// Default limit of a job or assessment request body: 1 MiB.
+pub const DEFAULT_JOB_BODY_LIMIT: usize = 1 << 20;
+
+/// Default memory budget of the jobs a process runs: 8 GiB.
+pub const DEFAULT_JOB_MEMORY_BUDGET: u64 = 8 << 30;
 
 /// Settings of `anonymizer serve`.
 #[derive(Clone, Args)]
@@ -223,7 +229,7 @@ pub struct ServeConfig {
     pub tls_key: Option<PathBuf>,
 
     /// Largest accepted job (and assessment) request body, in bytes.
-    #[arg(long, env = "ANONYMIZER_JOB_BODY_LIMIT", default_value_t = 1 << 20,
+    #[arg(long, env = "ANONYMIZER_JOB_BODY_LIMIT", default_value_t = DEFAULT_JOB_BODY_LIMIT,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub job_body_limit: usize,
 
@@ -246,7 +252,7 @@ pub struct ServeConfig {
     /// section); a larger job is refused at submission with `memory_budget_exceeded`. The jobs this
     /// process runs at once share it: a job that does not fit beside them waits until they finish.
     /// 0: no budget.
-    #[arg(long, env = "ANONYMIZER_JOB_MEMORY_BUDGET", default_value_t = 8 << 30)]
+    #[arg(long, env = "ANONYMIZER_JOB_MEMORY_BUDGET", default_value_t = DEFAULT_JOB_MEMORY_BUDGET)]
     pub job_memory_budget: u64,
 
     /// Uploads one tenant may have in flight in this process; more are refused with 429 and `Retry-After`.

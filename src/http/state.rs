@@ -15,14 +15,7 @@ use crate::metrics::Metrics;
 use crate::store::Store;
 use crate::tables::TableCache;
 
-/// Default upload limit: 1 GiB (after decompression).
-pub const DEFAULT_UPLOAD_LIMIT: u64 = 1 << 30;
-
-/// Default limit of a job or assessment request body: 1 MiB.
-pub const DEFAULT_JOB_BODY_LIMIT: usize = 1 << 20;
-
-/// Default memory budget of one job: 8 GiB.
-pub const DEFAULT_JOB_MEMORY_BUDGET: u64 = 8 << 30;
+use crate::config::{DEFAULT_JOB_BODY_LIMIT, DEFAULT_JOB_MEMORY_BUDGET, DEFAULT_UPLOAD_LIMIT};
 
 /// Settings of the HTTP API.
 #[derive(Debug, Clone)]

@@ -1,6 +1,7 @@
 //! Checks the layering rules of ARCHITECTURE.md on the source text: the core is pure (no clock, environment,
 //! file, network, process, terminal output or async runtime), and every source file starts with a `//!`
-//! comment that says what lives there.
+//! comment that says what lives there, and lower layers (core, codec, domain, config) never import higher
+//! ones (http, store, worker, cli).
 
 use std::path::{Path, PathBuf};
 
@@ -98,5 +99,74 @@ fn every_source_file_says_what_lives_there() {
         missing.is_empty(),
         "files without a leading //! comment:\n{}",
         missing.join("\n")
+    );
+}
+
+/// Which layers each part of `src` may not import: lower layers never know higher ones.
+const LAYERS: [(&str, &[&str]); 4] = [
+    (
+        "core",
+        &[
+            "crate::domain",
+            "crate::codec",
+            "crate::http",
+            "crate::store",
+            "crate::worker",
+            "crate::cli",
+            "crate::config",
+        ],
+    ),
+    (
+        "codec",
+        &[
+            "crate::domain",
+            "crate::http",
+            "crate::store",
+            "crate::worker",
+            "crate::cli",
+        ],
+    ),
+    (
+        "domain",
+        &["crate::http", "crate::store", "crate::worker", "crate::cli"],
+    ),
+    (
+        "config.rs",
+        &["crate::http", "crate::store", "crate::worker", "crate::cli"],
+    ),
+];
+
+#[test]
+fn lower_layers_never_import_higher_ones() {
+    let mut violations = Vec::new();
+    for (part, forbidden) in LAYERS {
+        let path = src().join(part);
+        let mut files = Vec::new();
+        if path.is_dir() {
+            rust_files(&path, &mut files);
+        } else {
+            files.push(path);
+        }
+        assert!(!files.is_empty(), "{part} has no source files");
+        for file in &files {
+            let text = std::fs::read_to_string(file).expect("source file");
+            for (number, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                for pattern in forbidden {
+                    if mentions(code, pattern) {
+                        violations.push(format!(
+                            "{}:{}: {part} imports `{pattern}`",
+                            file.strip_prefix(src()).unwrap_or(file).display(),
+                            number + 1
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "layer direction broken:\n{}",
+        violations.join("\n")
     );
 }
