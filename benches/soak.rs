@@ -95,6 +95,9 @@ struct Observed {
     slow_uploads_refused: AtomicU64,
     idle_reopened: AtomicU64,
     junk_refused: AtomicU64,
+    /// Oversized bodies whose 413 the client could not read: the server answers before the body has
+    /// arrived and closes the connection, which can reset it under the unsent rest.
+    oversized_reset: AtomicU64,
     /// Unexpected answers, described without data.
     unexpected: Mutex<Vec<String>>,
 }
@@ -226,7 +229,8 @@ async fn soak(store: Backend, plan: Plan) {
     let (first, last) = (&samples[0], &samples[samples.len() - 1]);
     println!(
         "  summary on {}: RSS {:.1} → {:.1} MiB (peak {:.1}), open fds {} → {}, status p99 {:.2} → {:.2} ms; \
-         {} slow uploads refused with 408, {} idle connections reopened, {} junk requests refused, {} unexpected",
+         {} slow uploads refused with 408, {} idle connections reopened, {} junk requests refused \
+         ({} oversized bodies reset before their 413 was read), {} unexpected",
         store.name(),
         first.0.rss_mib,
         last.0.rss_mib,
@@ -238,6 +242,7 @@ async fn soak(store: Backend, plan: Plan) {
         observed.slow_uploads_refused.load(Ordering::Relaxed),
         observed.idle_reopened.load(Ordering::Relaxed),
         observed.junk_refused.load(Ordering::Relaxed),
+        observed.oversized_reset.load(Ordering::Relaxed),
         unexpected.len()
     );
     assert!(unexpected.is_empty(), "unexpected answers: {unexpected:#?}");
@@ -498,6 +503,9 @@ async fn junk(server: &Server, observed: &Arc<Observed>, end: Instant) {
                 "{what} answered {}, not {expected}",
                 response.status()
             )),
+            Err(_) if expected == 413 => {
+                observed.oversized_reset.fetch_add(1, Ordering::Relaxed);
+            }
             Err(error) => observed.unexpected(format!("{what} failed: {error}")),
         }
         round += 1;

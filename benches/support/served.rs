@@ -79,6 +79,9 @@ impl Server {
             port,
             client: reqwest::Client::builder()
                 .pool_max_idle_per_host(256)
+                // under the server's idle timeout (its header-read timeout, 10 s), so that a request never
+                // goes out on a connection the server is closing
+                .pool_idle_timeout(Duration::from_secs(5))
                 .build()
                 .expect("client"),
         };

@@ -24,6 +24,7 @@ pub mod health;
 pub mod hierarchies;
 pub mod jobs;
 pub mod key_use;
+pub mod linger;
 pub mod metrics;
 pub mod ready;
 pub mod request;

@@ -7,6 +7,8 @@
 //!   timer whenever the connection waits for a request, so it is also the idle keep-alive timeout: an
 //!   open connection that sends nothing is closed after it (slowloris, idle sockets);
 //! - **a TLS handshake bounded by the same timeout**, and ALPN offering only `http/1.1`;
+//! - **lingering close** (`linger.rs`): a connection answered before its body was read is drained for a
+//!   moment before it closes, so the client reads the coded error instead of a connection reset;
 //! - **graceful shutdown**: stop accepting, let requests in flight finish within a grace period, then
 //!   drop what remains.
 //!
@@ -29,6 +31,7 @@ use tokio::sync::Semaphore;
 use tokio_rustls::rustls;
 use tokio_rustls::TlsAcceptor;
 
+use super::linger::LingeringStream;
 use crate::metrics::Metrics;
 
 /// Most header fields a request may carry.
@@ -137,6 +140,7 @@ pub async fn serve(
             continue;
         };
         let _ = stream.set_nodelay(true);
+        let stream = LingeringStream::new(stream, permit);
         let service = TowerToHyperService::new(router.clone());
         let http = http.clone();
         let watcher = graceful.watcher();
@@ -167,8 +171,8 @@ pub async fn serve(
                     }
                 }
             }
+            // the slot is given back when the stream has lingered (`LingeringStream`)
             metrics.connections.open.fetch_sub(1, Ordering::Relaxed);
-            drop(permit);
         });
     }
     drop(listener);
