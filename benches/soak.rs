@@ -287,7 +287,7 @@ async fn poll_status(
                 Ok(response) => {
                     observed.unexpected(format!("status GET answered {}", response.status()))
                 }
-                Err(error) => observed.unexpected(format!("status GET failed: {error}")),
+                Err(error) => observed.unexpected(format!("status GET failed: {error:?}")),
             }
         });
         while inflight.try_join_next().is_some() {}
@@ -506,7 +506,7 @@ async fn junk(server: &Server, observed: &Arc<Observed>, end: Instant) {
             Err(_) if expected == 413 => {
                 observed.oversized_reset.fetch_add(1, Ordering::Relaxed);
             }
-            Err(error) => observed.unexpected(format!("{what} failed: {error}")),
+            Err(error) => observed.unexpected(format!("{what} failed: {error:?}")),
         }
         round += 1;
         tokio::time::sleep(Duration::from_secs(1)).await;
