@@ -574,13 +574,19 @@ fn top_down_stops_within_a_second() {
     assert_stops("top_down", &clustering_job(&data, "top_down"));
 }
 
-/// Polls with the clock like [`Stopper`]'s deadline and records the longest stretch between two polls.
+/// Polls with the clock like [`Stopper`]'s deadline and records the longest stretch between two polls,
+/// with where the poll that ended it came from (the engine's frames of its backtrace).
 struct Gaps {
     started: Instant,
     cap: Instant,
     /// The last poll, the longest gap and when it began (from the start).
     polls: Mutex<(Instant, Duration, Duration)>,
+    /// The engine source lines of the poll that ended the longest gap.
+    ended_by: Mutex<String>,
 }
+
+/// Gaps shorter than this are not traced (a backtrace costs milliseconds).
+const TRACED_GAP: Duration = Duration::from_millis(100);
 
 impl Control for Gaps {
     fn is_cancelled(&self) -> bool {
@@ -589,22 +595,37 @@ impl Control for Gaps {
         let gap = now - polls.0;
         if gap > polls.1 {
             *polls = (polls.0, gap, polls.0 - self.started);
+            if gap > TRACED_GAP {
+                let trace = std::backtrace::Backtrace::force_capture().to_string();
+                let frames: Vec<&str> = trace
+                    .lines()
+                    .filter(|l| l.contains("src/core/"))
+                    .map(str::trim)
+                    .collect();
+                *self.ended_by.lock().unwrap() = frames.join(" < ");
+            }
         }
-        polls.0 = now;
+        polls.0 = Instant::now();
         now >= self.cap
     }
     fn report(&self, _progress: Progress) {}
 }
 
-/// Prints how long every input takes without a stop request (capped at 30 s) and the longest
-/// stretch between two polls: the figures quoted above. Slow; run with
+/// Prints how long every input takes without a stop request (capped at 30 s, or at
+/// `RESPONSIVENESS_CAP_SECS`) and the longest stretch between two polls, with the engine frames of the
+/// poll that ended it: the figures quoted above. Slow; run with
 /// `cargo test --test responsiveness -- --ignored --nocapture`, optionally with a case-name filter in
 /// `RESPONSIVENESS_CASES`.
 #[test]
 #[ignore]
 fn uncancelled_times() {
     let filter = std::env::var("RESPONSIVENESS_CASES").unwrap_or_default();
-    let cap = Duration::from_secs(30);
+    let cap = Duration::from_secs(
+        std::env::var("RESPONSIVENESS_CAP_SECS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(30),
+    );
     let time = |name: &str, job: &dyn Fn() -> Job<'static>| {
         if !name.contains(&filter) {
             return;
@@ -615,6 +636,7 @@ fn uncancelled_times() {
             started,
             cap: started + cap,
             polls: Mutex::new((started, Duration::ZERO, Duration::ZERO)),
+            ended_by: Mutex::new(String::new()),
         };
         let result = job(&control);
         let took = started.elapsed();
@@ -627,6 +649,10 @@ fn uncancelled_times() {
             "{name}: {outcome}; longest stretch without a poll {gap:?} from {at:?}, {:?} from the last poll to the end",
             started + took - last
         );
+        let ended_by = control.ended_by.lock().unwrap();
+        if !ended_by.is_empty() {
+            eprintln!("  the poll that ended it: {ended_by}");
+        }
     };
     fn leak<T>(value: T) -> &'static T {
         Box::leak(Box::new(value))

@@ -1,8 +1,11 @@
 //! Cooperative cancellation and typed progress. The engine polls [`Control::is_cancelled`] between units of
 //! work (one node check, one candidate evaluation) and reports [`Progress`]; callers decide how to show it.
 //! Loops whose iterations are too cheap to poll each time count their work with a [`Pace`], which polls
-//! once per [`Pace::BUDGET`] units, so no stretch between two polls grows with the input.
+//! once per [`Pace::BUDGET`] units, so no stretch between two polls grows with the input. The budget
+//! belongs to the thread, not to one `Pace`: a search that makes a new pace for every call of a small
+//! loop (a recursion level, one tag spread) still polls once per budget of all the work it does.
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::error::CoreError;
@@ -77,12 +80,20 @@ impl Control for CancelFlag {
     fn report(&self, _progress: Progress) {}
 }
 
+thread_local! {
+    /// Units of work the thread may still do before its next poll, shared by every [`Pace`] on it.
+    static LEFT: Cell<usize> = const { Cell::new(Pace::BUDGET) };
+}
+
 /// Polls a [`Control`] once per [`Pace::BUDGET`] units of work, for loops whose single iteration is too
 /// cheap to poll (a record scanned, a pair compared, a lattice node visited). A unit is a small, bounded
 /// piece of work (tens of nanoseconds); a caller that did `n` such pieces since its last call counts `n`.
+///
+/// The budget is the thread's: all paces of a thread count against one budget, so a loop that makes a
+/// fresh pace each time it runs (and runs thousands of times between two checks) still polls on time.
+/// A run's paces all poll the same control, so whichever pace spends the budget's last unit polls it.
 pub struct Pace<'c> {
     control: &'c dyn Control,
-    left: usize,
 }
 
 impl<'c> Pace<'c> {
@@ -90,21 +101,19 @@ impl<'c> Pace<'c> {
     /// budget of cheap units takes well under a millisecond.
     pub const BUDGET: usize = 4096;
 
-    /// A pace whose first poll comes after one budget of work.
+    /// A pace on `control`; its first poll comes when the thread's budget is spent.
     pub fn new(control: &'c dyn Control) -> Self {
-        Self {
-            control,
-            left: Self::BUDGET,
-        }
+        Self { control }
     }
 
-    /// Counts `units` of work done; polls the control once a budget of work has been done since the last
-    /// poll. Returns [`CoreError::Cancelled`] when the caller wants the run to stop.
+    /// Counts `units` of work done; polls the control once a budget of work has been done on this thread
+    /// since the last poll. Returns [`CoreError::Cancelled`] when the caller wants the run to stop.
     #[inline]
     pub fn step(&mut self, units: usize) -> Result<(), CoreError> {
-        match self.left.checked_sub(units) {
+        let left = LEFT.with(Cell::get);
+        match left.checked_sub(units) {
             Some(left) if left > 0 => {
-                self.left = left;
+                LEFT.with(|l| l.set(left));
                 Ok(())
             }
             _ => self.check(),
@@ -113,7 +122,7 @@ impl<'c> Pace<'c> {
 
     /// Polls the control now and starts a new budget.
     pub fn check(&mut self) -> Result<(), CoreError> {
-        self.left = Self::BUDGET;
+        LEFT.with(|l| l.set(Self::BUDGET));
         if self.control.is_cancelled() {
             Err(CoreError::Cancelled)
         } else {
@@ -147,20 +156,35 @@ mod tests {
             cancel_at: u64::MAX,
         };
         let mut pace = Pace::new(&control);
+        assert_eq!(pace.check(), Ok(()));
         for _ in 0..Pace::BUDGET - 1 {
             assert_eq!(pace.step(1), Ok(()));
         }
-        assert_eq!(control.polls.load(Ordering::Relaxed), 0);
-        assert_eq!(pace.step(1), Ok(()));
         assert_eq!(control.polls.load(Ordering::Relaxed), 1);
+        assert_eq!(pace.step(1), Ok(()));
+        assert_eq!(control.polls.load(Ordering::Relaxed), 2);
         // a large step polls at once, whatever was left of the budget
         assert_eq!(pace.step(3), Ok(()));
         assert_eq!(pace.step(1_000_000), Ok(()));
-        assert_eq!(control.polls.load(Ordering::Relaxed), 2);
+        assert_eq!(control.polls.load(Ordering::Relaxed), 3);
         for _ in 0..10 * Pace::BUDGET {
             assert_eq!(pace.step(1), Ok(()));
         }
-        assert_eq!(control.polls.load(Ordering::Relaxed), 12);
+        assert_eq!(control.polls.load(Ordering::Relaxed), 13);
+    }
+
+    #[test]
+    fn fresh_paces_on_one_thread_share_the_budget() {
+        let control = Counting {
+            polls: AtomicU64::new(0),
+            cancel_at: u64::MAX,
+        };
+        Pace::new(&control).check().expect("not cancelled");
+        // a loop that makes a new pace for each unit of work still polls once per budget
+        for _ in 0..2 * Pace::BUDGET {
+            Pace::new(&control).step(1).expect("not cancelled");
+        }
+        assert_eq!(control.polls.load(Ordering::Relaxed), 3);
     }
 
     #[test]

@@ -43,19 +43,16 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
             })
         })
         .collect();
-    let mut anonymous: Vec<SubsetNode> = Vec::new();
-    // most subset nodes of a large lattice are settled by a node below them, without a check
+    // most subset nodes of a large lattice are settled by a node below them, without a check; the
+    // bookkeeping between sizes (ordering, indexing, joining) touches every candidate, so it counts on the
+    // pace too: at the widest sizes a lattice of 790,560 nodes has 1.6 million candidates
     let mut pace = ev.pace();
+    let mut anonymous: Vec<SubsetNode> = Vec::new();
     for size in 1..=dims {
-        let set: FxHashSet<&SubsetNode> = candidates.iter().collect();
-        let mut order: Vec<&SubsetNode> = candidates.iter().collect();
-        // compared in place: cloning the keys on every comparison took seconds on large lattices
-        let key = |n: &SubsetNode| n.levels.iter().map(|&l| l as usize).sum::<usize>();
-        order.sort_by(|a, b| {
-            (key(a), &a.attributes, &a.levels).cmp(&(key(b), &b.attributes, &b.levels))
-        });
-        let mut marked: FxHashMap<&SubsetNode, bool> = FxHashMap::default();
-        for node in order {
+        let index = index_of(&candidates, &mut pace)?;
+        let mut marked = vec![false; candidates.len()];
+        for at in by_height(&candidates, &mut pace)? {
+            let node = &candidates[at];
             pace.step(node.levels.len())?;
             let inherited = (0..node.levels.len()).any(|p| {
                 if node.levels[p] == 0 {
@@ -63,29 +60,32 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
                 }
                 let mut below = node.clone();
                 below.levels[p] -= 1;
-                set.get(&below)
-                    .and_then(|b| marked.get(b))
-                    .copied()
-                    .unwrap_or(false)
+                index.get(&below).is_some_and(|&b| marked[b])
             });
             let is_anonymous = inherited || {
                 let id = embed(&lattice, &max, node);
                 let solution = ev.check(id)?.is_solution;
                 if size == dims {
-                    tags.tag(id, solution, &mut ev.pace())?;
+                    tags.tag(id, solution, &mut pace)?;
                 }
                 solution
             };
             if size == dims && inherited {
-                tags.tag_solution(embed(&lattice, &max, node), &mut ev.pace())?;
+                tags.tag_solution(embed(&lattice, &max, node), &mut pace)?;
             }
-            marked.insert(node, is_anonymous);
+            marked[at] = is_anonymous;
         }
-        anonymous = candidates
-            .iter()
-            .filter(|n| marked.get(n).copied().unwrap_or(false))
-            .cloned()
-            .collect();
+        drop(index);
+        for old in anonymous.drain(..) {
+            pace.step(1)?;
+            drop(old);
+        }
+        for (node, is_anonymous) in std::mem::take(&mut candidates).into_iter().zip(marked) {
+            pace.step(1)?;
+            if is_anonymous {
+                anonymous.push(node);
+            }
+        }
         if size < dims {
             candidates = generate(&anonymous, &mut pace)?;
         }
@@ -102,6 +102,43 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
     candidates_from_tags(ev, &mut tags)
 }
 
+/// Each candidate's position in `candidates`.
+fn index_of<'n>(
+    candidates: &'n [SubsetNode],
+    pace: &mut Pace<'_>,
+) -> Result<FxHashMap<&'n SubsetNode, usize>, CoreError> {
+    let mut index = FxHashMap::default();
+    index.reserve(candidates.len());
+    for (at, node) in candidates.iter().enumerate() {
+        pace.step(1)?;
+        index.insert(node, at);
+    }
+    Ok(index)
+}
+
+/// The positions of `candidates` bottom-up: by height (the sum of levels), and in their given order
+/// within one height. Every direct specialization of a node comes before it.
+fn by_height(candidates: &[SubsetNode], pace: &mut Pace<'_>) -> Result<Vec<usize>, CoreError> {
+    let height = |n: &SubsetNode| n.levels.iter().map(|&l| l as usize).sum::<usize>();
+    let tallest = candidates.iter().map(height).max().unwrap_or(0);
+    let mut starts = vec![0usize; tallest + 2];
+    for node in candidates {
+        pace.step(1)?;
+        starts[height(node) + 1] += 1;
+    }
+    for h in 1..starts.len() {
+        starts[h] += starts[h - 1];
+    }
+    let mut order = vec![0usize; candidates.len()];
+    for (at, node) in candidates.iter().enumerate() {
+        pace.step(1)?;
+        let slot = &mut starts[height(node)];
+        order[*slot] = at;
+        *slot += 1;
+    }
+    Ok(order)
+}
+
 /// The full-lattice id of a subset node (attributes outside the subset at their top level).
 fn embed(lattice: &crate::core::lattice::Lattice, max: &[u8], node: &SubsetNode) -> NodeId {
     let mut levels = max.to_vec();
@@ -114,22 +151,29 @@ fn embed(lattice: &crate::core::lattice::Lattice, max: &[u8], node: &SubsetNode)
 /// Joins anonymous size-i nodes into size-(i+1) candidates and prunes by the subset property; the pairs
 /// joined count on `pace`.
 fn generate(anonymous: &[SubsetNode], pace: &mut Pace<'_>) -> Result<Vec<SubsetNode>, CoreError> {
-    let present: FxHashSet<&SubsetNode> = anonymous.iter().collect();
-    let mut groups: FxHashMap<(Vec<u8>, Vec<u8>), Vec<&SubsetNode>> = FxHashMap::default();
+    let mut present: FxHashSet<&SubsetNode> = FxHashSet::default();
+    present.reserve(anonymous.len());
+    // nodes that agree on all but their last attribute, the groups in order of first appearance
+    let mut groups: FxHashMap<(&[u8], &[u8]), Vec<&SubsetNode>> = FxHashMap::default();
+    let mut keys = Vec::new();
     for n in anonymous {
+        pace.step(1)?;
+        present.insert(n);
         let i = n.attributes.len() - 1;
+        let key = (&n.attributes[..i], &n.levels[..i]);
         groups
-            .entry((n.attributes[..i].to_vec(), n.levels[..i].to_vec()))
-            .or_default()
+            .entry(key)
+            .or_insert_with(|| {
+                keys.push(key);
+                Vec::new()
+            })
             .push(n);
     }
-    let mut keys: Vec<_> = groups.keys().cloned().collect();
-    keys.sort();
     let mut out = Vec::new();
     for key in keys {
         let group = &groups[&key];
         for p in group {
-            pace.step(group.len())?;
+            pace.step(group.len() * (p.attributes.len() + 1))?;
             for q in group {
                 let (pa, qa) = (
                     *p.attributes.last().unwrap_or(&0),

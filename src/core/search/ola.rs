@@ -74,11 +74,14 @@ impl Ola {
         let height = Lattice::height(top) - base;
         if height > 1 {
             let mut middle = Vec::new();
+            let mut pace = ev.pace();
+            let mut listed = Ok(());
             Lattice::for_each_at_height(bottom, top, base + height / 2, &mut |v| {
                 middle.push(v.to_vec());
-                true
+                listed = pace.step(v.len());
+                listed.is_ok()
             });
-            let mut pace = ev.pace();
+            listed?;
             for v in middle {
                 pace.step(1)?;
                 if self.is_solution(ev, &v)? {

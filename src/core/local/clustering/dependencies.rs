@@ -12,6 +12,7 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use super::Prepared;
+use crate::core::control::Pace;
 use crate::core::error::CoreError;
 use crate::core::local::LocalInput;
 
@@ -200,9 +201,10 @@ impl<'a> Gamma<'a> {
 
     /// Violations of the input: per dependency, distinct left-hand values with more than one
     /// right-hand value (instances are distinct X ∪ Y values, so two instances with one X differ in Y).
-    pub fn input_violations(&self) -> u64 {
+    pub fn input_violations(&self, pace: &mut Pace<'_>) -> Result<u64, CoreError> {
         let mut total = 0;
         for (f, fd) in self.fds.iter().enumerate() {
+            pace.step(self.len())?;
             let mut mine: Vec<usize> = (0..self.len()).filter(|&p| self.fd_index(p) == f).collect();
             let lhs_cmp = |a: &usize, b: &usize| -> Ordering {
                 let (va, vb) = (self.values(*a), self.values(*b));
@@ -213,31 +215,39 @@ impl<'a> Gamma<'a> {
                     .unwrap_or(Ordering::Equal)
             };
             mine.sort_by(lhs_cmp);
+            pace.check()?;
             let mut i = 0;
             while i < mine.len() {
                 let mut j = i + 1;
                 while j < mine.len() && lhs_cmp(&mine[i], &mine[j]).is_eq() {
                     j += 1;
                 }
+                pace.step(j - i)?;
                 if j - i > 1 {
                     total += 1;
                 }
                 i = j;
             }
         }
-        total
+        Ok(total)
     }
 
     /// Violations of the published rows of `clusters` (records in no cluster are suppressed and left
     /// out): per dependency, distinct published left-hand values with more than one distinct published
     /// right-hand value. A quasi-identifier publishes its cluster's lowest common hierarchy value.
-    pub fn output_violations(&self, prep: &Prepared<'_>, clusters: &[Vec<u32>]) -> u64 {
+    pub fn output_violations(
+        &self,
+        prep: &Prepared<'_>,
+        clusters: &[Vec<u32>],
+        pace: &mut Pace<'_>,
+    ) -> Result<u64, CoreError> {
         let mut nodes = Vec::new();
         let mut total = 0;
         for fd in &self.fds {
             let a = fd.attrs.len();
             let mut keys: Vec<u64> = Vec::new();
             for members in clusters {
+                pace.step(members.len() * (a + prep.maps.len()))?;
                 prep.lca(members, &mut nodes);
                 for &r in members {
                     for &attr in &fd.attrs {
@@ -260,7 +270,9 @@ impl<'a> Gamma<'a> {
                     .unwrap_or(Ordering::Equal)
             };
             let mut order: Vec<usize> = (0..rows).collect();
+            pace.check()?;
             order.sort_by(|&x, &y| order_of(x, y, &fd.lhs).then_with(|| order_of(x, y, &fd.rhs)));
+            pace.check()?;
             let mut i = 0;
             while i < order.len() {
                 let mut j = i + 1;
@@ -271,12 +283,13 @@ impl<'a> Gamma<'a> {
                     }
                     j += 1;
                 }
+                pace.step(j - i)?;
                 if distinct_rhs > 1 {
                     total += 1;
                 }
                 i = j;
             }
         }
-        total
+        Ok(total)
     }
 }

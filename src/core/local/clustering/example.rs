@@ -221,7 +221,12 @@ fn instances_of_the_running_example_are_p1_to_p6() {
     for (p, e) in expected.iter().enumerate() {
         assert_eq!(text(p), e.to_vec(), "instance {p}");
     }
-    assert_eq!(gamma.input_violations(), 0);
+    assert_eq!(
+        gamma
+            .input_violations(&mut Pace::new(&NoControl))
+            .expect("not cancelled"),
+        0
+    );
 }
 
 #[test]
@@ -252,7 +257,12 @@ fn table_6_has_three_instances_and_a_violation_adds_one() {
     }];
     let gamma = Gamma::new(&input, &fd).unwrap();
     assert_eq!(gamma.len(), 3);
-    assert_eq!(gamma.input_violations(), 0);
+    assert_eq!(
+        gamma
+            .input_violations(&mut Pace::new(&NoControl))
+            .expect("not cancelled"),
+        0
+    );
     // K2H also with QC: a fourth instance and one violated left-hand value
     let mut rows = rows;
     rows.push(vec!["K2H", "QC"]);
@@ -275,7 +285,12 @@ fn table_6_has_three_instances_and_a_violation_adds_one() {
     }];
     let gamma = Gamma::new(&input, &fd).unwrap();
     assert_eq!(gamma.len(), 4);
-    assert_eq!(gamma.input_violations(), 1);
+    assert_eq!(
+        gamma
+            .input_violations(&mut Pace::new(&NoControl))
+            .expect("not cancelled"),
+        1
+    );
 }
 
 #[test]
@@ -682,12 +697,22 @@ fn baselines_cluster_the_example_and_report_dependency_loss() {
     let input = ex.input();
     let prep = prepared(&ex, &input, PreserveMode::Continuous);
     let clusters = vec![vec![0, 1], vec![2, 3], vec![4, 5], vec![6, 7]];
-    assert_eq!(prep.gamma.output_violations(&prep, &clusters), 0);
+    assert_eq!(
+        prep.gamma
+            .output_violations(&prep, &clusters, &mut Pace::new(&NoControl))
+            .expect("not cancelled"),
+        0
+    );
     // one cluster {t1, t3}: PC `*` maps to BC and... the rest stay ground
     let clusters = vec![vec![0, 2], vec![1, 3], vec![4, 5, 6, 7]];
     // PC: * → {BC, QC, ON, MB...}: published PC `*` with PRV `*`; [J,K,L]? none
     // group {t1,t3}: PC *, PRV *; {t2,t4}: PC *, PRV *; {t5..t8}: PC *, PRV *: one LHS, one RHS
-    assert_eq!(prep.gamma.output_violations(&prep, &clusters), 0);
+    assert_eq!(
+        prep.gamma
+            .output_violations(&prep, &clusters, &mut Pace::new(&NoControl))
+            .expect("not cancelled"),
+        0
+    );
 }
 
 #[test]
@@ -700,14 +725,21 @@ fn output_violations_count_generalized_left_values_with_several_right_values() {
     // and seizure → {*, diazepam}: two.
     assert_eq!(
         prep.gamma
-            .output_violations(&prep, &[vec![2, 4], vec![3], vec![5]]),
+            .output_violations(
+                &prep,
+                &[vec![2, 4], vec![3], vec![5]],
+                &mut Pace::new(&NoControl)
+            )
+            .expect("not cancelled"),
         2
     );
     // DIAG → MED: {t3, t5} publishes MED `*` for osteoarthritis and seizure; t1 publishes
     // osteoarthritis → ibuprofen: osteoarthritis now maps to ibuprofen and `*` (1 violation),
     // seizure to `*` only.
     assert_eq!(
-        prep.gamma.output_violations(&prep, &[vec![0], vec![2, 4]]),
+        prep.gamma
+            .output_violations(&prep, &[vec![0], vec![2, 4]], &mut Pace::new(&NoControl))
+            .expect("not cancelled"),
         1
     );
 }

@@ -309,8 +309,8 @@ pub(crate) fn finish(
     let recoding = Recoding::from_partition(input, group_of, clusters.len());
     let measured = utility::measure(prep, clusters, &mut pace)?;
     pace.check()?;
-    let fd_violations_input = prep.gamma.input_violations();
-    let fd_violations_output = prep.gamma.output_violations(prep, clusters);
+    let fd_violations_input = prep.gamma.input_violations(&mut pace)?;
+    let fd_violations_output = prep.gamma.output_violations(prep, clusters, &mut pace)?;
     let report = ClusteringReport {
         algorithm,
         k: prep.k,
