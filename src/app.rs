@@ -181,7 +181,7 @@ async fn ensure_an_api_key(store: &Store, config: &ServeConfig) -> anyhow::Resul
                     "stored the bootstrap API key"
                 ),
                 // the key was stored before and revoked since: do not bring it back
-                Err(crate::store::StoreError::Conflict(_)) => tracing::warn!(
+                Err(crate::store::StoreError::Conflict(..)) => tracing::warn!(
                     "the bootstrap API key was revoked; create a key with `anonymizer keys create --tenant NAME`"
                 ),
                 Err(e) => {

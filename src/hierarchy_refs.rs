@@ -10,6 +10,7 @@ use crate::codec::parse_json_hierarchy;
 use crate::core::data::Hierarchy;
 use crate::domain::spec::{pointer_segment, HierarchySpec};
 use crate::domain::{JobSpec, SpecError};
+use crate::error_code::ErrorCode;
 use crate::store::{Store, StoreError};
 
 /// Why the referenced hierarchies could not be fetched.
@@ -44,7 +45,7 @@ impl StoredHierarchies {
             let unknown = || {
                 SpecError::new(
                     pointer.clone(),
-                    "unknown_hierarchy",
+                    ErrorCode::UnknownHierarchy,
                     "no hierarchy with this id exists",
                 )
             };
@@ -54,8 +55,9 @@ impl StoredHierarchies {
                 Err(StoreError::NotFound) => return Err(unknown().into()),
                 Err(e) => return Err(e.into()),
             };
-            let hierarchy = parse_json_hierarchy(stored.content_json.as_bytes())
-                .map_err(|e| SpecError::new(pointer.clone(), "invalid_hierarchy", e.to_string()))?;
+            let hierarchy = parse_json_hierarchy(stored.content_json.as_bytes()).map_err(|e| {
+                SpecError::new(pointer.clone(), ErrorCode::InvalidHierarchy, e.to_string())
+            })?;
             by_id.insert(id.clone(), hierarchy);
         }
         Ok(StoredHierarchies { by_id })

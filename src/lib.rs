@@ -13,6 +13,7 @@
 //! - [`synthetic`]: seeded generators of benchmark tables (adult-shaped at any size).
 //! - [`tables`], [`hierarchy_refs`]: stored datasets and hierarchies turned into engine inputs.
 //! - [`app`], [`config`], [`telemetry`], [`metrics`]: the service process.
+//! - [`error_code`]: the one list of stable error codes, shared by every layer that reports errors.
 //! - [`audit`]: the audit trail of data operations; [`private_fs`]: files created private.
 
 pub mod app;
@@ -22,6 +23,7 @@ pub mod codec;
 pub mod config;
 pub mod core;
 pub mod domain;
+pub mod error_code;
 pub mod hierarchy_refs;
 pub mod http;
 pub mod metrics;

@@ -23,7 +23,7 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
     let spec = JobSpec::from_json(&spec_bytes)
         .map_err(|e| format!("spec {}: {e}", args.spec.display()))?;
     let options = csv_options(&spec)
-        .map_err(|e| format!("spec: {e}"))?
+        .map_err(|e| super::spec_problems(&e))?
         .with_max_field_bytes(args.csv_field_limit);
     let file = File::open(&args.input)
         .map_err(|e| format!("cannot read input {}: {}", args.input.display(), e.kind()))?;
@@ -39,7 +39,7 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
     let completed = pipeline::run(&table, &spec, &resolve, &progress);
     progress.finish();
     let completed = completed.map_err(|e| match e {
-        RunError::Spec(e) => format!("spec: {e}"),
+        RunError::Spec(e) => super::spec_problems(&e),
         other => other.to_string(),
     })?;
     write_atomically(&args.output, |w| {

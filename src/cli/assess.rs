@@ -37,7 +37,7 @@ pub fn run(args: &AssessArgs) -> Result<(), String> {
         }
     };
     let assessment =
-        assess_against(&table, &spec, population.as_ref()).map_err(|e| format!("spec: {e}"))?;
+        assess_against(&table, &spec, population.as_ref()).map_err(|e| super::spec_problems(&e))?;
     let mut out = std::io::stdout().lock();
     serde_json::to_writer_pretty(&mut out, &assessment).map_err(|e| e.to_string())?;
     out.write_all(b"\n")

@@ -6,6 +6,7 @@ pub mod keys;
 mod progress;
 pub mod serve;
 
+use crate::domain::SpecError;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
@@ -100,7 +101,22 @@ pub struct AssessArgs {
     pub population: Option<PathBuf>,
 }
 
-/// Runs the parsed command; the error is the one-line message to print.
+/// The message of spec problems: one line for one problem, a count and one indented line per problem
+/// for several. Each problem ends with its code, as the API's `code`.
+pub fn spec_problems(e: &SpecError) -> String {
+    let line = |p: &SpecError| format!("{}: {} [{}]", p.pointer, p.message, p.code);
+    if e.others.is_empty() {
+        return format!("spec: {}", line(e));
+    }
+    let mut message = format!("spec: {} problems", e.others.len() + 1);
+    for p in e.all() {
+        message.push_str("\n  ");
+        message.push_str(&line(p));
+    }
+    message
+}
+
+/// Runs the parsed command; the error is the message to print (one line, or one per spec problem).
 pub fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Anonymize(args) => anonymize::run(&args),

@@ -10,6 +10,7 @@ pub use csv_table::{read_table, write_rendering, CsvOptions, DEFAULT_MAX_FIELD_B
 pub use hierarchy::{check_labels, parse_arx_hierarchy, parse_json_hierarchy};
 
 use crate::core::data::HierarchyError;
+use crate::error_code::ErrorCode;
 
 /// Why input bytes could not be decoded.
 #[derive(Debug, thiserror::Error)]
@@ -128,23 +129,23 @@ pub enum CodecError {
 
 impl CodecError {
     /// The stable snake_case code of this error (the API's problem `code`).
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            CodecError::Empty => "empty_body",
-            CodecError::NoRecords => "no_records",
-            CodecError::EmptyColumnName { .. } => "empty_column_name",
-            CodecError::DuplicateColumnName { .. } => "duplicate_column",
-            CodecError::RaggedRow { .. } => "ragged_row",
-            CodecError::InvalidUtf8 { .. } => "invalid_utf8",
-            CodecError::UnterminatedQuote { .. } => "unterminated_quote",
-            CodecError::TextAfterQuote { .. } => "text_after_quote",
-            CodecError::StrayCarriageReturn { .. } => "stray_carriage_return",
-            CodecError::FieldTooLong { .. } => "field_too_long",
-            CodecError::InvalidCharacters { .. } => "invalid_characters",
-            CodecError::Malformed { .. } => "malformed_csv",
-            CodecError::BadDelimiter => "invalid_delimiter",
-            CodecError::Hierarchy(_) | CodecError::HierarchyJson(_) => "invalid_hierarchy",
-            CodecError::Write(_) => "write_failed",
+            CodecError::Empty => ErrorCode::EmptyBody,
+            CodecError::NoRecords => ErrorCode::NoRecords,
+            CodecError::EmptyColumnName { .. } => ErrorCode::EmptyColumnName,
+            CodecError::DuplicateColumnName { .. } => ErrorCode::DuplicateColumn,
+            CodecError::RaggedRow { .. } => ErrorCode::RaggedRow,
+            CodecError::InvalidUtf8 { .. } => ErrorCode::InvalidUtf8,
+            CodecError::UnterminatedQuote { .. } => ErrorCode::UnterminatedQuote,
+            CodecError::TextAfterQuote { .. } => ErrorCode::TextAfterQuote,
+            CodecError::StrayCarriageReturn { .. } => ErrorCode::StrayCarriageReturn,
+            CodecError::FieldTooLong { .. } => ErrorCode::FieldTooLong,
+            CodecError::InvalidCharacters { .. } => ErrorCode::InvalidCharacters,
+            CodecError::Malformed { .. } => ErrorCode::MalformedCsv,
+            CodecError::BadDelimiter => ErrorCode::InvalidDelimiter,
+            CodecError::Hierarchy(_) | CodecError::HierarchyJson(_) => ErrorCode::InvalidHierarchy,
+            CodecError::Write(_) => ErrorCode::WriteFailed,
         }
     }
 }

@@ -16,6 +16,7 @@ use crate::core::data::{Column, GeneralizationMap, Hierarchy, Table};
 use crate::core::privacy::EarthMovers;
 use crate::core::risk::classes::group_keys;
 use crate::core::risk::{ClassSizes, KeyColumn, MatchedClass, RiskProfile};
+use crate::error_code::ErrorCode;
 
 use super::achieved::{measure, SensitiveDistribution, SensitiveMeasures};
 use super::closeness::hierarchical_distance;
@@ -86,7 +87,7 @@ pub fn assess_against(
         if table.column_index(name).is_none() {
             return Err(SpecError::new(
                 format!("/attributes/{}", pointer_segment(name)),
-                "unknown_column",
+                ErrorCode::UnknownColumn,
                 format!("the dataset has no column '{name}'"),
             ));
         }
@@ -97,7 +98,7 @@ pub fn assess_against(
         let Some(attribute) = spec.attributes.get(&column.name) else {
             return Err(SpecError::new(
                 "/attributes",
-                "undeclared_column",
+                ErrorCode::UndeclaredColumn,
                 format!(
                     "column '{}' has no role; declare it as quasi_identifier, sensitive, insensitive or identifying",
                     column.name
@@ -113,7 +114,7 @@ pub fn assess_against(
     if quasi_identifiers.is_empty() {
         return Err(SpecError::new(
             "/attributes",
-            "no_quasi_identifier",
+            ErrorCode::NoQuasiIdentifier,
             "declare at least one column as quasi_identifier",
         ));
     }
@@ -178,7 +179,7 @@ pub fn assess_against(
 /// stored hierarchies and files are not resolved here.
 fn sensitive_hierarchy(source: &HierarchySpec, column: &Column) -> Result<EarthMovers, SpecError> {
     let pointer = format!("/attributes/{}/hierarchy", pointer_segment(&column.name));
-    let invalid = |m: String| SpecError::new(pointer.clone(), "invalid_hierarchy", m);
+    let invalid = |m: String| SpecError::new(pointer.clone(), ErrorCode::InvalidHierarchy, m);
     let hierarchy = match source {
         HierarchySpec::Levels { levels } => {
             Hierarchy::from_rows(levels).map_err(|e| invalid(e.to_string()))?
@@ -199,7 +200,7 @@ fn sensitive_hierarchy(source: &HierarchySpec, column: &Column) -> Result<EarthM
         }
     };
     let map = GeneralizationMap::bind(hierarchy, column)
-        .map_err(|e| SpecError::new(pointer.clone(), "uncovered_values", e.to_string()))?;
+        .map_err(|e| SpecError::new(pointer.clone(), ErrorCode::UncoveredValues, e.to_string()))?;
     Ok(hierarchical_distance(column.value_counts(), &map))
 }
 
@@ -217,7 +218,7 @@ fn match_population(
         let Some(index) = population.column_index(name) else {
             return Err(SpecError::new(
                 format!("/attributes/{}", pointer_segment(name)),
-                "missing_in_population",
+                ErrorCode::MissingInPopulation,
                 format!("the population table has no column '{name}'"),
             ));
         };
@@ -336,7 +337,7 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(
-            (e.pointer.as_str(), e.code),
+            (e.pointer.as_str(), e.code.as_str()),
             ("/attributes/diagnosis/hierarchy", "invalid_hierarchy")
         );
     }
@@ -373,7 +374,7 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(
-            (e.pointer.as_str(), e.code),
+            (e.pointer.as_str(), e.code.as_str()),
             ("/attributes/age", "unknown_column")
         );
         let e = assess(
@@ -382,7 +383,7 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(
-            (e.pointer.as_str(), e.code),
+            (e.pointer.as_str(), e.code.as_str()),
             ("/attributes", "undeclared_column")
         );
         let e = assess(
@@ -393,7 +394,7 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(
-            (e.pointer.as_str(), e.code),
+            (e.pointer.as_str(), e.code.as_str()),
             ("/risk/threshold", "invalid_threshold")
         );
         let e =
@@ -421,7 +422,7 @@ mod tests {
         let missing = Table::from_rows(&["code"], &[vec!["1"]]);
         let e = assess_against(&table(), &s, Some(&missing)).unwrap_err();
         assert_eq!(
-            (e.pointer.as_str(), e.code),
+            (e.pointer.as_str(), e.code.as_str()),
             ("/attributes/zip", "missing_in_population")
         );
     }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::core::data::{Column, GeneralizationMap};
 use crate::core::privacy::{Decimal, EarthMovers, GroundDistanceKind, TCloseness};
+use crate::error_code::ErrorCode;
 
 use super::column_values::{distribution_by_text, natural_ranks, ranks_of};
 use super::spec::{pointer_segment, GroundDistance, SpecError};
@@ -39,7 +40,7 @@ pub fn resolve(request: ClosenessRequest<'_>) -> Result<(TCloseness, Requirement
         _ => {
             return Err(SpecError::new(
                 format!("/privacy_models/{i}/t"),
-                "invalid_t",
+                ErrorCode::InvalidT,
                 "t must be a number between 0 and 1 (at most 18 decimal places)",
             ))
         }
@@ -47,7 +48,7 @@ pub fn resolve(request: ClosenessRequest<'_>) -> Result<(TCloseness, Requirement
     if request.order.is_some() && request.distance != GroundDistance::Ordered {
         return Err(SpecError::new(
             format!("/privacy_models/{i}/order"),
-            "invalid_spec",
+            ErrorCode::InvalidSpec,
             "order applies only to the ordered distance",
         ));
     }
@@ -77,7 +78,7 @@ pub fn resolve(request: ClosenessRequest<'_>) -> Result<(TCloseness, Requirement
             let Some(map) = request.hierarchy else {
                 return Err(SpecError::new(
                     format!("/attributes/{}/hierarchy", pointer_segment(&column.name)),
-                    "missing_hierarchy",
+                    ErrorCode::MissingHierarchy,
                     format!(
                         "the hierarchical distance of model {i} needs a hierarchy for '{}'",
                         column.name
@@ -141,7 +142,7 @@ fn value_ranks(column: &Column, order: Option<&[String]>, i: usize) -> Result<Ve
     if position.len() != order.len() {
         return Err(SpecError::new(
             pointer,
-            "invalid_order",
+            ErrorCode::InvalidOrder,
             "order lists a value more than once",
         ));
     }
@@ -149,7 +150,7 @@ fn value_ranks(column: &Column, order: Option<&[String]>, i: usize) -> Result<Ve
     if missing > 0 {
         return Err(SpecError::new(
             pointer,
-            "uncovered_values",
+            ErrorCode::UncoveredValues,
             format!(
                 "order does not list {missing} of the {} distinct values of '{}'",
                 values.len(),
@@ -222,7 +223,7 @@ mod tests {
 
         fn error(model: &str, diagnosis: &str) -> (String, &'static str) {
             let e = prepare_with(model, diagnosis).unwrap_err();
-            (e.pointer, e.code)
+            (e.pointer, e.code.as_str())
         }
 
         #[test]

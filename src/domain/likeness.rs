@@ -4,6 +4,7 @@
 
 use crate::core::data::Column;
 use crate::core::privacy::{BetaLikeness, Decimal, DeltaDisclosure, Likeness, TableDistribution};
+use crate::error_code::ErrorCode;
 
 use super::column_values::distribution_by_text;
 use super::spec::{LikenessVariant, SpecError};
@@ -19,7 +20,7 @@ pub fn delta_disclosure(
     if !(delta.is_finite() && delta > 0.0) {
         return Err(SpecError::new(
             format!("/privacy_models/{index}/delta"),
-            "invalid_delta",
+            ErrorCode::InvalidDelta,
             "delta must be a positive number",
         ));
     }
@@ -50,7 +51,7 @@ pub fn beta_likeness(
         _ => {
             return Err(SpecError::new(
                 format!("/privacy_models/{index}/beta"),
-                "invalid_beta",
+                ErrorCode::InvalidBeta,
                 "beta must be a positive number (at most 18 decimal places)",
             ))
         }

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use crate::core::data::{Column, GeneralizationMap, Table};
 use crate::core::input::SensitiveAttribute;
 use crate::core::local::{Domain, LocalAttribute, LocalInput, OrderedDomain};
+use crate::error_code::ErrorCode;
 
 use super::column_values::natural_ranks;
 use super::spec::{
@@ -186,7 +187,7 @@ pub fn local_domain(
             Some(map) => Ok(LocalDomain::Hierarchy(map)),
             None => Err(SpecError::new(
                 format!("{pointer}/hierarchy"),
-                "missing_hierarchy",
+                ErrorCode::MissingHierarchy,
                 format!(
                     "quasi-identifier '{}' needs a hierarchy: {} generalizes along hierarchies only",
                     column.name,
@@ -203,7 +204,7 @@ pub fn local_domain(
     if attribute.order.is_some() && data_type != DataType::Ordinal {
         return Err(SpecError::new(
             format!("{pointer}/order"),
-            "invalid_order",
+            ErrorCode::InvalidOrder,
             format!(
                 "column '{}': an order applies to ordinal quasi-identifiers only",
                 column.name
@@ -215,7 +216,7 @@ pub fn local_domain(
             Some(map) => Ok(LocalDomain::Hierarchy(map)),
             None => Err(SpecError::new(
                 format!("{pointer}/hierarchy"),
-                "missing_hierarchy",
+                ErrorCode::MissingHierarchy,
                 format!(
                     "categorical quasi-identifier '{}' needs a hierarchy (or declare data_type numeric or ordinal)",
                     column.name
@@ -237,7 +238,7 @@ pub fn local_domain(
                 };
                 return Err(SpecError::new(
                     pointer.to_string(),
-                    "not_numeric",
+                    ErrorCode::NotNumeric,
                     format!(
                         "column '{}' is numeric but {bad} of its {} distinct values are not numbers{hint}",
                         column.name,
@@ -266,7 +267,7 @@ fn declared_ranks(column: &Column, order: &[String], pointer: &str) -> Result<Ve
         if position.insert(value.as_str(), i).is_some() {
             return Err(SpecError::new(
                 pointer,
-                "invalid_order",
+                ErrorCode::InvalidOrder,
                 format!("the order of '{}' lists a value twice", column.name),
             ));
         }
@@ -280,7 +281,7 @@ fn declared_ranks(column: &Column, order: &[String], pointer: &str) -> Result<Ve
     if missing > 0 {
         return Err(SpecError::new(
             pointer,
-            "incomplete_order",
+            ErrorCode::IncompleteOrder,
             format!(
                 "the order of '{}' misses {missing} of the column's {} distinct values",
                 column.name,
@@ -311,14 +312,14 @@ pub fn local_algorithm(
                 let Some(index) = names.iter().position(|n| n == name) else {
                     return Err(SpecError::new(
                         format!("/algorithm/split_preference/{i}"),
-                        "unknown_quasi_identifier",
+                        ErrorCode::UnknownQuasiIdentifier,
                         format!("'{name}' is not a quasi-identifier"),
                     ));
                 };
                 if indices.contains(&index) {
                     return Err(SpecError::new(
                         format!("/algorithm/split_preference/{i}"),
-                        "duplicate_quasi_identifier",
+                        ErrorCode::DuplicateQuasiIdentifier,
                         format!("'{name}' is listed twice"),
                     ));
                 }
@@ -341,14 +342,14 @@ pub fn local_algorithm(
             if nearest_clusters == Some(0) {
                 return Err(SpecError::new(
                     "/algorithm/nearest_clusters",
-                    "invalid_parameter",
+                    ErrorCode::InvalidParameter,
                     "nearest_clusters must be at least 1",
                 ));
             }
             if all_pairs && nearest_clusters.is_some() {
                 return Err(SpecError::new(
                     "/algorithm",
-                    "unsupported_option",
+                    ErrorCode::UnsupportedOption,
                     "give nearest_clusters or all_pairs, not both",
                 ));
             }
@@ -374,7 +375,7 @@ pub fn local_algorithm(
             if pool == Some(0) {
                 return Err(SpecError::new(
                     "/algorithm/pool",
-                    "invalid_parameter",
+                    ErrorCode::InvalidParameter,
                     "pool must be at least 1",
                 ));
             }
@@ -397,14 +398,14 @@ pub fn local_algorithm(
             if !(0.0..=1.0).contains(&relocation_limit) {
                 return Err(SpecError::new(
                     "/algorithm/relocation_limit",
-                    "invalid_parameter",
+                    ErrorCode::InvalidParameter,
                     "relocation_limit must be a number between 0 and 1",
                 ));
             }
             if alpha.is_some_and(|a| !(a > 0.0 && a < 1.0)) {
                 return Err(SpecError::new(
                     "/algorithm/alpha",
-                    "invalid_parameter",
+                    ErrorCode::InvalidParameter,
                     "alpha must be strictly between 0 and 1",
                 ));
             }
@@ -419,7 +420,7 @@ pub fn local_algorithm(
         full_domain => {
             return Err(SpecError::new(
                 "/algorithm/type",
-                "invalid_spec",
+                ErrorCode::InvalidSpec,
                 format!("{} is not a local-recoding algorithm", full_domain.name()),
             ))
         }
@@ -444,7 +445,7 @@ fn only_k_anonymity(algorithm: &str, models: &[PrivacyModelSpec]) -> Result<u64,
             _ => {
                 return Err(SpecError::new(
                     format!("/privacy_models/{i}"),
-                    "unsupported_model",
+                    ErrorCode::UnsupportedModel,
                     format!("{algorithm} supports k-anonymity only"),
                 ))
             }
@@ -453,7 +454,7 @@ fn only_k_anonymity(algorithm: &str, models: &[PrivacyModelSpec]) -> Result<u64,
     k.ok_or_else(|| {
         SpecError::new(
             "/privacy_models",
-            "missing_privacy_model",
+            ErrorCode::MissingPrivacyModel,
             format!("{algorithm} needs a k_anonymity model"),
         )
     })
@@ -475,7 +476,7 @@ pub fn dependencies(
                 if names.is_empty() {
                     return Err(SpecError::new(
                         format!("/functional_dependencies/{i}/{side}"),
-                        "invalid_dependency",
+                        ErrorCode::InvalidDependency,
                         format!("the {side} of a functional dependency names at least one column"),
                     ));
                 }
@@ -487,14 +488,14 @@ pub fn dependencies(
                         let Some(c) = table.column_index(name) else {
                             return Err(SpecError::new(
                                 pointer,
-                                "unknown_column",
+                                ErrorCode::UnknownColumn,
                                 format!("the dataset has no column '{name}'"),
                             ));
                         };
                         if identifying.contains(&c) {
                             return Err(SpecError::new(
                                 pointer,
-                                "invalid_dependency",
+                                ErrorCode::InvalidDependency,
                                 format!("column '{name}' is identifying and is not published"),
                             ));
                         }

@@ -7,6 +7,7 @@ use crate::core::data::{Column, GeneralizationMap, Hierarchy, Table};
 use crate::core::engine::{Outcome, Plan};
 use crate::core::input::{EngineInput, QuasiIdentifier, SensitiveAttribute};
 use crate::core::measures::QueryWorkload;
+use crate::error_code::ErrorCode;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::core::privacy::{
@@ -27,7 +28,7 @@ use super::risk::{risk_settings, run_risk, RiskReport};
 use super::security_estimate::{linear_diagnostics, LinearDiagnostic};
 use super::spec::{
     pointer_segment, AlgorithmSpec, ClassFunctionSpec, HierarchySpec, JobSpec, Method,
-    PrivacyModelSpec, QueryWorkloadSpec, Role, SpecError, SuppressedRecords,
+    PrivacyModelSpec, Problems, QueryWorkloadSpec, Role, SpecError, SuppressedRecords,
     DEFAULT_MAX_CATEGORIES, MAX_WORKLOAD_QUERIES,
 };
 use super::verify::{CategorySets, Requirement};
@@ -160,8 +161,9 @@ impl Prepared {
 pub fn csv_options(spec: &JobSpec) -> Result<CsvOptions, SpecError> {
     match &spec.csv.delimiter {
         None => Ok(CsvOptions::default()),
-        Some(d) => CsvOptions::with_delimiter(d)
-            .map_err(|e| SpecError::new("/csv/delimiter", "invalid_delimiter", e.to_string())),
+        Some(d) => CsvOptions::with_delimiter(d).map_err(|e| {
+            SpecError::new("/csv/delimiter", ErrorCode::InvalidDelimiter, e.to_string())
+        }),
     }
 }
 
@@ -170,7 +172,7 @@ fn delimiter_byte(d: &Option<String>, pointer: &str) -> Result<u8, SpecError> {
         None => Ok(b';'),
         Some(d) => CsvOptions::with_delimiter(d)
             .map(|o| o.delimiter)
-            .map_err(|e| SpecError::new(pointer, "invalid_delimiter", e.to_string())),
+            .map_err(|e| SpecError::new(pointer, ErrorCode::InvalidDelimiter, e.to_string())),
     }
 }
 
@@ -180,6 +182,9 @@ pub fn prepare(
     spec: &JobSpec,
     resolve: &HierarchyResolver<'_>,
 ) -> Result<Prepared, SpecError> {
+    // independent mistakes are collected and reported together; a part that depends on a failed part
+    // is skipped rather than reported again
+    let mut problems = Problems::new();
     for name in spec.attributes.keys() {
         if table.column_index(name).is_none() {
             let hint = match table.columns() {
@@ -188,9 +193,9 @@ pub fn prepare(
                 }
                 _ => "",
             };
-            return Err(SpecError::new(
+            problems.push(SpecError::new(
                 format!("/attributes/{}", pointer_segment(name)),
-                "unknown_column",
+                ErrorCode::UnknownColumn,
                 format!("the dataset has no column '{name}'{hint}"),
             ));
         }
@@ -202,44 +207,57 @@ pub fn prepare(
     let method = spec.algorithm.method();
     let mut local_attributes = Vec::new();
     let mut identifying = Vec::new();
+    // a misspelt quasi-identifier is an unknown column, not also a spec without quasi-identifiers
+    let declared_quasi_identifier = spec
+        .attributes
+        .values()
+        .any(|a| a.role == Role::QuasiIdentifier);
     for (index, column) in table.columns().iter().enumerate() {
         let Some(attribute) = spec.attributes.get(&column.name) else {
-            return Err(SpecError::new(
+            problems.push(SpecError::new(
                 "/attributes",
-                "undeclared_column",
+                ErrorCode::UndeclaredColumn,
                 format!(
                     "column '{}' has no role; declare it as quasi_identifier, sensitive, insensitive or identifying",
                     column.name
                 ),
             ));
+            continue;
         };
         let pointer = format!("/attributes/{}", pointer_segment(&column.name));
         match attribute.role {
             Role::QuasiIdentifier => {
                 let map = match &attribute.hierarchy {
-                    Some(source) => Some(bind_hierarchy(source, column, &pointer, resolve)?),
+                    Some(source) => {
+                        match problems.keep(bind_hierarchy(source, column, &pointer, resolve)) {
+                            Some(map) => Some(map),
+                            None => continue,
+                        }
+                    }
                     None => None,
                 };
                 match (&method, map) {
                     (Method::Local(algorithm), map) => {
-                        let domain = local_domain(column, attribute, map, &pointer, algorithm)?;
-                        local_attributes.push((index, domain));
+                        let domain = local_domain(column, attribute, map, &pointer, algorithm);
+                        if let Some(domain) = problems.keep(domain) {
+                            local_attributes.push((index, domain));
+                        }
                     }
                     (Method::FullDomain(_), Some(map)) => quasi_identifiers.push((index, map)),
-                    (Method::FullDomain(_), None) => {
-                        return Err(SpecError::new(
-                            format!("{pointer}/hierarchy"),
-                            "missing_hierarchy",
-                            format!("quasi-identifier '{}' needs a hierarchy", column.name),
-                        ))
-                    }
+                    (Method::FullDomain(_), None) => problems.push(SpecError::new(
+                        format!("{pointer}/hierarchy"),
+                        ErrorCode::MissingHierarchy,
+                        format!("quasi-identifier '{}' needs a hierarchy", column.name),
+                    )),
                 }
                 output.push(index);
             }
             Role::Sensitive => {
                 // a hierarchy is optional here; models that need one (hierarchical t-closeness) say so
                 let map = match &attribute.hierarchy {
-                    Some(source) => Some(bind_hierarchy(source, column, &pointer, resolve)?),
+                    Some(source) => {
+                        problems.keep(bind_hierarchy(source, column, &pointer, resolve))
+                    }
                     None => None,
                 };
                 sensitive.push(index);
@@ -250,10 +268,10 @@ pub fn prepare(
             Role::Identifying => identifying.push(index),
         }
     }
-    if quasi_identifiers.is_empty() && local_attributes.is_empty() {
-        return Err(SpecError::new(
+    if !declared_quasi_identifier {
+        problems.push(SpecError::new(
             "/attributes",
-            "no_quasi_identifier",
+            ErrorCode::NoQuasiIdentifier,
             "declare at least one column as quasi_identifier",
         ));
     }
@@ -266,8 +284,12 @@ pub fn prepare(
         })
         .collect();
     let mut ground_distances = Vec::new();
-    let (privacy_models, requirements) =
-        privacy_models(spec, table, &sensitive_attributes, &mut ground_distances)?;
+    let models = problems.keep(privacy_models(
+        spec,
+        table,
+        &sensitive_attributes,
+        &mut ground_distances,
+    ));
     let local = match method {
         Method::FullDomain(_) => None,
         Method::Local(ref algorithm) => {
@@ -277,25 +299,30 @@ pub fn prepare(
                 .map(|&c| table.column(c).name.as_str())
                 .collect();
             if spec.suppression_limit != 0.0 {
-                return Err(SpecError::new(
+                problems.push(SpecError::new(
                     "/suppression_limit",
-                    "unsupported_option",
+                    ErrorCode::UnsupportedOption,
                     format!(
                         "{} decides suppression itself; suppression_limit applies to full-domain algorithms only",
                         algorithm.name()
                     ),
                 ));
             }
-            Some(LocalPlan {
-                algorithm: local_algorithm(algorithm, &names, &spec.privacy_models)?,
-                dependencies: dependencies(
-                    &spec.functional_dependencies,
-                    table,
-                    &columns,
-                    &identifying,
-                )?,
-                attributes: local_attributes,
-            })
+            let algorithm = problems.keep(local_algorithm(algorithm, &names, &spec.privacy_models));
+            let dependencies = problems.keep(dependencies(
+                &spec.functional_dependencies,
+                table,
+                &columns,
+                &identifying,
+            ));
+            match (algorithm, dependencies) {
+                (Some(algorithm), Some(dependencies)) => Some(LocalPlan {
+                    algorithm,
+                    dependencies,
+                    attributes: local_attributes,
+                }),
+                _ => None,
+            }
         }
     };
     let clustering = matches!(
@@ -306,22 +333,33 @@ pub fn prepare(
             | AlgorithmSpec::KAssemble { .. }
     );
     if !clustering && !spec.functional_dependencies.is_empty() {
-        return Err(SpecError::new(
+        problems.push(SpecError::new(
             "/functional_dependencies",
-            "unsupported_option",
+            ErrorCode::UnsupportedOption,
             "functional dependencies apply to the clustering algorithms only",
         ));
     }
+    let limit = problems.keep(suppression_limit(spec.suppression_limit));
+    let risk = problems.keep(risk_settings(&spec.risk, table.row_count() as u64, "/risk"));
+    let query_workload = problems.keep(query_workload(&spec.query_workload));
+    let (Some((privacy_models, requirements)), Some(limit), Some(risk), Some(query_workload)) =
+        (models, limit, risk, query_workload)
+    else {
+        return Err(problems.into_error(unreported()));
+    };
+    if matches!(method, Method::Local(_)) && local.is_none() {
+        return Err(problems.into_error(unreported()));
+    }
+    problems.finish()?;
     let plan = Plan {
         privacy_models,
-        suppression_limit: suppression_limit(spec.suppression_limit)?,
+        suppression_limit: limit,
         metric: spec.metric,
         algorithm: match method {
             Method::FullDomain(algorithm) => algorithm,
             Method::Local(_) => Algorithm::Optimal,
         },
     };
-    let risk = risk_settings(&spec.risk, table.row_count() as u64, "/risk")?;
     Ok(Prepared {
         quasi_identifiers,
         sensitive,
@@ -331,10 +369,20 @@ pub fn prepare(
         linear_diagnostics: linear_diagnostics(table, &requirements),
         requirements,
         ground_distances,
-        query_workload: query_workload(&spec.query_workload)?,
+        query_workload,
         risk,
         local,
     })
+}
+
+/// The error of a part that failed without recording a problem (never expected: every failing part
+/// records one).
+fn unreported() -> SpecError {
+    SpecError::new(
+        "",
+        ErrorCode::InvalidSpec,
+        "the spec could not be resolved against the dataset",
+    )
 }
 
 /// Resolves the workload spec, with the documented defaults.
@@ -344,7 +392,7 @@ fn query_workload(spec: &QueryWorkloadSpec) -> Result<QueryWorkload, SpecError> 
     if !(1..=MAX_WORKLOAD_QUERIES).contains(&queries) {
         return Err(SpecError::new(
             "/query_workload/queries",
-            "invalid_query_workload",
+            ErrorCode::InvalidQueryWorkload,
             format!("the workload needs between 1 and {MAX_WORKLOAD_QUERIES} queries"),
         ));
     }
@@ -354,7 +402,7 @@ fn query_workload(spec: &QueryWorkloadSpec) -> Result<QueryWorkload, SpecError> 
     if max_dimensions < 1 {
         return Err(SpecError::new(
             "/query_workload/max_dimensions",
-            "invalid_query_workload",
+            ErrorCode::InvalidQueryWorkload,
             "a query constrains at least 1 quasi-identifier",
         ));
     }
@@ -377,12 +425,12 @@ fn bind_hierarchy(
     if hierarchy.height() > u8::MAX as usize {
         return Err(SpecError::new(
             hierarchy_pointer,
-            "invalid_hierarchy",
+            ErrorCode::InvalidHierarchy,
             "a hierarchy may have at most 255 levels",
         ));
     }
     GeneralizationMap::bind(hierarchy, column)
-        .map_err(|e| SpecError::new(hierarchy_pointer, "uncovered_values", e.to_string()))
+        .map_err(|e| SpecError::new(hierarchy_pointer, ErrorCode::UncoveredValues, e.to_string()))
 }
 
 /// A sensitive column and its hierarchy, if one was declared.
@@ -396,7 +444,7 @@ fn load(
     pointer: &str,
     resolve: &HierarchyResolver<'_>,
 ) -> Result<Hierarchy, SpecError> {
-    let invalid = |m: String| SpecError::new(pointer, "invalid_hierarchy", m);
+    let invalid = |m: String| SpecError::new(pointer, ErrorCode::InvalidHierarchy, m);
     match source {
         HierarchySpec::Levels { levels } => {
             Hierarchy::from_rows(levels).map_err(|e| invalid(e.to_string()))
@@ -421,331 +469,343 @@ fn privacy_models(
     if spec.privacy_models.is_empty() {
         return Err(SpecError::new(
             "/privacy_models",
-            "missing_privacy_model",
+            ErrorCode::MissingPrivacyModel,
             "at least one privacy model is required",
         ));
     }
+    // each model is checked on its own, so that every model's mistakes are reported together
+    let mut problems = Problems::new();
     let mut models: Vec<Box<dyn PrivacyModel>> = Vec::new();
     let mut requirements = Vec::new();
     for (i, m) in spec.privacy_models.iter().enumerate() {
-        match m {
-            &PrivacyModelSpec::KAnonymity { k } => {
-                let pointer = format!("/privacy_models/{i}/k");
-                if k < 1 {
-                    return Err(SpecError::new(pointer, "invalid_k", "k must be at least 1"));
+        let mut one = || -> Result<(), SpecError> {
+            match m {
+                &PrivacyModelSpec::KAnonymity { k } => {
+                    let pointer = format!("/privacy_models/{i}/k");
+                    if k < 1 {
+                        return Err(SpecError::new(
+                            pointer,
+                            ErrorCode::InvalidK,
+                            "k must be at least 1",
+                        ));
+                    }
+                    if k > rows {
+                        return Err(SpecError::new(
+                            pointer,
+                            ErrorCode::KExceedsRows,
+                            format!("k = {k} is larger than the table ({rows} records)"),
+                        ));
+                    }
+                    models.push(Box::new(KAnonymity { k }));
+                    requirements.push(Requirement::MinClassSize(k));
                 }
-                if k > rows {
-                    return Err(SpecError::new(
-                        pointer,
-                        "k_exceeds_rows",
-                        format!("k = {k} is larger than the table ({rows} records)"),
-                    ));
+                PrivacyModelSpec::DistinctLDiversity { attribute, l } => {
+                    let slot = sensitive_slot(i, attribute, table, sensitive)?;
+                    let l = diversity_l(i, *l)?;
+                    models.push(Box::new(DistinctLDiversity {
+                        slot,
+                        attribute: attribute.clone(),
+                        l,
+                    }));
+                    requirements.push(Requirement::DistinctL {
+                        column: attribute.clone(),
+                        l,
+                    });
                 }
-                models.push(Box::new(KAnonymity { k }));
-                requirements.push(Requirement::MinClassSize(k));
-            }
-            PrivacyModelSpec::DistinctLDiversity { attribute, l } => {
-                let slot = sensitive_slot(i, attribute, table, sensitive)?;
-                let l = diversity_l(i, *l)?;
-                models.push(Box::new(DistinctLDiversity {
-                    slot,
-                    attribute: attribute.clone(),
+                PrivacyModelSpec::EntropyLDiversity {
+                    attribute,
                     l,
-                }));
-                requirements.push(Requirement::DistinctL {
-                    column: attribute.clone(),
-                    l,
-                });
-            }
-            PrivacyModelSpec::EntropyLDiversity {
-                attribute,
-                l,
-                estimator,
-            } => {
-                let slot = sensitive_slot(i, attribute, table, sensitive)?;
-                let l = diversity_l(i, *l)?;
-                models.push(Box::new(EntropyLDiversity {
-                    slot,
-                    attribute: attribute.clone(),
-                    l,
-                    estimator: *estimator,
-                }));
-                requirements.push(Requirement::EntropyL {
-                    column: attribute.clone(),
-                    l,
-                    estimator: *estimator,
-                });
-            }
-            PrivacyModelSpec::RecursiveClDiversity { attribute, c, l } => {
-                let slot = sensitive_slot(i, attribute, table, sensitive)?;
-                let l = diversity_l(i, *l)?;
-                let c = positive_c(i, *c)?;
-                models.push(Box::new(RecursiveCLDiversity {
-                    slot,
-                    attribute: attribute.clone(),
-                    c,
-                    l,
-                }));
-                requirements.push(Requirement::RecursiveCL {
-                    column: attribute.clone(),
-                    c,
-                    l,
-                });
-            }
-            PrivacyModelSpec::TCloseness {
-                attribute,
-                t,
-                distance,
-                order,
-            } => {
-                let slot = sensitive_slot(i, attribute, table, sensitive)?;
-                let (model, requirement) = closeness::resolve(ClosenessRequest {
-                    index: i,
-                    slot,
-                    column: sensitive[slot].column,
-                    t: *t,
-                    distance: *distance,
-                    order: order.as_deref(),
-                    hierarchy: sensitive[slot].hierarchy,
-                })?;
-                if ground_distances.iter().all(|(s, _, _)| *s != slot) {
-                    ground_distances.push((slot, model.kind, model.distance.clone()));
+                    estimator,
+                } => {
+                    let slot = sensitive_slot(i, attribute, table, sensitive)?;
+                    let l = diversity_l(i, *l)?;
+                    models.push(Box::new(EntropyLDiversity {
+                        slot,
+                        attribute: attribute.clone(),
+                        l,
+                        estimator: *estimator,
+                    }));
+                    requirements.push(Requirement::EntropyL {
+                        column: attribute.clone(),
+                        l,
+                        estimator: *estimator,
+                    });
                 }
-                models.push(Box::new(model));
-                requirements.push(requirement);
-            }
-            PrivacyModelSpec::DeltaDisclosure { attribute, delta } => {
-                let slot = sensitive_slot(i, attribute, table, sensitive)?;
-                let (model, requirement) =
-                    likeness::delta_disclosure(i, slot, sensitive[slot].column, *delta)?;
-                models.push(Box::new(model));
-                requirements.push(requirement);
-            }
-            PrivacyModelSpec::BetaLikeness {
-                attribute,
-                beta,
-                variant,
-            } => {
-                let slot = sensitive_slot(i, attribute, table, sensitive)?;
-                let (model, requirement) =
-                    likeness::beta_likeness(i, slot, sensitive[slot].column, *beta, *variant)?;
-                models.push(Box::new(model));
-                requirements.push(requirement);
-            }
-            PrivacyModelSpec::LCategoricalDiversity {
-                attribute,
-                l,
-                categories,
-                dont_care,
-                max_categories,
-            } => {
-                let slot = sensitive_slot(i, attribute, table, sensitive)?;
-                let l = diversity_l(i, *l)?;
-                let (resolved, sets) = resolve_categories(
-                    i,
-                    sensitive[slot].column,
+                PrivacyModelSpec::RecursiveClDiversity { attribute, c, l } => {
+                    let slot = sensitive_slot(i, attribute, table, sensitive)?;
+                    let l = diversity_l(i, *l)?;
+                    let c = positive_c(i, *c)?;
+                    models.push(Box::new(RecursiveCLDiversity {
+                        slot,
+                        attribute: attribute.clone(),
+                        c,
+                        l,
+                    }));
+                    requirements.push(Requirement::RecursiveCL {
+                        column: attribute.clone(),
+                        c,
+                        l,
+                    });
+                }
+                PrivacyModelSpec::TCloseness {
+                    attribute,
+                    t,
+                    distance,
+                    order,
+                } => {
+                    let slot = sensitive_slot(i, attribute, table, sensitive)?;
+                    let (model, requirement) = closeness::resolve(ClosenessRequest {
+                        index: i,
+                        slot,
+                        column: sensitive[slot].column,
+                        t: *t,
+                        distance: *distance,
+                        order: order.as_deref(),
+                        hierarchy: sensitive[slot].hierarchy,
+                    })?;
+                    if ground_distances.iter().all(|(s, _, _)| *s != slot) {
+                        ground_distances.push((slot, model.kind, model.distance.clone()));
+                    }
+                    models.push(Box::new(model));
+                    requirements.push(requirement);
+                }
+                PrivacyModelSpec::DeltaDisclosure { attribute, delta } => {
+                    let slot = sensitive_slot(i, attribute, table, sensitive)?;
+                    let (model, requirement) =
+                        likeness::delta_disclosure(i, slot, sensitive[slot].column, *delta)?;
+                    models.push(Box::new(model));
+                    requirements.push(requirement);
+                }
+                PrivacyModelSpec::BetaLikeness {
+                    attribute,
+                    beta,
+                    variant,
+                } => {
+                    let slot = sensitive_slot(i, attribute, table, sensitive)?;
+                    let (model, requirement) =
+                        likeness::beta_likeness(i, slot, sensitive[slot].column, *beta, *variant)?;
+                    models.push(Box::new(model));
+                    requirements.push(requirement);
+                }
+                PrivacyModelSpec::LCategoricalDiversity {
+                    attribute,
+                    l,
                     categories,
                     dont_care,
-                    *max_categories,
-                )?;
-                // the exact check branches over the categories of one value, at most l − 1 deep
-                let depth = (l - 1).min(resolved.codes() as u64);
-                let work = covers_work(resolved.largest_overlap(), depth);
-                check_work(i, "the minimum cover", work)?;
-                models.push(Box::new(LCategoricalDiversity {
-                    slot,
-                    attribute: attribute.clone(),
-                    l,
-                    categories: resolved,
-                }));
-                requirements.push(Requirement::LCategorical {
-                    column: attribute.clone(),
-                    l,
-                    sets,
-                });
-            }
-            PrivacyModelSpec::DDensity {
-                attribute,
-                d,
-                mu,
-                categories,
-                dont_care,
-                max_categories,
-            } => {
-                let slot = sensitive_slot(i, attribute, table, sensitive)?;
-                let d = fraction(i, "d", *d)?;
-                let mu = mu.map(|mu| fraction(i, "mu", mu)).transpose()?;
-                let (resolved, sets) = resolve_categories(
-                    i,
-                    sensitive[slot].column,
-                    categories,
-                    dont_care,
-                    *max_categories,
-                )?;
-                models.push(Box::new(DDensity {
-                    slot,
-                    attribute: attribute.clone(),
+                    max_categories,
+                } => {
+                    let slot = sensitive_slot(i, attribute, table, sensitive)?;
+                    let l = diversity_l(i, *l)?;
+                    let (resolved, sets) = resolve_categories(
+                        i,
+                        sensitive[slot].column,
+                        categories,
+                        dont_care,
+                        *max_categories,
+                    )?;
+                    // the exact check branches over the categories of one value, at most l − 1 deep
+                    let depth = (l - 1).min(resolved.codes() as u64);
+                    let work = covers_work(resolved.largest_overlap(), depth);
+                    check_work(i, "the minimum cover", work)?;
+                    models.push(Box::new(LCategoricalDiversity {
+                        slot,
+                        attribute: attribute.clone(),
+                        l,
+                        categories: resolved,
+                    }));
+                    requirements.push(Requirement::LCategorical {
+                        column: attribute.clone(),
+                        l,
+                        sets,
+                    });
+                }
+                PrivacyModelSpec::DDensity {
+                    attribute,
                     d,
                     mu,
-                    categories: resolved,
-                }));
-                requirements.push(Requirement::DDensity {
-                    column: attribute.clone(),
-                    d,
-                    mu,
-                    sets,
-                });
-            }
-            PrivacyModelSpec::MuDilution {
-                attribute,
-                mu,
-                dont_care,
-            } => {
-                let slot = sensitive_slot(i, attribute, table, sensitive)?;
-                let mu = fraction(i, "mu", *mu)?;
-                let column = sensitive[slot].column;
-                let dont_care: BTreeSet<String> = dont_care.iter().cloned().collect();
-                let flags = column
-                    .dictionary
-                    .values()
-                    .map(|v| dont_care.contains(v))
-                    .collect();
-                models.push(Box::new(MuDilution {
-                    slot,
-                    attribute: attribute.clone(),
-                    mu,
-                    dont_care: flags,
-                }));
-                requirements.push(Requirement::MuDilution {
-                    column: attribute.clone(),
-                    mu,
-                    dont_care,
-                });
-            }
-            PrivacyModelSpec::ClCategoricalRecursiveDiversity {
-                attribute,
-                c,
-                l,
-                categories,
-                dont_care,
-                max_categories,
-            } => {
-                let slot = sensitive_slot(i, attribute, table, sensitive)?;
-                let c = positive_c(i, *c)?;
-                let l = diversity_l(i, *l)?;
-                let (resolved, sets) = resolve_categories(
-                    i,
-                    sensitive[slot].column,
                     categories,
                     dont_care,
-                    *max_categories,
-                )?;
-                // MC(l) enumerates the l-subsets of the categories
-                check_work(
-                    i,
-                    "the maximum l-coverage",
-                    binomial(resolved.count() as u64, l),
-                )?;
-                models.push(Box::new(ClCategoricalRecursiveDiversity {
-                    slot,
-                    attribute: attribute.clone(),
+                    max_categories,
+                } => {
+                    let slot = sensitive_slot(i, attribute, table, sensitive)?;
+                    let d = fraction(i, "d", *d)?;
+                    let mu = mu.map(|mu| fraction(i, "mu", mu)).transpose()?;
+                    let (resolved, sets) = resolve_categories(
+                        i,
+                        sensitive[slot].column,
+                        categories,
+                        dont_care,
+                        *max_categories,
+                    )?;
+                    models.push(Box::new(DDensity {
+                        slot,
+                        attribute: attribute.clone(),
+                        d,
+                        mu,
+                        categories: resolved,
+                    }));
+                    requirements.push(Requirement::DDensity {
+                        column: attribute.clone(),
+                        d,
+                        mu,
+                        sets,
+                    });
+                }
+                PrivacyModelSpec::MuDilution {
+                    attribute,
+                    mu,
+                    dont_care,
+                } => {
+                    let slot = sensitive_slot(i, attribute, table, sensitive)?;
+                    let mu = fraction(i, "mu", *mu)?;
+                    let column = sensitive[slot].column;
+                    let dont_care: BTreeSet<String> = dont_care.iter().cloned().collect();
+                    let flags = column
+                        .dictionary
+                        .values()
+                        .map(|v| dont_care.contains(v))
+                        .collect();
+                    models.push(Box::new(MuDilution {
+                        slot,
+                        attribute: attribute.clone(),
+                        mu,
+                        dont_care: flags,
+                    }));
+                    requirements.push(Requirement::MuDilution {
+                        column: attribute.clone(),
+                        mu,
+                        dont_care,
+                    });
+                }
+                PrivacyModelSpec::ClCategoricalRecursiveDiversity {
+                    attribute,
                     c,
                     l,
-                    categories: resolved,
-                }));
-                requirements.push(Requirement::ClCategoricalRecursive {
-                    column: attribute.clone(),
-                    c,
-                    l,
-                    sets,
-                });
-            }
-            PrivacyModelSpec::ClDensity {
-                attribute,
-                c,
-                l,
-                categories,
-                dont_care,
-                max_categories,
-            } => {
-                let slot = sensitive_slot(i, attribute, table, sensitive)?;
-                let c = positive_c(i, *c)?;
-                let l = diversity_l(i, *l)?;
-                let (resolved, sets) = resolve_categories(
-                    i,
-                    sensitive[slot].column,
                     categories,
                     dont_care,
-                    *max_categories,
-                )?;
-                models.push(Box::new(ClDensity {
-                    slot,
-                    attribute: attribute.clone(),
+                    max_categories,
+                } => {
+                    let slot = sensitive_slot(i, attribute, table, sensitive)?;
+                    let c = positive_c(i, *c)?;
+                    let l = diversity_l(i, *l)?;
+                    let (resolved, sets) = resolve_categories(
+                        i,
+                        sensitive[slot].column,
+                        categories,
+                        dont_care,
+                        *max_categories,
+                    )?;
+                    // MC(l) enumerates the l-subsets of the categories
+                    check_work(
+                        i,
+                        "the maximum l-coverage",
+                        binomial(resolved.count() as u64, l),
+                    )?;
+                    models.push(Box::new(ClCategoricalRecursiveDiversity {
+                        slot,
+                        attribute: attribute.clone(),
+                        c,
+                        l,
+                        categories: resolved,
+                    }));
+                    requirements.push(Requirement::ClCategoricalRecursive {
+                        column: attribute.clone(),
+                        c,
+                        l,
+                        sets,
+                    });
+                }
+                PrivacyModelSpec::ClDensity {
+                    attribute,
                     c,
                     l,
-                    categories: resolved,
-                }));
-                requirements.push(Requirement::ClDensity {
-                    column: attribute.clone(),
-                    c,
-                    l,
-                    sets,
-                });
-            }
-            PrivacyModelSpec::DeltaRange {
-                attribute,
-                delta,
-                class_function,
-            } => {
-                let slot = sensitive_slot(i, attribute, table, sensitive)?;
-                let delta = non_negative(i, "delta", "invalid_delta", *delta)?;
-                let function = class_function_of(i, class_function)?;
-                let cf = class_values(i, sensitive[slot].column, &function)?;
-                let tolerance = tolerance_for(&cf);
-                models.push(Box::new(DeltaRange {
-                    slot,
-                    attribute: attribute.clone(),
+                    categories,
+                    dont_care,
+                    max_categories,
+                } => {
+                    let slot = sensitive_slot(i, attribute, table, sensitive)?;
+                    let c = positive_c(i, *c)?;
+                    let l = diversity_l(i, *l)?;
+                    let (resolved, sets) = resolve_categories(
+                        i,
+                        sensitive[slot].column,
+                        categories,
+                        dont_care,
+                        *max_categories,
+                    )?;
+                    models.push(Box::new(ClDensity {
+                        slot,
+                        attribute: attribute.clone(),
+                        c,
+                        l,
+                        categories: resolved,
+                    }));
+                    requirements.push(Requirement::ClDensity {
+                        column: attribute.clone(),
+                        c,
+                        l,
+                        sets,
+                    });
+                }
+                PrivacyModelSpec::DeltaRange {
+                    attribute,
                     delta,
-                    cf,
-                    tolerance,
-                }));
-                requirements.push(Requirement::DeltaRange {
-                    column: attribute.clone(),
-                    delta,
-                    class_function: function,
-                    tolerance,
-                });
-            }
-            PrivacyModelSpec::LrLinearDiversity {
-                attribute,
-                l,
-                r,
-                class_function,
-            } => {
-                let slot = sensitive_slot(i, attribute, table, sensitive)?;
-                let l = diversity_l(i, *l)?;
-                let r = non_negative(i, "r", "invalid_r", *r)?;
-                let function = class_function_of(i, class_function)?;
-                let cf = class_values(i, sensitive[slot].column, &function)?;
-                let tolerance = tolerance_for(&cf);
-                models.push(Box::new(LrLinearDiversity {
-                    slot,
-                    attribute: attribute.clone(),
+                    class_function,
+                } => {
+                    let slot = sensitive_slot(i, attribute, table, sensitive)?;
+                    let delta = non_negative(i, "delta", ErrorCode::InvalidDelta, *delta)?;
+                    let function = class_function_of(i, class_function)?;
+                    let cf = class_values(i, sensitive[slot].column, &function)?;
+                    let tolerance = tolerance_for(&cf);
+                    models.push(Box::new(DeltaRange {
+                        slot,
+                        attribute: attribute.clone(),
+                        delta,
+                        cf,
+                        tolerance,
+                    }));
+                    requirements.push(Requirement::DeltaRange {
+                        column: attribute.clone(),
+                        delta,
+                        class_function: function,
+                        tolerance,
+                    });
+                }
+                PrivacyModelSpec::LrLinearDiversity {
+                    attribute,
                     l,
                     r,
-                    cf,
-                    tolerance,
-                }));
-                requirements.push(Requirement::LrLinear {
-                    column: attribute.clone(),
-                    l,
-                    r,
-                    class_function: function,
-                    tolerance,
-                });
+                    class_function,
+                } => {
+                    let slot = sensitive_slot(i, attribute, table, sensitive)?;
+                    let l = diversity_l(i, *l)?;
+                    let r = non_negative(i, "r", ErrorCode::InvalidR, *r)?;
+                    let function = class_function_of(i, class_function)?;
+                    let cf = class_values(i, sensitive[slot].column, &function)?;
+                    let tolerance = tolerance_for(&cf);
+                    models.push(Box::new(LrLinearDiversity {
+                        slot,
+                        attribute: attribute.clone(),
+                        l,
+                        r,
+                        cf,
+                        tolerance,
+                    }));
+                    requirements.push(Requirement::LrLinear {
+                        column: attribute.clone(),
+                        l,
+                        r,
+                        class_function: function,
+                        tolerance,
+                    });
+                }
             }
-        }
+            Ok(())
+        };
+        let checked = one();
+        problems.keep(checked);
     }
+    problems.finish()?;
     Ok((models, requirements))
 }
 
@@ -758,7 +818,7 @@ fn positive_c(i: usize, c: f64) -> Result<Decimal, SpecError> {
         Some(c) if !c.is_zero() => Ok(c),
         _ => Err(SpecError::new(
             format!("/privacy_models/{i}/c"),
-            "invalid_c",
+            ErrorCode::InvalidC,
             "c must be a positive number (at most 18 decimal places)",
         )),
     }
@@ -771,9 +831,9 @@ fn fraction(i: usize, name: &str, value: f64) -> Result<Decimal, SpecError> {
         _ => Err(SpecError::new(
             format!("/privacy_models/{i}/{name}"),
             if name == "d" {
-                "invalid_d"
+                ErrorCode::InvalidD
             } else {
-                "invalid_mu"
+                ErrorCode::InvalidMu
             },
             format!("{name} must be a fraction between 0 and 1"),
         )),
@@ -781,7 +841,7 @@ fn fraction(i: usize, name: &str, value: f64) -> Result<Decimal, SpecError> {
 }
 
 /// Validates a finite parameter ≥ 0 (`delta`, `r`) of model `i`.
-fn non_negative(i: usize, name: &str, code: &'static str, value: f64) -> Result<f64, SpecError> {
+fn non_negative(i: usize, name: &str, code: ErrorCode, value: f64) -> Result<f64, SpecError> {
     if value.is_finite() && value >= 0.0 {
         Ok(value)
     } else {
@@ -802,7 +862,7 @@ fn class_function_of(i: usize, spec: &ClassFunctionSpec) -> Result<ClassFunction
                 .ok_or_else(|| {
                     SpecError::new(
                         format!("/privacy_models/{i}/class_function/points"),
-                        "invalid_class_function",
+                        ErrorCode::InvalidClassFunction,
                         "a piecewise-linear class function needs at least two [x, y] points with \
                          strictly increasing x and non-decreasing y",
                     )
@@ -826,7 +886,7 @@ fn class_values(
     if bad > 0 {
         return Err(SpecError::new(
             format!("/privacy_models/{i}/attribute"),
-            "not_numeric",
+            ErrorCode::NotNumeric,
             format!(
                 "column '{}' has {bad} distinct values that are not numbers",
                 column.name
@@ -854,14 +914,14 @@ fn resolve_categories(
     if cap < 1 || cap > MAX_CATEGORIES as u64 {
         return Err(SpecError::new(
             format!("{pointer}/max_categories"),
-            "invalid_max_categories",
+            ErrorCode::InvalidMaxCategories,
             format!("max_categories must be between 1 and {MAX_CATEGORIES}"),
         ));
     }
     if categories.len() as u64 > cap {
         return Err(SpecError::new(
             format!("{pointer}/categories"),
-            "too_many_categories",
+            ErrorCode::TooManyCategories,
             format!(
                 "{} categories exceed the limit of {cap} (raise max_categories, at most {MAX_CATEGORIES})",
                 categories.len()
@@ -874,7 +934,7 @@ fn resolve_categories(
         if values.iter().any(|v| dont_care.contains(v)) {
             return Err(SpecError::new(
                 format!("{pointer}/categories/{}", pointer_segment(name)),
-                "dont_care_overlap",
+                ErrorCode::DontCareOverlap,
                 format!("category '{name}' shares values with dont_care; they must be disjoint"),
             ));
         }
@@ -899,7 +959,7 @@ fn resolve_categories(
     if uncovered > 0 {
         return Err(SpecError::new(
             format!("{pointer}/categories"),
-            "uncovered_values",
+            ErrorCode::UncoveredValues,
             format!(
                 "{uncovered} distinct values of column '{}' are in no category and not in dont_care",
                 column.name
@@ -909,7 +969,7 @@ fn resolve_categories(
     let resolved = Categories::new(sets.len(), masks, flags).ok_or_else(|| {
         SpecError::new(
             format!("{pointer}/categories"),
-            "too_many_categories",
+            ErrorCode::TooManyCategories,
             format!("at most {MAX_CATEGORIES} categories are supported"),
         )
     })?;
@@ -962,7 +1022,7 @@ fn check_work(i: usize, what: &str, work: u64) -> Result<(), SpecError> {
     if work > MAX_CATEGORY_WORK {
         return Err(SpecError::new(
             format!("/privacy_models/{i}/categories"),
-            "too_many_categories",
+            ErrorCode::TooManyCategories,
             format!(
                 "{what} would examine up to {work} candidates per class (limit {MAX_CATEGORY_WORK}); \
                  use fewer or less overlapping categories, or a smaller l"
@@ -986,13 +1046,13 @@ fn sensitive_slot(
     if table.column_index(attribute).is_none() {
         return Err(SpecError::new(
             pointer,
-            "unknown_column",
+            ErrorCode::UnknownColumn,
             format!("the dataset has no column '{attribute}'"),
         ));
     }
     Err(SpecError::new(
         pointer,
-        "not_sensitive",
+        ErrorCode::NotSensitive,
         format!(
             "column '{attribute}' must have the role sensitive to be protected by a privacy model"
         ),
@@ -1004,7 +1064,7 @@ fn diversity_l(i: usize, l: u64) -> Result<u64, SpecError> {
     if l < 1 {
         return Err(SpecError::new(
             format!("/privacy_models/{i}/l"),
-            "invalid_l",
+            ErrorCode::InvalidL,
             "l must be at least 1",
         ));
     }
@@ -1017,7 +1077,7 @@ fn suppression_limit(limit: f64) -> Result<f64, SpecError> {
     } else {
         Err(SpecError::new(
             "/suppression_limit",
-            "invalid_suppression_limit",
+            ErrorCode::InvalidSuppressionLimit,
             "the suppression limit is a fraction of records between 0 and 1",
         ))
     }
@@ -1046,7 +1106,56 @@ mod tests {
 
     fn error(model: &str) -> (String, &'static str) {
         let e = prepare_with(model).unwrap_err();
-        (e.pointer, e.code)
+        (e.pointer, e.code.as_str())
+    }
+
+    /// Every problem of `json` against the test table, as (pointer, code).
+    fn all_problems(json: &str) -> Vec<(String, &'static str)> {
+        let spec = JobSpec::from_json(json.as_bytes()).unwrap();
+        let e = prepare(&table(), &spec, &|_| Err("inline only".into())).unwrap_err();
+        e.all()
+            .map(|p| (p.pointer.clone(), p.code.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn independent_mistakes_are_reported_together_with_leaf_pointers() {
+        let problems = all_problems(
+            r#"{"attributes": {"zip": {"role": "quasi_identifier"},
+                              "diagnosis": {"role": "sensitive"}, "note": {"role": "insensitive"}},
+                "privacy_models": [{"type": "k_anonymity", "k": 0},
+                                   {"type": "distinct_l_diversity", "attribute": "diagnosis", "l": 0}],
+                "suppression_limit": 1.5}"#,
+        );
+        assert_eq!(
+            problems,
+            [
+                ("/attributes/zip/hierarchy".to_string(), "missing_hierarchy"),
+                ("/privacy_models/0/k".to_string(), "invalid_k"),
+                ("/privacy_models/1/l".to_string(), "invalid_l"),
+                (
+                    "/suppression_limit".to_string(),
+                    "invalid_suppression_limit"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_misspelt_quasi_identifier_is_not_also_reported_as_missing() {
+        // "zipp" is unknown and "zip" has no role: two problems, not a third "no quasi-identifier"
+        let problems = all_problems(
+            r#"{"attributes": {"zipp": {"role": "quasi_identifier", "hierarchy": {"levels": [["1", "*"]]}},
+                              "diagnosis": {"role": "sensitive"}, "note": {"role": "insensitive"}},
+                "privacy_models": [{"type": "k_anonymity", "k": 2}]}"#,
+        );
+        assert_eq!(
+            problems,
+            [
+                ("/attributes/zipp".to_string(), "unknown_column"),
+                ("/attributes".to_string(), "undeclared_column"),
+            ]
+        );
     }
 
     #[test]
@@ -1151,7 +1260,7 @@ mod tests {
         let e = prepare_numeric(r#"{"type": "delta_range", "attribute": "salary", "delta": -1}"#)
             .unwrap_err();
         assert_eq!(
-            (e.pointer.as_str(), e.code),
+            (e.pointer.as_str(), e.code.as_str()),
             ("/privacy_models/0/delta", "invalid_delta")
         );
         for r in ["-0.5", "-1e300"] {
@@ -1160,7 +1269,7 @@ mod tests {
             ))
             .unwrap_err();
             assert_eq!(
-                (e.pointer.as_str(), e.code),
+                (e.pointer.as_str(), e.code.as_str()),
                 ("/privacy_models/0/r", "invalid_r"),
                 "r = {r}"
             );
@@ -1177,7 +1286,7 @@ mod tests {
             ))
             .unwrap_err();
             assert_eq!(
-                (e.pointer.as_str(), e.code),
+                (e.pointer.as_str(), e.code.as_str()),
                 (
                     "/privacy_models/0/class_function/points",
                     "invalid_class_function"
@@ -1192,7 +1301,7 @@ mod tests {
         let e = prepare_with(r#"{"type": "delta_range", "attribute": "diagnosis", "delta": 1}"#)
             .unwrap_err();
         assert_eq!(
-            (e.pointer.as_str(), e.code),
+            (e.pointer.as_str(), e.code.as_str()),
             ("/privacy_models/1/attribute", "not_numeric")
         );
         assert!(e.message.contains("2 distinct values"), "{}", e.message);
@@ -1208,7 +1317,7 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(
-            (e.pointer.as_str(), e.code),
+            (e.pointer.as_str(), e.code.as_str()),
             ("/privacy_models/1/categories", "uncovered_values")
         );
         assert!(
@@ -1307,7 +1416,7 @@ mod tests {
         assert!(prepare_with(&model(16, "")).is_ok());
         let e = prepare_with(&model(17, "")).unwrap_err();
         assert_eq!(
-            (e.pointer.as_str(), e.code),
+            (e.pointer.as_str(), e.code.as_str()),
             ("/privacy_models/1/categories", "too_many_categories")
         );
         assert!(prepare_with(&model(17, r#", "max_categories": 17"#)).is_ok());
@@ -1375,7 +1484,7 @@ mod tests {
         ] {
             let e = with(workload).unwrap_err();
             assert_eq!(
-                (e.pointer.as_str(), e.code),
+                (e.pointer.as_str(), e.code.as_str()),
                 (pointer, "invalid_query_workload")
             );
         }

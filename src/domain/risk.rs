@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::core::data::{GeneralizationMap, Table};
 use crate::core::risk::{ClassSizes, KeyColumn, RiskProfile, RiskSettings, DEFAULT_THRESHOLD};
+use crate::error_code::ErrorCode;
 
 use super::spec::{RiskSpec, SpecError};
 
@@ -32,7 +33,7 @@ pub fn risk_settings(
         Some(_) => {
             return Err(SpecError::new(
                 format!("{pointer}/threshold"),
-                "invalid_threshold",
+                ErrorCode::InvalidThreshold,
                 "the risk threshold is a probability in (0, 1]",
             ))
         }
@@ -41,14 +42,14 @@ pub fn risk_settings(
         (Some(_), Some(_)) => {
             return Err(SpecError::new(
                 pointer,
-                "conflicting_population",
+                ErrorCode::ConflictingPopulation,
                 "give population_size or sampling_fraction, not both",
             ))
         }
         (Some(size), None) if size < records => {
             return Err(SpecError::new(
                 format!("{pointer}/population_size"),
-                "population_too_small",
+                ErrorCode::PopulationTooSmall,
                 format!(
                     "the population ({size} records) is smaller than the table ({records} records)"
                 ),
@@ -60,7 +61,7 @@ pub fn risk_settings(
             if size > u64::MAX as f64 / 2.0 {
                 return Err(SpecError::new(
                     format!("{pointer}/sampling_fraction"),
-                    "invalid_sampling_fraction",
+                    ErrorCode::InvalidSamplingFraction,
                     "the sampling fraction is too small",
                 ));
             }
@@ -69,7 +70,7 @@ pub fn risk_settings(
         (None, Some(_)) => {
             return Err(SpecError::new(
                 format!("{pointer}/sampling_fraction"),
-                "invalid_sampling_fraction",
+                ErrorCode::InvalidSamplingFraction,
                 "the sampling fraction is a number in (0, 1]",
             ))
         }
@@ -133,7 +134,7 @@ mod tests {
 
     fn settings(json: &str, records: u64) -> Result<RiskSettings, (String, &'static str)> {
         let spec: RiskSpec = serde_json::from_str(json).unwrap();
-        risk_settings(&spec, records, "/risk").map_err(|e| (e.pointer, e.code))
+        risk_settings(&spec, records, "/risk").map_err(|e| (e.pointer, e.code.as_str()))
     }
 
     #[test]

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use crate::core::loss::MetricKind;
 use crate::core::privacy::EntropyEstimator;
 use crate::core::search::Algorithm;
+use crate::error_code::ErrorCode;
 
 /// Default node limit of the exhaustive search.
 pub const DEFAULT_EXHAUSTIVE_LIMIT: u64 = 1_000_000;
@@ -583,26 +584,94 @@ impl AlgorithmSpec {
     }
 }
 
-/// A spec problem, located by a JSON pointer, with a stable code.
+/// A spec problem, located by a JSON pointer, with a stable code. A validation that finds several
+/// independent problems in one pass returns the first with the others in [`SpecError::others`], so a
+/// user fixes them all in one round trip.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{pointer}: {message}")]
 pub struct SpecError {
     /// JSON pointer of the offending field (`""` for the whole document).
     pub pointer: String,
     /// Stable snake_case code.
-    pub code: &'static str,
+    pub code: ErrorCode,
     /// Human-readable explanation, without cell values.
     pub message: String,
+    /// Further problems found in the same pass, in the order they were found.
+    pub others: Vec<SpecError>,
 }
 
 impl SpecError {
     /// A new error.
-    pub fn new(pointer: impl Into<String>, code: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(pointer: impl Into<String>, code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
             pointer: pointer.into(),
             code,
             message: message.into(),
+            others: Vec::new(),
         }
+    }
+
+    /// Every problem: this one, then the others.
+    pub fn all(&self) -> impl Iterator<Item = &SpecError> {
+        std::iter::once(self).chain(&self.others)
+    }
+
+    /// Every problem, owned and without nesting.
+    fn into_all(mut self) -> Vec<SpecError> {
+        let others = std::mem::take(&mut self.others);
+        let mut all = vec![self];
+        all.extend(others.into_iter().flat_map(SpecError::into_all));
+        all
+    }
+}
+
+/// Collects the problems of one validation pass, so that independent mistakes are reported together.
+#[derive(Debug, Default)]
+pub struct Problems(Vec<SpecError>);
+
+impl Problems {
+    /// No problems yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records a problem (and the others it carries).
+    pub fn push(&mut self, error: SpecError) {
+        self.0.extend(error.into_all());
+    }
+
+    /// The value of `result`, or `None` with its problems recorded.
+    pub fn keep<T>(&mut self, result: Result<T, SpecError>) -> Option<T> {
+        match result {
+            Ok(value) => Some(value),
+            Err(error) => {
+                self.push(error);
+                None
+            }
+        }
+    }
+
+    /// True when no problem was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// `Ok` when no problem was recorded; otherwise the first problem carrying the rest.
+    pub fn finish(self) -> Result<(), SpecError> {
+        let mut problems = self.0.into_iter();
+        match problems.next() {
+            None => Ok(()),
+            Some(mut first) => {
+                first.others = problems.collect();
+                Err(first)
+            }
+        }
+    }
+
+    /// The recorded problems as one error, or `fallback` when none was recorded (for callers that
+    /// reach here only after a recorded problem).
+    pub fn into_error(self, fallback: SpecError) -> SpecError {
+        self.finish().err().unwrap_or(fallback)
     }
 }
 
@@ -639,9 +708,9 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, SpecError> {
             .collect();
         let inner = e.into_inner();
         let code = if inner.is_syntax() || inner.is_eof() {
-            "malformed_json"
+            ErrorCode::MalformedJson
         } else {
-            "invalid_spec"
+            ErrorCode::InvalidSpec
         };
         let mut message = inner.to_string();
         if message.contains("untagged enum HierarchySpec") {
@@ -696,7 +765,7 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(
-            (e.pointer.as_str(), e.code),
+            (e.pointer.as_str(), e.code.as_str()),
             ("/query_workload/querys", "invalid_spec")
         );
     }

@@ -9,6 +9,7 @@ use crate::codec::CsvOptions;
 use crate::core::data::Table;
 use crate::domain::spec::CsvSpec;
 use crate::domain::SpecError;
+use crate::error_code::ErrorCode;
 use crate::store::{Dataset, StoreError};
 use crate::tables::LoadError;
 
@@ -20,7 +21,7 @@ pub fn check_delimiter(csv: &CsvSpec, dataset: &Dataset) -> Result<(), ApiError>
     let requested = CsvOptions::with_delimiter(delimiter).map_err(|e| {
         ApiError::from(SpecError::new(
             "/csv/delimiter",
-            "invalid_delimiter",
+            ErrorCode::InvalidDelimiter,
             e.to_string(),
         ))
     })?;
@@ -29,7 +30,7 @@ pub fn check_delimiter(csv: &CsvSpec, dataset: &Dataset) -> Result<(), ApiError>
     if requested.delimiter != stored.delimiter {
         return Err(SpecError::new(
             "/csv/delimiter",
-            "invalid_delimiter",
+            ErrorCode::InvalidDelimiter,
             "csv.delimiter differs from the delimiter the dataset was uploaded with; leave it out",
         )
         .into());

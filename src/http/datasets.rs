@@ -43,6 +43,7 @@ use super::{timeout_layer, ApiError, REQUEST_TIMEOUT};
 use crate::codec::profile::{profile_table, ColumnProfile};
 use crate::codec::{read_table, CodecError, CsvOptions};
 use crate::core::data::Table;
+use crate::error_code::ErrorCode;
 use crate::store::{Dataset, DatasetUpload};
 
 /// Body frames queued between the upload and its parser. Frames are up to a few hundred KiB, so the
@@ -224,7 +225,7 @@ impl Pacing {
     fn idle_error(self) -> ApiError {
         ApiError::new(
             StatusCode::REQUEST_TIMEOUT,
-            "upload_timeout",
+            ErrorCode::UploadTimeout,
             format!(
                 "the upload sent nothing for {} s; nothing was stored",
                 self.idle.as_secs()
@@ -239,7 +240,7 @@ impl Pacing {
         if u128::from(bytes) < needed {
             return Err(ApiError::new(
                 StatusCode::REQUEST_TIMEOUT,
-                "upload_timeout",
+                ErrorCode::UploadTimeout,
                 format!(
                     "the upload sent {bytes} bytes in {} s, under the minimum of {} bytes per second; \
                      nothing was stored",
@@ -280,7 +281,7 @@ async fn receive(
         // a client that went away, or a truncated or corrupt gzip stream
         let bytes = frame.map_err(|_| {
             ApiError::bad_request(
-                "bad_request",
+                ErrorCode::BadRequest,
                 "the request body could not be read (interrupted, or not a valid gzip stream)",
             )
         })?;

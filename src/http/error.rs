@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::codec::CodecError;
 use crate::core::error::CoreError;
 use crate::domain::SpecError;
+pub use crate::error_code::ErrorCode;
 use crate::store::{InvalidCursor, StoreError};
 
 /// The media type of every error body.
@@ -17,93 +18,6 @@ pub const PROBLEM_JSON: &str = "application/problem+json";
 
 /// Prefix of the `type` URI; the code follows.
 pub const TYPE_PREFIX: &str = "urn:anonymizer:problem:";
-
-/// Every `code` this module produces (the OpenAPI `Problem.code` enum lists at least these).
-pub const CODES: &[&str] = &[
-    // 400
-    "bad_request",
-    "malformed_json",
-    "invalid_query",
-    // 401
-    "unauthorized",
-    // 404
-    "not_found",
-    // 405
-    "method_not_allowed",
-    // 408
-    "upload_timeout",
-    // 409
-    "conflict",
-    "idempotency_conflict",
-    "cancelled",
-    "job_not_succeeded",
-    // 413
-    "payload_too_large",
-    // 415
-    "unsupported_media_type",
-    // 429
-    "too_many_uploads",
-    // 422: spec
-    "invalid_spec",
-    "invalid_delimiter",
-    "invalid_hierarchy",
-    "invalid_k",
-    "invalid_l",
-    "invalid_c",
-    "not_sensitive",
-    "invalid_d",
-    "invalid_mu",
-    "invalid_r",
-    "invalid_delta",
-    "invalid_t",
-    "invalid_beta",
-    "invalid_order",
-    "invalid_max_categories",
-    "too_many_categories",
-    "dont_care_overlap",
-    "invalid_class_function",
-    "not_numeric",
-    "invalid_suppression_limit",
-    "invalid_query_workload",
-    "k_exceeds_rows",
-    "missing_hierarchy",
-    "missing_privacy_model",
-    "no_quasi_identifier",
-    "uncovered_values",
-    "undeclared_column",
-    "unknown_column",
-    "unknown_hierarchy",
-    "unknown_dataset",
-    "invalid_request",
-    "invalid_threshold",
-    "invalid_sampling_fraction",
-    "population_too_small",
-    "conflicting_population",
-    // 422: CSV
-    "empty_body",
-    "no_records",
-    "empty_column_name",
-    "duplicate_column",
-    "ragged_row",
-    "invalid_utf8",
-    "malformed_csv",
-    "unterminated_quote",
-    "text_after_quote",
-    "stray_carriage_return",
-    "field_too_long",
-    "invalid_characters",
-    // 422: engine
-    "invalid_parameter",
-    "too_few_records",
-    "lattice_too_large",
-    "no_solution",
-    "memory_budget_exceeded",
-    // 5xx
-    "internal_error",
-    "timeout",
-    "unavailable",
-    "server_busy",
-];
 
 /// One problem among several (`errors` of a [`Problem`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -144,7 +58,7 @@ pub struct Problem {
 #[error("{status} {code}: {detail}")]
 pub struct ApiError {
     status: StatusCode,
-    code: &'static str,
+    code: ErrorCode,
     detail: String,
     pointer: Option<String>,
     errors: Vec<FieldProblem>,
@@ -153,7 +67,7 @@ pub struct ApiError {
 
 impl ApiError {
     /// An error with any status and code.
-    pub fn new(status: StatusCode, code: &'static str, detail: impl Into<String>) -> Self {
+    pub fn new(status: StatusCode, code: ErrorCode, detail: impl Into<String>) -> Self {
         Self {
             status,
             code,
@@ -165,13 +79,13 @@ impl ApiError {
     }
 
     /// 400 with a specific code.
-    pub fn bad_request(code: &'static str, detail: impl Into<String>) -> Self {
+    pub fn bad_request(code: ErrorCode, detail: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, code, detail)
     }
 
     /// 401 `unauthorized`; the response carries `WWW-Authenticate: Bearer`.
     pub fn unauthorized(detail: impl Into<String>) -> Self {
-        Self::new(StatusCode::UNAUTHORIZED, "unauthorized", detail)
+        Self::new(StatusCode::UNAUTHORIZED, ErrorCode::Unauthorized, detail)
     }
 
     /// 404 `not_found` for a resource kind (`"dataset"`, `"job"`, ...). Used alike for unknown ids and
@@ -179,13 +93,13 @@ impl ApiError {
     pub fn not_found(resource: &str) -> Self {
         Self::new(
             StatusCode::NOT_FOUND,
-            "not_found",
+            ErrorCode::NotFound,
             format!("no such {resource}"),
         )
     }
 
     /// 409 with a specific code (`conflict`, `idempotency_conflict`, `cancelled`).
-    pub fn conflict(code: &'static str, detail: impl Into<String>) -> Self {
+    pub fn conflict(code: ErrorCode, detail: impl Into<String>) -> Self {
         Self::new(StatusCode::CONFLICT, code, detail)
     }
 
@@ -193,7 +107,7 @@ impl ApiError {
     pub fn payload_too_large(limit_bytes: u64) -> Self {
         Self::new(
             StatusCode::PAYLOAD_TOO_LARGE,
-            "payload_too_large",
+            ErrorCode::PayloadTooLarge,
             format!("the request body exceeds the limit of {limit_bytes} bytes"),
         )
     }
@@ -202,13 +116,13 @@ impl ApiError {
     pub fn unsupported_media_type(expected: &str) -> Self {
         Self::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "unsupported_media_type",
+            ErrorCode::UnsupportedMediaType,
             format!("the request body must be {expected}"),
         )
     }
 
     /// 422 with a specific code.
-    pub fn unprocessable(code: &'static str, detail: impl Into<String>) -> Self {
+    pub fn unprocessable(code: ErrorCode, detail: impl Into<String>) -> Self {
         Self::new(StatusCode::UNPROCESSABLE_ENTITY, code, detail)
     }
 
@@ -216,7 +130,7 @@ impl ApiError {
     pub fn internal() -> Self {
         Self::new(
             StatusCode::INTERNAL_SERVER_ERROR,
-            "internal_error",
+            ErrorCode::InternalError,
             "an internal error occurred; the request id identifies it in the logs",
         )
     }
@@ -245,7 +159,7 @@ impl ApiError {
     }
 
     /// The stable code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         self.code
     }
 
@@ -262,7 +176,7 @@ impl ApiError {
     /// The wire form.
     pub fn problem(&self) -> Problem {
         Problem {
-            kind: format!("{TYPE_PREFIX}{}", self.code),
+            kind: format!("{TYPE_PREFIX}{}", self.code.as_str()),
             title: self
                 .status
                 .canonical_reason()
@@ -270,7 +184,7 @@ impl ApiError {
                 .to_string(),
             status: self.status.as_u16(),
             detail: self.detail.clone(),
-            code: self.code.to_string(),
+            code: self.code.as_str().to_string(),
             pointer: self.pointer.clone(),
             errors: self.errors.clone(),
         }
@@ -298,19 +212,37 @@ impl IntoResponse for ApiError {
 
 impl From<SpecError> for ApiError {
     /// `malformed_json` is a syntax error of the body (400); every other spec problem is 422. Both carry
-    /// the pointer.
+    /// the pointer. When validation found several problems, `errors` lists every one of them (the first,
+    /// which also gives the document's code, pointer and detail, included).
     fn from(e: SpecError) -> Self {
-        let status = if e.code == "malformed_json" {
+        let status = if e.code == ErrorCode::MalformedJson {
             StatusCode::BAD_REQUEST
         } else {
             StatusCode::UNPROCESSABLE_ENTITY
         };
-        let message = if matches!(e.code, "malformed_json" | "invalid_spec") {
-            redact_serde_values(&e.message)
+        let errors = if e.others.is_empty() {
+            Vec::new()
         } else {
-            e.message
+            e.all()
+                .map(|p| FieldProblem {
+                    code: p.code.as_str().to_string(),
+                    detail: spec_message(p),
+                    pointer: Some(p.pointer.clone()),
+                })
+                .collect()
         };
-        ApiError::new(status, e.code, message).with_pointer(e.pointer)
+        ApiError::new(status, e.code, spec_message(&e))
+            .with_pointer(e.pointer)
+            .with_errors(errors)
+    }
+}
+
+/// The client-facing message of a spec problem: serde's messages may quote values, so those are redacted.
+fn spec_message(e: &SpecError) -> String {
+    if matches!(e.code, ErrorCode::MalformedJson | ErrorCode::InvalidSpec) {
+        redact_serde_values(&e.message)
+    } else {
+        e.message.clone()
     }
 }
 
@@ -328,18 +260,14 @@ impl From<CodecError> for ApiError {
 
 impl From<CoreError> for ApiError {
     fn from(e: CoreError) -> Self {
-        let code = match &e {
-            CoreError::InvalidParameter { .. } => "invalid_parameter",
-            CoreError::TooFewRecords { .. } => "too_few_records",
-            CoreError::LatticeTooLarge { .. } => "lattice_too_large",
-            CoreError::NoSolution { .. } => "no_solution",
-            CoreError::Cancelled => return ApiError::conflict("cancelled", e.to_string()),
-            CoreError::RandomnessUnavailable { .. } => {
+        match ErrorCode::of_core(&e) {
+            ErrorCode::Cancelled => ApiError::conflict(ErrorCode::Cancelled, e.to_string()),
+            ErrorCode::InternalError => {
                 tracing::error!(error = %e, "secure randomness unavailable");
-                return ApiError::internal();
+                ApiError::internal()
             }
-        };
-        ApiError::unprocessable(code, e.to_string())
+            code => ApiError::unprocessable(code, e.to_string()),
+        }
     }
 }
 
@@ -349,24 +277,19 @@ impl From<StoreError> for ApiError {
     /// (the job changed concurrently); a database failure is logged and answered 500.
     fn from(e: StoreError) -> Self {
         match e {
-            StoreError::NotFound => {
-                ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such resource")
-            }
-            StoreError::Conflict(reason) => {
-                let code = if reason.contains("idempotency") {
-                    "idempotency_conflict"
-                } else if reason.contains("not succeeded") {
-                    "job_not_succeeded"
-                } else {
-                    "conflict"
-                };
-                ApiError::conflict(code, reason)
-            }
+            StoreError::NotFound => ApiError::new(
+                StatusCode::NOT_FOUND,
+                ErrorCode::NotFound,
+                "no such resource",
+            ),
+            StoreError::Conflict(code, reason) => ApiError::conflict(code, reason),
             StoreError::LeaseLost => ApiError::conflict(
-                "conflict",
+                ErrorCode::Conflict,
                 "the job changed concurrently; retry the request",
             ),
-            StoreError::Invalid(reason) => ApiError::unprocessable("invalid_request", reason),
+            StoreError::Invalid(reason) => {
+                ApiError::unprocessable(ErrorCode::InvalidRequest, reason)
+            }
             StoreError::Database(message) => {
                 tracing::error!(error = %message, "database error");
                 ApiError::internal()
@@ -378,7 +301,7 @@ impl From<StoreError> for ApiError {
 impl From<InvalidCursor> for ApiError {
     fn from(_: InvalidCursor) -> Self {
         ApiError::bad_request(
-            "invalid_query",
+            ErrorCode::InvalidQuery,
             "the cursor is not one this service returned",
         )
     }
@@ -393,31 +316,32 @@ impl From<JsonRejection> for ApiError {
             JsonRejection::MissingJsonContentType(_) => {
                 ApiError::unsupported_media_type("application/json")
             }
-            JsonRejection::JsonSyntaxError(e) => {
-                ApiError::bad_request("malformed_json", redact_serde_values(&e.body_text()))
-            }
+            JsonRejection::JsonSyntaxError(e) => ApiError::bad_request(
+                ErrorCode::MalformedJson,
+                redact_serde_values(&e.body_text()),
+            ),
             JsonRejection::JsonDataError(e) => {
-                ApiError::unprocessable("invalid_spec", redact_serde_values(&e.body_text()))
+                ApiError::unprocessable(ErrorCode::InvalidSpec, redact_serde_values(&e.body_text()))
             }
             JsonRejection::BytesRejection(e) => {
                 if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
                     ApiError::new(
                         StatusCode::PAYLOAD_TOO_LARGE,
-                        "payload_too_large",
+                        ErrorCode::PayloadTooLarge,
                         e.body_text(),
                     )
                 } else {
-                    ApiError::bad_request("bad_request", e.body_text())
+                    ApiError::bad_request(ErrorCode::BadRequest, e.body_text())
                 }
             }
-            other => ApiError::bad_request("bad_request", other.body_text()),
+            other => ApiError::bad_request(ErrorCode::BadRequest, other.body_text()),
         }
     }
 }
 
 impl From<QueryRejection> for ApiError {
     fn from(r: QueryRejection) -> Self {
-        ApiError::bad_request("invalid_query", redact_serde_values(&r.body_text()))
+        ApiError::bad_request(ErrorCode::InvalidQuery, redact_serde_values(&r.body_text()))
     }
 }
 
@@ -484,14 +408,17 @@ mod tests {
         assert_eq!(body["type"], format!("urn:anonymizer:problem:{code}"));
         assert!(body["title"].as_str().is_some_and(|t| !t.is_empty()));
         assert!(body["detail"].as_str().is_some_and(|t| !t.is_empty()));
-        assert!(CODES.contains(&code), "{code} missing from CODES");
+        assert!(
+            ErrorCode::from_name(code).is_some(),
+            "{code} is not an ErrorCode"
+        );
     }
 
     #[tokio::test]
     async fn constructors_render_status_code_and_media_type() {
         let cases = [
             (
-                ApiError::bad_request("bad_request", "x"),
+                ApiError::bad_request(ErrorCode::BadRequest, "x"),
                 400,
                 "bad_request",
             ),
@@ -502,7 +429,7 @@ mod tests {
             ),
             (ApiError::not_found("dataset"), 404, "not_found"),
             (
-                ApiError::conflict("idempotency_conflict", "x"),
+                ApiError::conflict(ErrorCode::IdempotencyConflict, "x"),
                 409,
                 "idempotency_conflict",
             ),
@@ -513,7 +440,7 @@ mod tests {
                 "unsupported_media_type",
             ),
             (
-                ApiError::unprocessable("unknown_column", "x"),
+                ApiError::unprocessable(ErrorCode::UnknownColumn, "x"),
                 422,
                 "unknown_column",
             ),
@@ -540,7 +467,7 @@ mod tests {
 
     #[tokio::test]
     async fn pointer_and_errors_are_rendered() {
-        let e = ApiError::unprocessable("invalid_spec", "two problems")
+        let e = ApiError::unprocessable(ErrorCode::InvalidSpec, "two problems")
             .with_pointer("/attributes")
             .with_errors(vec![FieldProblem {
                 code: "unknown_column".into(),
@@ -559,7 +486,7 @@ mod tests {
     async fn spec_errors_are_422_with_their_pointer_except_syntax() {
         let (s, _, body) = render(SpecError::new(
             "/privacy_models/0/k",
-            "invalid_k",
+            ErrorCode::InvalidK,
             "k must be at least 1",
         ))
         .await;
@@ -767,17 +694,18 @@ mod tests {
         let cases: Vec<(ApiError, u16, &str)> = vec![
             (StoreError::NotFound.into(), 404, "not_found"),
             (
-                StoreError::Conflict("idempotency key is in use").into(),
+                StoreError::Conflict(ErrorCode::IdempotencyConflict, "idempotency key is in use")
+                    .into(),
                 409,
                 "idempotency_conflict",
             ),
             (
-                StoreError::Conflict("job has not succeeded").into(),
+                StoreError::Conflict(ErrorCode::JobNotSucceeded, "job has not succeeded").into(),
                 409,
                 "job_not_succeeded",
             ),
             (
-                StoreError::Conflict("something else").into(),
+                StoreError::Conflict(ErrorCode::Conflict, "something else").into(),
                 409,
                 "conflict",
             ),

@@ -27,6 +27,7 @@ use super::{timeout_layer, ApiError, REQUEST_TIMEOUT};
 use crate::codec::{check_labels, parse_arx_hierarchy, CodecError, CsvOptions};
 use crate::core::data::Hierarchy;
 use crate::domain::spec::parse_json;
+use crate::error_code::ErrorCode;
 use crate::store::Hierarchy as StoredHierarchy;
 
 /// Largest accepted hierarchy body, in bytes (64 MiB).
@@ -113,7 +114,7 @@ async fn create(
         if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::payload_too_large(HIERARCHY_BODY_LIMIT as u64)
         } else {
-            ApiError::bad_request("bad_request", "the request body could not be read")
+            ApiError::bad_request(ErrorCode::BadRequest, "the request body could not be read")
         }
     })?;
     let query_name = params.name.filter(|n| !n.is_empty());
@@ -136,7 +137,7 @@ async fn create(
     if let Some(name) = &body_name {
         if name.chars().count() > MAX_NAME_CHARS {
             return Err(ApiError::unprocessable(
-                "invalid_request",
+                ErrorCode::InvalidRequest,
                 format!("name must be at most {MAX_NAME_CHARS} characters"),
             )
             .with_pointer("/name"));
@@ -178,16 +179,16 @@ fn parse(body: &[u8], delimiter: Option<u8>) -> Result<Parsed, ApiError> {
             let doc: LevelsBody = parse_json(body).map_err(|e| {
                 let message = redact_serde_values(&e.message);
                 if e.code == "malformed_json" {
-                    ApiError::bad_request("malformed_json", message)
+                    ApiError::bad_request(ErrorCode::MalformedJson, message)
                 } else if e.pointer == "/name" {
                     ApiError::unprocessable(
-                        "invalid_request",
+                        ErrorCode::InvalidRequest,
                         format!("name must be a string: {message}"),
                     )
                     .with_pointer(e.pointer)
                 } else {
                     ApiError::unprocessable(
-                        "invalid_hierarchy",
+                        ErrorCode::InvalidHierarchy,
                         format!(
                             "expected {{\"levels\": [[value, level1, ..., top], ...]}}: {message}"
                         ),
@@ -210,7 +211,7 @@ fn parse(body: &[u8], delimiter: Option<u8>) -> Result<Parsed, ApiError> {
 
 /// Every problem of a hierarchy body is 422 `invalid_hierarchy` with the codec's value-free message.
 fn hierarchy_error(e: CodecError) -> ApiError {
-    ApiError::unprocessable("invalid_hierarchy", e.to_string())
+    ApiError::unprocessable(ErrorCode::InvalidHierarchy, e.to_string())
 }
 
 /// `{"levels": [[original, level1, ..., top], ...]}`, one row per original value in code order.
@@ -292,7 +293,10 @@ mod tests {
             br#"{"name": ["secret-value"], "levels": [["m", "*"]]}"#,
         ] {
             let e = parse(body, None).err().unwrap();
-            assert_eq!((e.status().as_u16(), e.code()), (422, "invalid_request"));
+            assert_eq!(
+                (e.status().as_u16(), e.code().as_str()),
+                (422, "invalid_request")
+            );
             assert_eq!(e.pointer(), Some("/name"));
             assert!(!e.detail().contains("secret"), "{}", e.detail());
         }

@@ -29,6 +29,7 @@ use super::time::rfc3339;
 use super::{timeout_layer, ApiError, REQUEST_TIMEOUT};
 use crate::core::data::Table;
 use crate::domain::{prepare, JobSpec, SpecError};
+use crate::error_code::ErrorCode;
 use crate::hierarchy_refs::{FetchError, StoredHierarchies};
 use crate::store::{Job, JobFilter, JobState, StoreError};
 
@@ -168,7 +169,7 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
         })
         .ok_or_else(|| {
             ApiError::bad_request(
-                "bad_request",
+                ErrorCode::BadRequest,
                 format!(
                     "Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY_LEN} printable ASCII characters"
                 ),
@@ -182,26 +183,34 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
 fn parse_request(body: &[u8]) -> Result<(Uuid, String, String, JobSpec), ApiError> {
     let document: Value = serde_json::from_slice(body).map_err(|e| {
         let code = if e.is_syntax() || e.is_eof() {
-            "malformed_json"
+            ErrorCode::MalformedJson
         } else {
-            "invalid_spec"
+            ErrorCode::InvalidSpec
         };
         ApiError::from(SpecError::new("", code, e.to_string()))
     })?;
     let Value::Object(mut object) = document else {
-        return Err(SpecError::new("", "invalid_spec", "the request must be a JSON object").into());
+        return Err(SpecError::new(
+            "",
+            ErrorCode::InvalidSpec,
+            "the request must be a JSON object",
+        )
+        .into());
     };
     let dataset_id = match object.remove("dataset_id") {
         None => {
-            return Err(
-                SpecError::new("/dataset_id", "invalid_spec", "dataset_id is required").into(),
+            return Err(SpecError::new(
+                "/dataset_id",
+                ErrorCode::InvalidSpec,
+                "dataset_id is required",
             )
+            .into())
         }
         Some(Value::String(text)) => Uuid::try_parse(&text).map_err(|_| unknown_dataset())?,
         Some(_) => {
             return Err(SpecError::new(
                 "/dataset_id",
-                "invalid_spec",
+                ErrorCode::InvalidSpec,
                 "dataset_id must be a string",
             )
             .into())
@@ -221,7 +230,7 @@ fn parse_request(body: &[u8]) -> Result<(Uuid, String, String, JobSpec), ApiErro
 }
 
 fn unknown_dataset() -> ApiError {
-    ApiError::unprocessable("unknown_dataset", "no dataset with this id exists")
+    ApiError::unprocessable(ErrorCode::UnknownDataset, "no dataset with this id exists")
         .with_pointer("/dataset_id")
 }
 
@@ -291,7 +300,7 @@ fn check_memory(table: &Table, budget: u64) -> Result<(), ApiError> {
     let needed = crate::domain::memory::job_memory_estimate(table);
     if budget > 0 && needed > budget {
         return Err(ApiError::unprocessable(
-            crate::worker::MEMORY_BUDGET_EXCEEDED,
+            ErrorCode::MemoryBudgetExceeded,
             format!(
                 "a job on this dataset ({} records, {} columns) is expected to need about {} MiB, \
                  more than this service's budget of {} MiB per job",
@@ -335,7 +344,7 @@ async fn get_job(
         Some("spec") => true,
         Some(_) => {
             return Err(ApiError::bad_request(
-                "invalid_query",
+                ErrorCode::InvalidQuery,
                 "include accepts only `spec`",
             ))
         }
@@ -370,18 +379,17 @@ async fn list_jobs(
         None => None,
         Some(text) => Some(JobState::parse(text).ok_or_else(|| {
             ApiError::bad_request(
-                "invalid_query",
+                ErrorCode::InvalidQuery,
                 "state is one of queued, running, succeeded, failed, cancelled",
             )
         })?),
     };
-    let dataset_id =
-        match &query.dataset_id {
-            None => None,
-            Some(text) => Some(Uuid::try_parse(text).map_err(|_| {
-                ApiError::bad_request("invalid_query", "dataset_id is not a valid id")
-            })?),
-        };
+    let dataset_id = match &query.dataset_id {
+        None => None,
+        Some(text) => Some(Uuid::try_parse(text).map_err(|_| {
+            ApiError::bad_request(ErrorCode::InvalidQuery, "dataset_id is not a valid id")
+        })?),
+    };
     let (limit, cursor) = page_params(query.limit, query.cursor.as_deref())?;
     let page = state
         .store
@@ -413,7 +421,7 @@ async fn cancel_job(
         .map_err(store_error("job"))?;
     if matches!(job.state, JobState::Succeeded | JobState::Failed) {
         return Err(ApiError::conflict(
-            "conflict",
+            ErrorCode::Conflict,
             format!("the job already {}", job.state.as_str()),
         ));
     }

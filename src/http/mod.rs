@@ -36,6 +36,7 @@ pub mod upload_gate;
 use std::any::Any;
 use std::time::Duration;
 
+use crate::error_code::ErrorCode;
 use axum::body::{Body, HttpBody};
 use axum::http::{header, HeaderValue, Request, StatusCode};
 use axum::middleware::map_response;
@@ -183,28 +184,30 @@ async fn problem_for_bare_errors(response: Response) -> Response {
         return response;
     }
     let error = match status {
-        StatusCode::NOT_FOUND => ApiError::new(status, "not_found", "no such route"),
+        StatusCode::NOT_FOUND => ApiError::new(status, ErrorCode::NotFound, "no such route"),
         StatusCode::METHOD_NOT_ALLOWED => ApiError::new(
             status,
-            "method_not_allowed",
+            ErrorCode::MethodNotAllowed,
             "the route does not accept this method",
         ),
-        StatusCode::SERVICE_UNAVAILABLE | StatusCode::REQUEST_TIMEOUT => {
-            ApiError::new(status, "timeout", "the request did not complete in time")
-        }
+        StatusCode::SERVICE_UNAVAILABLE | StatusCode::REQUEST_TIMEOUT => ApiError::new(
+            status,
+            ErrorCode::Timeout,
+            "the request did not complete in time",
+        ),
         StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
             status,
-            "payload_too_large",
+            ErrorCode::PayloadTooLarge,
             "the request body exceeds the limit",
         ),
         StatusCode::UNSUPPORTED_MEDIA_TYPE => ApiError::new(
             status,
-            "unsupported_media_type",
+            ErrorCode::UnsupportedMediaType,
             "the request body has an unsupported content type",
         ),
         StatusCode::UNAUTHORIZED => ApiError::unauthorized("an API key is required"),
         s if s.is_server_error() => ApiError::internal(),
-        _ => ApiError::new(status, "bad_request", "the request is invalid"),
+        _ => ApiError::new(status, ErrorCode::BadRequest, "the request is invalid"),
     };
     let (mut parts, _) = response.into_parts();
     let (problem_parts, body) = error.into_response().into_parts();

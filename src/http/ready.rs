@@ -11,6 +11,7 @@ use axum::{Json, Router};
 
 use super::state::AppState;
 use super::{timeout_layer, ApiError, REQUEST_TIMEOUT};
+use crate::error_code::ErrorCode;
 use crate::store::Store;
 
 /// The `/readyz` route.
@@ -25,7 +26,7 @@ async fn readyz(State(store): State<Store>) -> Response {
             tracing::warn!(%error, "readiness check failed");
             ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
-                "unavailable",
+                ErrorCode::Unavailable,
                 "the database is not reachable",
             )
             .into_response()

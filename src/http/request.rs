@@ -8,6 +8,7 @@ use axum::http::{header, HeaderMap};
 use uuid::Uuid;
 
 use super::ApiError;
+use crate::error_code::ErrorCode;
 use crate::store::{Cursor, StoreError};
 
 /// Longest accepted display name, in characters.
@@ -59,7 +60,7 @@ pub fn media_type(headers: &HeaderMap) -> Option<&str> {
 pub fn check_name(name: &str) -> Result<(), ApiError> {
     if name.chars().count() > MAX_NAME_CHARS {
         return Err(ApiError::bad_request(
-            "invalid_query",
+            ErrorCode::InvalidQuery,
             format!("name must be at most {MAX_NAME_CHARS} characters"),
         ));
     }
@@ -71,7 +72,7 @@ pub fn check_name(name: &str) -> Result<(), ApiError> {
 pub fn check_name_characters(name: &str) -> Result<(), ApiError> {
     if name.chars().any(char::is_control) {
         return Err(ApiError::unprocessable(
-            "invalid_characters",
+            ErrorCode::InvalidCharacters,
             "name may not contain control characters",
         ));
     }
@@ -87,7 +88,7 @@ pub fn page_params(
     let limit = limit.unwrap_or(DEFAULT_PAGE_SIZE);
     if !(1..=MAX_PAGE_SIZE).contains(&limit) {
         return Err(ApiError::bad_request(
-            "invalid_query",
+            ErrorCode::InvalidQuery,
             format!("limit must be between 1 and {MAX_PAGE_SIZE}"),
         ));
     }
@@ -128,7 +129,10 @@ mod tests {
         );
         for bad in ["a\0b", "a\nb", "tab\t", "\u{1b}[31m", "c1\u{85}"] {
             let e = check_name(bad).unwrap_err();
-            assert_eq!((e.status().as_u16(), e.code()), (422, "invalid_characters"));
+            assert_eq!(
+                (e.status().as_u16(), e.code().as_str()),
+                (422, "invalid_characters")
+            );
         }
     }
 }

@@ -11,6 +11,7 @@ use axum::http::StatusCode;
 use uuid::Uuid;
 
 use super::ApiError;
+use crate::error_code::ErrorCode;
 
 /// Seconds a refused client is asked to wait before trying again.
 pub const RETRY_AFTER_SECS: u64 = 5;
@@ -53,7 +54,7 @@ impl UploadGate {
         if mine >= self.max_per_tenant {
             return Err(ApiError::new(
                 StatusCode::TOO_MANY_REQUESTS,
-                "too_many_uploads",
+                ErrorCode::TooManyUploads,
                 format!(
                     "this API key's tenant already has {} uploads in progress; retry when one has finished",
                     self.max_per_tenant
@@ -64,7 +65,7 @@ impl UploadGate {
         if counts.total >= self.max_total {
             return Err(ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
-                "server_busy",
+                ErrorCode::ServerBusy,
                 "the server is receiving as many uploads as it accepts at once; retry shortly",
             )
             .with_retry_after(RETRY_AFTER_SECS));

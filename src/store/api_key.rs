@@ -7,6 +7,7 @@ use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use super::{id_text, now_ms, parse_id, with_pool, with_tx, Result, Store, StoreError};
+use crate::error_code::ErrorCode;
 
 const KEY_MARK: &str = "anz_";
 const PREFIX_LEN: usize = 8;
@@ -109,7 +110,10 @@ impl Store {
                 .await?
         });
         if exists.is_some() {
-            return Err(StoreError::Conflict("this API key is already stored"));
+            return Err(StoreError::Conflict(
+                ErrorCode::Conflict,
+                "this API key is already stored",
+            ));
         }
         self.insert_api_key(tenant_name, plaintext).await
     }

@@ -9,6 +9,7 @@ use super::{
     id_text, now_ms, page_limit, page_of, parse_id, to_i64, to_u64, with_pool, Cursor, Page,
     Result, Store, StoreError,
 };
+use crate::error_code::ErrorCode;
 
 /// A stored dataset (its bytes live in chunks `0..chunk_count`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -187,6 +188,7 @@ impl DatasetUpload {
             if written != byte_size || !sha256.eq_ignore_ascii_case(&expected_sha256) {
                 store.delete_staged(self.id).await?;
                 return Err(StoreError::Conflict(
+                    ErrorCode::Conflict,
                     "dataset size or checksum does not match the bytes written",
                 ));
             }
@@ -213,6 +215,7 @@ impl DatasetUpload {
         if published != 1 {
             // the sweeper took it for abandoned (an upload stalled past the stale cutoff)
             return Err(StoreError::Conflict(
+                ErrorCode::Conflict,
                 "the upload was abandoned before it could be published",
             ));
         }

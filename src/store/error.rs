@@ -1,6 +1,8 @@
 //! `StoreError`, the one error type of the persistence layer. Messages say what failed, never a stored
 //! value: database errors are reduced to their kind, SQLSTATE code and constraint name.
 
+use crate::error_code::ErrorCode;
+
 use sqlx::error::ErrorKind;
 use thiserror::Error;
 
@@ -9,9 +11,10 @@ pub enum StoreError {
     /// The row does not exist or belongs to another tenant (the two are indistinguishable on purpose).
     #[error("not found")]
     NotFound,
-    /// The request contradicts the stored state; the text is a stable, value-free reason.
-    #[error("conflict: {0}")]
-    Conflict(&'static str),
+    /// The request contradicts the stored state: the code answered to the client and a stable,
+    /// value-free reason.
+    #[error("conflict: {1}")]
+    Conflict(ErrorCode, &'static str),
     /// A fenced job write hit no row: the attempt no longer owns the job (its lease was reclaimed, or the
     /// job was cancelled, finished or deleted). The worker must stop and drop its output.
     #[error("the job's lease was lost")]

@@ -13,6 +13,7 @@ use super::{
     id_text, now_ms, page_limit, page_of, parse_id, to_i64, to_u64, with_pool, with_tx, Cursor,
     Page, Result, Store, StoreError,
 };
+use crate::error_code::ErrorCode;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -326,7 +327,10 @@ impl Store {
                 .job_by_idempotency_key(tenant, key, request_hash)
                 .await?
                 .map(|job| (job, false))
-                .ok_or(StoreError::Conflict("idempotency key is in use")),
+                .ok_or(StoreError::Conflict(
+                    ErrorCode::IdempotencyConflict,
+                    "idempotency key is in use",
+                )),
             (None, None) => Err(StoreError::Database("job insert returned no row".into())),
         }
     }
@@ -352,6 +356,7 @@ impl Store {
             None => Ok(None),
             Some(row) if row.request_hash == request_hash => Ok(Some(row.try_into()?)),
             Some(_) => Err(StoreError::Conflict(
+                ErrorCode::IdempotencyConflict,
                 "idempotency key was used with a different request",
             )),
         }
@@ -715,7 +720,10 @@ impl Store {
                     output_sha256: sha256,
                 })
             }
-            _ => Err(StoreError::Conflict("job has not succeeded")),
+            _ => Err(StoreError::Conflict(
+                ErrorCode::JobNotSucceeded,
+                "job has not succeeded",
+            )),
         }
     }
 

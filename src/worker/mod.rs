@@ -28,7 +28,7 @@ use uuid::Uuid;
 
 pub use control::StopReason;
 pub use execute::{default_executor, run_pipeline, ExecuteError, Executor, JobInput, JobOutput};
-pub use runner::{DEADLINE_EXCEEDED, INTERNAL_ERROR, MEMORY_BUDGET_EXCEEDED};
+
 pub use terminal::JobOutcome;
 
 use crate::config::ServeConfig;

@@ -14,18 +14,15 @@ use super::heartbeat;
 use super::memory::{Refusal, Reservation};
 use super::terminal::{self, JobOutcome, Terminal};
 use super::{JobRunSummary, Shared};
-use crate::core::error::CoreError;
 use crate::domain::pipeline::RunError;
 use crate::domain::JobSpec;
+use crate::error_code::ErrorCode;
 use crate::hierarchy_refs::{FetchError, StoredHierarchies};
 use crate::store::{ClaimedJob, StoreError};
 use crate::tables::LoadError;
 
-/// The failure code of a job stopped at its deadline.
-pub const DEADLINE_EXCEEDED: &str = "deadline_exceeded";
-
 /// The failure code of everything that is not the client's doing.
-pub const INTERNAL_ERROR: &str = "internal_error";
+const INTERNAL_ERROR: ErrorCode = ErrorCode::InternalError;
 
 /// The failure message of a panicking engine (the payload may quote data, so it is never shown).
 const ENGINE_PANICKED: &str = "the engine failed unexpectedly";
@@ -151,9 +148,6 @@ fn dataset_gone() -> Decision {
     fail(INTERNAL_ERROR, "the job's dataset no longer exists")
 }
 
-/// The failure code of a job expected to need more memory than the process's whole budget.
-pub const MEMORY_BUDGET_EXCEEDED: &str = "memory_budget_exceeded";
-
 /// Reserves the job's expected memory from the process's budget, waiting while running jobs hold too
 /// much of it (the heartbeat keeps the lease meanwhile).
 async fn reserve_memory(
@@ -176,7 +170,7 @@ async fn reserve_memory(
         Ok(reservation) => Ok(reservation),
         Err(Refusal::Stopped) => Err(stopped(control, shared.settings.deadline)),
         Err(Refusal::TooLarge { needed, budget }) => Err(fail(
-            MEMORY_BUDGET_EXCEEDED,
+            ErrorCode::MemoryBudgetExceeded,
             format!(
                 "the job is expected to need {} MiB, more than this worker's memory budget of {} MiB",
                 needed.div_ceil(1 << 20),
@@ -236,7 +230,7 @@ fn stopped(control: &JobControl, deadline: Duration) -> Decision {
         Some(StopReason::CancelRequested) => Decision::Write(Terminal::Cancel),
         Some(StopReason::LeaseLost) => Decision::Skip(JobOutcome::LeaseLost),
         Some(StopReason::Deadline) => fail(
-            DEADLINE_EXCEEDED,
+            ErrorCode::DeadlineExceeded,
             format!(
                 "the job ran longer than the deadline of {} s",
                 deadline.as_secs_f64()
@@ -251,26 +245,17 @@ fn stopped(control: &JobControl, deadline: Duration) -> Decision {
 fn failed(error: &ExecuteError) -> Decision {
     match error {
         ExecuteError::Run(RunError::Spec(e)) => fail(e.code, e.to_string()),
-        ExecuteError::Run(RunError::Core(e)) => {
-            let code = match e {
-                CoreError::InvalidParameter { .. } => "invalid_parameter",
-                CoreError::TooFewRecords { .. } => "too_few_records",
-                CoreError::LatticeTooLarge { .. } => "lattice_too_large",
-                CoreError::NoSolution { .. } => "no_solution",
-                CoreError::Cancelled => {
-                    return fail(INTERNAL_ERROR, "the engine stopped without being asked to")
-                }
-                CoreError::RandomnessUnavailable { .. } => {
-                    return fail(INTERNAL_ERROR, e.to_string())
-                }
-            };
-            fail(code, e.to_string())
-        }
+        ExecuteError::Run(RunError::Core(e)) => match ErrorCode::of_core(e) {
+            ErrorCode::Cancelled => {
+                fail(INTERNAL_ERROR, "the engine stopped without being asked to")
+            }
+            code => fail(code, e.to_string()),
+        },
         ExecuteError::Run(RunError::Verification(e)) => fail(INTERNAL_ERROR, e.to_string()),
         ExecuteError::Output(message) => fail(INTERNAL_ERROR, *message),
     }
 }
 
-fn fail(code: &'static str, message: impl Into<String>) -> Decision {
+fn fail(code: ErrorCode, message: impl Into<String>) -> Decision {
     Decision::Write(Terminal::fail(code, message))
 }

@@ -2,6 +2,7 @@
 //! the attempt and retried with backoff on transient store errors. A lost fence means another worker
 //! owns the job: the write is dropped and nothing else happens.
 
+use crate::error_code::ErrorCode;
 use std::time::Duration;
 
 use uuid::Uuid;
@@ -58,7 +59,7 @@ pub(crate) enum Terminal {
     /// Store the output and the report; the job succeeded.
     Complete(JobOutput),
     /// Mark the job failed.
-    Fail { code: &'static str, message: String },
+    Fail { code: ErrorCode, message: String },
     /// Mark the job cancelled.
     Cancel,
     /// Hand the job back to the queue.
@@ -67,7 +68,7 @@ pub(crate) enum Terminal {
 
 impl Terminal {
     /// A failure with a stable code and a value-free message.
-    pub(crate) fn fail(code: &'static str, message: impl Into<String>) -> Terminal {
+    pub(crate) fn fail(code: ErrorCode, message: impl Into<String>) -> Terminal {
         Terminal::Fail {
             code,
             message: message.into(),
@@ -78,7 +79,7 @@ impl Terminal {
         match self {
             Terminal::Complete(_) => JobOutcome::Succeeded,
             Terminal::Fail { code, .. } => JobOutcome::Failed {
-                code: (*code).to_string(),
+                code: code.as_str().to_string(),
             },
             Terminal::Cancel => JobOutcome::Cancelled,
             Terminal::Release => JobOutcome::Released,
@@ -97,7 +98,9 @@ impl Terminal {
                     )
                     .await
             }
-            Terminal::Fail { code, message } => store.fail_job(id, attempt, code, message).await,
+            Terminal::Fail { code, message } => {
+                store.fail_job(id, attempt, code.as_str(), message).await
+            }
             Terminal::Cancel => store.mark_cancelled(id, attempt).await,
             Terminal::Release => store.release_job(id, attempt).await,
         }

@@ -15,6 +15,7 @@ use crate::harness::{data_dir, expect_problem, sha256_hex, Service};
 
 api_cases!(
     validation_errors_carry_pointers,
+    independent_mistakes_come_back_together,
     idempotency_keys_make_retries_safe,
     jobs_are_read_listed_and_paginated,
     queued_jobs_cancel_at_once,
@@ -191,6 +192,47 @@ async fn get_json(service: &Service, path: &str) -> Value {
     let response = service.get(path).send().await.expect("GET");
     assert_eq!(response.status(), StatusCode::OK, "{path}");
     response.json().await.expect("JSON")
+}
+
+/// Three independent mistakes in one spec: the problem document gives the first as its code and pointer,
+/// and `errors[]` lists all three with leaf pointers; nothing is queued.
+async fn independent_mistakes_come_back_together(service: Service) {
+    let id = toy_dataset(&service).await;
+    let mut body = toy_spec(&id, 2);
+    body["attributes"]["age"] = json!({"role": "quasi_identifier"});
+    body["privacy_models"][0]["k"] = json!(0);
+    body["suppression_limit"] = json!(1.5);
+    let problem = expect_problem(submit(&service, &body).await, 422, "missing_hierarchy").await;
+    assert_eq!(problem["pointer"], "/attributes/age/hierarchy", "{problem}");
+    let listed: Vec<(&str, &str)> = problem["errors"]
+        .as_array()
+        .expect("errors[]")
+        .iter()
+        .map(|e| {
+            (
+                e["code"].as_str().expect("code"),
+                e["pointer"].as_str().expect("pointer"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("missing_hierarchy", "/attributes/age/hierarchy"),
+            ("invalid_k", "/privacy_models/0/k"),
+            ("invalid_suppression_limit", "/suppression_limit"),
+        ],
+        "{problem}"
+    );
+    let jobs: Value = service
+        .get("/v1/jobs")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(jobs["items"].as_array().map(Vec::len), Some(0), "{jobs}");
 }
 
 async fn validation_errors_carry_pointers(service: Service) {

@@ -222,7 +222,7 @@ fn spec_errors_of_local_recoding_are_specific() {
         &no_files,
         &NoControl,
     ) {
-        Err(RunError::Spec(e)) => (e.pointer, e.code),
+        Err(RunError::Spec(e)) => (e.pointer, e.code.as_str()),
         Err(other) => panic!("{other}"),
         Ok(_) => panic!("accepted: {json}"),
     };

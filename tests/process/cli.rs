@@ -673,6 +673,32 @@ fn error_duplicate_column_names() {
 }
 
 #[test]
+fn independent_spec_mistakes_are_printed_together() {
+    let mut spec = base_spec();
+    spec["attributes"]["age"] = json!({"role": "quasi_identifier"});
+    spec["privacy_models"][0]["k"] = json!(0);
+    spec["suppression_limit"] = json!(1.5);
+    let (case, input, spec) = error_case(TABLE, &spec);
+    let before = case.entries();
+    let output = case.run(&input, &spec);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "error: spec: 3 problems",
+            "  /attributes/age/hierarchy: quasi-identifier 'age' needs a hierarchy [missing_hierarchy]",
+            "  /privacy_models/0/k: k must be at least 1 [invalid_k]",
+            "  /suppression_limit: the suppression limit is a fraction of records between 0 and 1 \
+             [invalid_suppression_limit]",
+        ],
+        "{stderr}"
+    );
+    assert_eq!(case.entries(), before, "the directory changed");
+}
+
+#[test]
 fn error_unknown_column_in_spec() {
     let mut spec = base_spec();
     spec["attributes"]["salary"] = json!({"role": "sensitive"});

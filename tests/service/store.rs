@@ -297,7 +297,7 @@ async fn upload_commits_or_leaves_nothing(store: Store) {
     };
     assert!(matches!(
         upload.finish(wrong).await,
-        Err(StoreError::Conflict(_))
+        Err(StoreError::Conflict(..))
     ));
     assert_not_found(store.get_dataset(t, lying).await);
     assert_eq!(store.chunk_count(lying).await.expect("count"), 0);
@@ -635,7 +635,7 @@ async fn idempotency_keys(store: Store) {
         .create_job(a, data_a, r#"{"k":3}"#, Some("key-1"), "h2")
         .await;
     assert!(
-        matches!(conflict, Err(StoreError::Conflict(_))),
+        matches!(conflict, Err(StoreError::Conflict(..))),
         "{conflict:?}"
     );
 
@@ -861,7 +861,7 @@ async fn cancel_queued_and_running_jobs(store: Store) {
     );
     assert!(matches!(
         store.job_result(t, orphan.id).await,
-        Err(StoreError::Conflict(_))
+        Err(StoreError::Conflict(..))
     ));
 }
 
@@ -880,7 +880,7 @@ async fn complete_fail_and_release(store: Store) {
     assert_eq!(claimed.id, ok.id);
     assert!(matches!(
         store.job_result(t, ok.id).await,
-        Err(StoreError::Conflict(_))
+        Err(StoreError::Conflict(..))
     ));
     store
         .record_heartbeat(
@@ -950,7 +950,7 @@ async fn complete_fail_and_release(store: Store) {
     );
     assert!(matches!(
         store.job_result(t, bad.id).await,
-        Err(StoreError::Conflict(_))
+        Err(StoreError::Conflict(..))
     ));
 
     // release: back in the queue, claimed again with the next attempt
@@ -1031,7 +1031,7 @@ async fn imported_keys_authenticate_once(store: Store) {
     assert_eq!(principal.tenant_id, record.tenant_id);
     assert!(matches!(
         store.import_api_key("default", key).await,
-        Err(StoreError::Conflict(_))
+        Err(StoreError::Conflict(..))
     ));
     for weak in [
         "anz_short",
