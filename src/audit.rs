@@ -273,7 +273,19 @@ mod tests {
             move || writer.clone(),
             false,
         );
-        tracing::subscriber::with_default(subscriber, || AuditSink::default().record(&event()));
+        tracing::subscriber::with_default(subscriber, || {
+            // Test threads that hit the audit callsite first, without a subscriber, can cache its
+            // interest as "never" while this one registers (a race of tracing's per-process cache that
+            // the service, with one global subscriber set at start, never meets): re-evaluate and retry.
+            for _ in 0..3 {
+                tracing::callsite::rebuild_interest_cache();
+                AuditSink::default().record(&event());
+                if !buffer.0.lock().unwrap().is_empty() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        });
         let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
         let line: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
         assert_eq!(line["target"], "audit");
