@@ -11,8 +11,8 @@ use super::AnonymizeArgs;
 use crate::codec::{parse_arx_hierarchy, parse_json_hierarchy, read_table, CsvOptions};
 use crate::core::data::Hierarchy;
 use crate::core::engine::Outcome;
-use crate::domain::pipeline::{self, RunError};
-use crate::domain::prepare::csv_options;
+use crate::domain::resolve::csv_options;
+use crate::domain::run::{run_job, RunError};
 use crate::domain::spec::HierarchySpec;
 use crate::domain::{JobSpec, Report};
 
@@ -36,7 +36,7 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
         .unwrap_or_default();
     let resolve = |source: &HierarchySpec| load_hierarchy(&base, source);
     let progress = TerminalProgress::new(args.quiet);
-    let completed = pipeline::run(&table, &spec, &resolve, &progress);
+    let completed = run_job(&table, &spec, &resolve, &progress);
     progress.finish();
     let completed = completed.map_err(|e| match e {
         RunError::Spec(e) => super::spec_problems(&e),

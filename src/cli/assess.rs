@@ -1,4 +1,4 @@
-//! `anonymizer assess`: the assessment of a local CSV file as it is (`domain::assessment`), printed as
+//! `anonymizer assess`: the assessment of a local CSV file as it is (`domain::analysis::assessment`), printed as
 //! pretty JSON on stdout — the same document `POST /v1/datasets/{id}/assessments` answers. With
 //! `--population`, journalist and marketer risk are computed against that table.
 
@@ -7,7 +7,7 @@ use std::io::{BufReader, Write};
 
 use super::AssessArgs;
 use crate::codec::{read_table, CsvOptions};
-use crate::domain::assessment::{assess_against, AssessmentSpec};
+use crate::domain::analysis::assessment::{assess_against, AssessmentSpec};
 
 /// Runs the command; errors are one-line messages.
 pub fn run(args: &AssessArgs) -> Result<(), String> {

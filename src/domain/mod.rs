@@ -1,25 +1,21 @@
-//! Types shared by the CLI and the service: the job specification (validated at the edge into an engine
-//! plan) and the report of a finished run.
+//! Types and steps shared by the CLI and the service, one folder per stage of a job:
+//! - [`spec`]: the job specification as JSON (serde types, JSON-pointer errors, collected problems);
+//! - [`resolve`]: a spec and a loaded table → what the engine runs (hierarchies bound, models built,
+//!   local-recoding options), with the independent requirements the verifier checks;
+//! - [`run`]: one run of a resolved job, full-domain or local recoding, and the memory it needs;
+//! - [`verify`]: the independent checks of an output before it may be published;
+//! - [`analysis`]: measures of a table or an output (loss, risk, achieved privacy, security estimate)
+//!   and the assessment of a table as it is;
+//! - [`report`]: the report of a finished run.
 
-pub mod achieved;
-pub mod assessment;
-mod closeness;
+pub mod analysis;
 mod column_values;
-mod likeness;
-pub mod local_output;
-pub mod local_plan;
-pub mod local_run;
-pub mod loss_measures;
-pub mod memory;
-pub mod pipeline;
-pub mod prepare;
 pub mod report;
-pub mod risk;
-pub mod security_estimate;
+pub mod resolve;
+pub mod run;
 pub mod spec;
 pub mod verify;
-mod verify_sensitive;
 
-pub use prepare::{prepare, HierarchyResolver, Prepared};
 pub use report::Report;
-pub use spec::{JobSpec, SpecError};
+pub use resolve::{prepare, HierarchyResolver, Prepared};
+pub use spec::{JobSpec, Problems, SpecError};

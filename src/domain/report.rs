@@ -7,8 +7,8 @@ use crate::core::local::LocalMetrics;
 use crate::core::loss::MetricValues;
 use crate::core::measures::LossMeasures;
 
-use super::achieved::Achieved;
-use super::risk::RiskReport;
+use crate::domain::analysis::achieved::Achieved;
+use crate::domain::analysis::risk::RiskReport;
 
 /// What a run did, without any cell value. A full-domain run carries `transformation`, `metric`,
 /// `loss`, `metrics` and `search`; a local recoding carries `recoding` instead.

@@ -1,5 +1,5 @@
 //! `POST /v1/datasets/{id}/assessments`: the risk and privacy assessment of a stored dataset as it is
-//! (`domain::assessment`), answered at once with 200. Nothing is stored or changed.
+//! (`domain::analysis::assessment`), answered at once with 200. Nothing is stored or changed.
 //!
 //! The dataset is looked up for the caller's tenant (another tenant's id is the same 404 as an unknown
 //! one), its table comes from the shared cache (parsed from the store on a miss), and the assessment
@@ -18,7 +18,7 @@ use super::dataset_table::{check_delimiter, load_table};
 use super::request::{path_id, require_media_type, store_error};
 use super::state::AppState;
 use super::{timeout_layer, ApiError, REQUEST_TIMEOUT};
-use crate::domain::assessment::{assess, Assessment, AssessmentSpec};
+use crate::domain::analysis::assessment::{assess, Assessment, AssessmentSpec};
 
 /// The assessment route; a request body may have at most `body_limit` bytes.
 pub fn router(body_limit: usize) -> Router<AppState> {

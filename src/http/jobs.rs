@@ -297,7 +297,7 @@ async fn validate(
 /// 422 `memory_budget_exceeded` when a job on `table` is expected to need more than `budget` bytes
 /// (0: no budget).
 fn check_memory(table: &Table, budget: u64) -> Result<(), ApiError> {
-    let needed = crate::domain::memory::job_memory_estimate(table);
+    let needed = crate::domain::run::memory::job_memory_estimate(table);
     if budget > 0 && needed > budget {
         return Err(ApiError::unprocessable(
             ErrorCode::MemoryBudgetExceeded,

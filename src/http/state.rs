@@ -33,7 +33,7 @@ pub struct ApiSettings {
     pub max_uploads: usize,
     /// Uploads one tenant may have in flight in this process.
     pub max_uploads_per_tenant: usize,
-    /// Bytes a job may be expected to need (see `domain::memory`); a larger job is refused at
+    /// Bytes a job may be expected to need (see `domain::run::memory`); a larger job is refused at
     /// submission. 0: no budget.
     pub job_memory_budget: u64,
     /// Longest CSV field an upload may contain, in bytes.

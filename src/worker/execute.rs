@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::codec::CsvOptions;
 use crate::core::control::Control;
 use crate::core::data::Table;
-use crate::domain::pipeline::{self, RunError};
+use crate::domain::run::{run_job, RunError};
 use crate::domain::JobSpec;
 use crate::hierarchy_refs::StoredHierarchies;
 
@@ -55,7 +55,7 @@ pub fn run_pipeline(
     control: &dyn Control,
 ) -> Result<JobOutput, ExecuteError> {
     let resolve = |source: &crate::domain::spec::HierarchySpec| input.hierarchies.resolve(source);
-    let completed = pipeline::run(input.table, input.spec, &resolve, control)?;
+    let completed = run_job(input.table, input.spec, &resolve, control)?;
     let options = CsvOptions::with_delimiter(input.delimiter)
         .map_err(|_| ExecuteError::Output("the dataset's delimiter is not usable"))?;
     let mut csv = Vec::new();

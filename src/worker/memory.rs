@@ -1,5 +1,5 @@
 //! The process's job memory budget, shared by the jobs its workers run: a job reserves its estimated
-//! working set ([`crate::domain::memory::job_memory_estimate`]) before its engine starts and gives it
+//! working set ([`crate::domain::run::memory::job_memory_estimate`]) before its engine starts and gives it
 //! back when the engine's thread is done. A job whose estimate fits the budget but not what is left
 //! waits (its lease kept by the heartbeat) until running jobs give memory back, so jobs that each fit
 //! never run out of memory together; a job larger than the whole budget fails at once — the API refuses

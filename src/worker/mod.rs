@@ -58,7 +58,7 @@ pub struct WorkerSettings {
     /// How long an idle supervisor waits before it looks at the queue again.
     pub poll_interval: Duration,
     /// Bytes the jobs running at once in this process may be expected to need together (each job's
-    /// estimate, see `domain::memory`); a job waits for running jobs to give memory back, and one larger
+    /// estimate, see `domain::run::memory`); a job waits for running jobs to give memory back, and one larger
     /// than the whole budget fails with `memory_budget_exceeded`. 0: no budget.
     pub memory_budget: u64,
 }

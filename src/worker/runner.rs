@@ -14,7 +14,7 @@ use super::heartbeat;
 use super::memory::{Refusal, Reservation};
 use super::terminal::{self, JobOutcome, Terminal};
 use super::{JobRunSummary, Shared};
-use crate::domain::pipeline::RunError;
+use crate::domain::run::RunError;
 use crate::domain::JobSpec;
 use crate::error_code::ErrorCode;
 use crate::hierarchy_refs::{FetchError, StoredHierarchies};
@@ -159,7 +159,7 @@ async fn reserve_memory(
     let Some(budget) = &shared.memory else {
         return Ok(Reservation::none());
     };
-    let needed = crate::domain::memory::job_memory_estimate(&loaded.table);
+    let needed = crate::domain::run::memory::job_memory_estimate(&loaded.table);
     if needed > budget.available_bytes() {
         tracing::info!(
             job_id = %job.id, needed_mib = needed >> 20, available_mib = budget.available_bytes() >> 20,

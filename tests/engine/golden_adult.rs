@@ -17,7 +17,7 @@ use anonymizer::core::data::Hierarchy;
 use anonymizer::core::engine::{anonymize, Outcome};
 use anonymizer::core::loss::MetricKind;
 use anonymizer::core::search::Evaluator;
-use anonymizer::domain::prepare::csv_options;
+use anonymizer::domain::resolve::csv_options;
 use anonymizer::domain::spec::HierarchySpec;
 use anonymizer::domain::{prepare, JobSpec};
 

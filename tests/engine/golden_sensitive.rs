@@ -1,6 +1,6 @@
 //! Sensitive-attribute models on ARX's adult benchmark (tests/data/adult, 30,162 records), through the
 //! CLI's path (JobSpec JSON → `prepare` with hierarchy files from disk → engine → independent
-//! verification of the published table, `domain::pipeline::run`):
+//! verification of the published table, `domain::run::run_job`):
 //! - ARX parity: t-closeness on `occupation` with the other eight columns as quasi-identifiers, with the
 //!   equal and the hierarchical ground distance, and entropy 5-diversity, must reproduce the optimum and
 //!   loss of ARX's own test suite, β-likeness its optimal transformation, and Grassberger entropy
@@ -19,8 +19,8 @@ use anonymizer::codec::{parse_arx_hierarchy, read_table};
 use anonymizer::core::control::NoControl;
 use anonymizer::core::data::{Hierarchy, Table};
 use anonymizer::core::loss::MetricKind;
-use anonymizer::domain::pipeline::run;
-use anonymizer::domain::prepare::csv_options;
+use anonymizer::domain::resolve::csv_options;
+use anonymizer::domain::run::run_job;
 use anonymizer::domain::spec::HierarchySpec;
 use anonymizer::domain::JobSpec;
 
@@ -213,7 +213,7 @@ fn beta_likeness_finds_arx_optima() {
             {"type": "beta_likeness", "attribute": "occupation", "beta": beta, "variant": variant}
         ]);
         let spec = spec("occupation", false, models, limit, "granularity", "optimal");
-        let done = run(table(), &spec, &resolve, &NoControl).expect("a solution exists");
+        let done = run_job(table(), &spec, &resolve, &NoControl).expect("a solution exists");
         assert_eq!(
             done.outcome().unwrap().transformation,
             transformation,
@@ -240,7 +240,7 @@ fn reproduces_arx_optima_on_occupation() {
                 case.metric,
                 algorithm,
             );
-            let done = run(table(), &spec, &resolve, &NoControl)
+            let done = run_job(table(), &spec, &resolve, &NoControl)
                 .unwrap_or_else(|e| panic!("{}: {e}", case.what));
             let outcome = done.outcome().unwrap();
             assert_eq!(
@@ -286,7 +286,7 @@ fn grassberger_diversity_is_exact_and_no_worse_than_arx() {
             "nu_entropy",
             "exhaustive",
         );
-        let oracle = run(table(), &oracle, &resolve, &NoControl).expect("a solution exists");
+        let oracle = run_job(table(), &oracle, &resolve, &NoControl).expect("a solution exists");
         let best = oracle.outcome().unwrap();
         let best_loss = best.metrics.get(best.metric);
         assert!(
@@ -308,7 +308,7 @@ fn grassberger_diversity_is_exact_and_no_worse_than_arx() {
                 "nu_entropy",
                 algorithm,
             );
-            let done = run(table(), &job, &resolve, &NoControl).expect("a solution exists");
+            let done = run_job(table(), &job, &resolve, &NoControl).expect("a solution exists");
             let outcome = done.outcome().unwrap();
             assert_eq!(
                 outcome.transformation, best.transformation,
@@ -334,7 +334,7 @@ fn exact_searches_match_the_exhaustive_optimum_with_salary_class_sensitive() {
     ];
     for models in &models {
         for limit in [0.0, 0.02] {
-            let oracle = run(
+            let oracle = run_job(
                 table(),
                 &spec(
                     "salary-class",
@@ -363,7 +363,7 @@ fn exact_searches_match_the_exhaustive_optimum_with_salary_class_sensitive() {
             }
             for algorithm in ["ola", "flash", "incognito", "best_first", "optimal"] {
                 let what = format!("{models} at {limit} with {algorithm}");
-                let done = run(
+                let done = run_job(
                     table(),
                     &spec(
                         "salary-class",

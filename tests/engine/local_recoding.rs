@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use anonymizer::codec::{parse_arx_hierarchy, read_table, CsvOptions};
 use anonymizer::core::control::NoControl;
 use anonymizer::core::data::{Hierarchy, Table};
-use anonymizer::domain::pipeline::{run, RunError};
+use anonymizer::domain::run::{run_job, RunError};
 use anonymizer::domain::spec::HierarchySpec;
 use anonymizer::domain::JobSpec;
 
@@ -90,7 +90,7 @@ fn adult_spec(models: serde_json::Value, algorithm: serde_json::Value) -> JobSpe
 
 /// The published CSV as rows of texts (header first).
 fn published(table: &Table, spec: &JobSpec) -> (Vec<Vec<String>>, serde_json::Value) {
-    let done = run(table, spec, &resolve, &NoControl).unwrap_or_else(|e| panic!("{e}"));
+    let done = run_job(table, spec, &resolve, &NoControl).unwrap_or_else(|e| panic!("{e}"));
     let mut csv = Vec::new();
     done.write_csv(&mut csv, &CsvOptions::with_delimiter(";").unwrap())
         .unwrap();
@@ -216,7 +216,7 @@ fn spec_errors_of_local_recoding_are_specific() {
         ],
     );
     let no_files = |_: &HierarchySpec| -> Result<Hierarchy, String> { Err("inline only".into()) };
-    let error = |json: &str| match run(
+    let error = |json: &str| match run_job(
         &table,
         &JobSpec::from_json(json.as_bytes()).unwrap(),
         &no_files,
@@ -331,7 +331,7 @@ fn spec_errors_of_local_recoding_are_specific() {
         ("/algorithm/relocation_limit".into(), "invalid_parameter")
     );
     // ordinal ranges follow the declared order (low < mid < high), not the text order
-    let done = run(
+    let done = run_job(
         &table,
         &JobSpec::from_json(spec(age, ordinal, mondrian).as_bytes()).unwrap(),
         &no_files,
@@ -419,7 +419,7 @@ fn clustering_jobs_are_k_anonymous_and_report_dependency_loss() {
         serde_json::json!({"type": "k_assemble", "seed": 5}),
     ] {
         let (table, spec) = dependency_job(240, algorithm.clone());
-        let done = run(&table, &spec, &no_files, &NoControl).unwrap_or_else(|e| panic!("{e}"));
+        let done = run_job(&table, &spec, &no_files, &NoControl).unwrap_or_else(|e| panic!("{e}"));
         let mut csv = Vec::new();
         done.write_csv(&mut csv, &CsvOptions::default()).unwrap();
         let text = String::from_utf8(csv).unwrap();
@@ -456,7 +456,7 @@ fn clustering_jobs_are_k_anonymous_and_report_dependency_loss() {
             "{details}"
         );
         // the same seed gives the same table
-        let again = run(&table, &spec, &no_files, &NoControl).unwrap();
+        let again = run_job(&table, &spec, &no_files, &NoControl).unwrap();
         let mut csv = Vec::new();
         again.write_csv(&mut csv, &CsvOptions::default()).unwrap();
         assert_eq!(String::from_utf8(csv).unwrap(), text, "{algorithm}");

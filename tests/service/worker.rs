@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use anonymizer::core::control::Control;
 use anonymizer::core::error::CoreError;
-use anonymizer::domain::pipeline::RunError;
+use anonymizer::domain::run::RunError;
 use anonymizer::metrics::Metrics;
 use anonymizer::store::{Backend, DatasetMeta, Job, JobFilter, JobState, Store, CHUNK_SIZE};
 use anonymizer::tables::TableCache;

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use crate::core::privacy::Ratio;
 
-use super::ClosenessGround;
+use super::requirement::ClosenessGround;
 
 /// EMD between the class with `values` (text → records) and the table distribution `global`.
 pub(super) fn earth_movers_distance(

@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::core::render::{Rendering, SUPPRESSED};
 
-use super::VerificationError;
+use super::error::VerificationError;
 
 /// How the cells of one published quasi-identifier column are checked.
 #[derive(Debug, Clone, PartialEq)]

@@ -6,9 +6,9 @@ use crate::core::data::Column;
 use crate::core::privacy::{BetaLikeness, Decimal, DeltaDisclosure, Likeness, TableDistribution};
 use crate::error_code::ErrorCode;
 
-use super::column_values::distribution_by_text;
-use super::spec::{LikenessVariant, SpecError};
-use super::verify::Requirement;
+use crate::domain::column_values::distribution_by_text;
+use crate::domain::spec::{LikenessVariant, SpecError};
+use crate::domain::verify::Requirement;
 
 /// δ-disclosure privacy of model `index` on the sensitive `column` (engine slot `slot`).
 pub fn delta_disclosure(

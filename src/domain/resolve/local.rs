@@ -9,8 +9,8 @@ use crate::core::input::SensitiveAttribute;
 use crate::core::local::{Domain, LocalAttribute, LocalInput, OrderedDomain};
 use crate::error_code::ErrorCode;
 
-use super::column_values::natural_ranks;
-use super::spec::{
+use crate::domain::column_values::natural_ranks;
+use crate::domain::spec::{
     AttributeSpec, CompletionSpec, DataType, FunctionalDependencySpec, HybridModeSpec,
     LocalAlgorithmSpec, PrivacyModelSpec, SpecError,
 };
@@ -291,7 +291,7 @@ fn declared_ranks(column: &Column, order: &[String], pointer: &str) -> Result<Ve
     }
     let mut codes: Vec<u32> = (0..positions.len() as u32).collect();
     codes.sort_by_key(|&c| positions[c as usize]);
-    Ok(super::column_values::ranks_of(&codes))
+    Ok(crate::domain::column_values::ranks_of(&codes))
 }
 
 /// Resolves the algorithm's options; `names` are the quasi-identifiers' column names in order, `models`

@@ -18,10 +18,10 @@ use crate::core::risk::classes::group_keys;
 use crate::core::risk::{ClassSizes, KeyColumn, MatchedClass, RiskProfile};
 use crate::error_code::ErrorCode;
 
-use super::achieved::{measure, SensitiveDistribution, SensitiveMeasures};
-use super::closeness::hierarchical_distance;
-use super::risk::risk_settings;
-use super::spec::{
+use crate::domain::analysis::achieved::{measure, SensitiveDistribution, SensitiveMeasures};
+use crate::domain::analysis::risk::risk_settings;
+use crate::domain::resolve::closeness::hierarchical_distance;
+use crate::domain::spec::{
     parse_json, pointer_segment, AttributeSpec, CsvSpec, HierarchySpec, RiskSpec, Role, SpecError,
 };
 

@@ -11,13 +11,13 @@ use crate::core::render::{OutputColumn, Rendering};
 use crate::core::risk::classes::group_keys;
 use crate::core::risk::KeyColumn;
 
-use super::achieved::achieved_by_keys;
-use super::local_plan::{LocalDomain, LocalPlan};
-use super::loss_measures::measure_cells;
-use super::report::Analyses;
-use super::risk::risk_report;
-use super::verify::{ColumnCoverage, Coverage};
-use super::Prepared;
+use crate::domain::analysis::achieved::achieved_by_keys;
+use crate::domain::analysis::loss_measures::measure_cells;
+use crate::domain::analysis::risk::risk_report;
+use crate::domain::report::Analyses;
+use crate::domain::resolve::local::{LocalDomain, LocalPlan};
+use crate::domain::verify::{ColumnCoverage, Coverage};
+use crate::domain::Prepared;
 
 /// The published form of a recoding: one [`CellTexts`] per quasi-identifier and the suppression mask.
 #[derive(Debug)]

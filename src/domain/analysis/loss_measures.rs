@@ -10,8 +10,8 @@ use crate::core::measures::{
     measure, CellColumn, ClassDistance, EmdDistance, LossMeasures, SensitiveColumn, Workload,
 };
 
-use super::column_values::natural_ranks;
-use super::Prepared;
+use crate::domain::column_values::natural_ranks;
+use crate::domain::Prepared;
 
 /// Every loss measure of `outcome` on `table`.
 pub fn loss_measures(table: &Table, prepared: &Prepared, outcome: &Outcome) -> LossMeasures {

@@ -13,7 +13,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use crate::core::privacy::ClassFunction;
 
-use super::verify::Requirement;
+use super::requirement::Requirement;
 
 /// Whether a class with these rendered value counts meets a categorical or linear requirement.
 pub(super) fn satisfies(requirement: &Requirement, counts: &HashMap<&str, u64>) -> bool {

@@ -26,8 +26,8 @@ use crate::core::privacy::EarthMovers;
 use crate::core::risk::classes::group_keys;
 use crate::core::risk::KeyColumn;
 
-use super::column_values::natural_ranks;
-use super::security_estimate::{estimates, LinearDiagnostic, SecurityEstimate};
+use crate::domain::analysis::security_estimate::{estimates, LinearDiagnostic, SecurityEstimate};
+use crate::domain::column_values::natural_ranks;
 
 /// The achieved parameters of one sensitive attribute; null without records.
 #[derive(Debug, Clone, PartialEq, Serialize)]

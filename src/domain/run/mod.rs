@@ -3,6 +3,10 @@
 //! of the engine before anything can be published. Writing the CSV and building the report are separate
 //! steps, so each caller decides where the bytes go.
 
+pub mod local;
+pub mod local_output;
+pub mod memory;
+
 use std::io::Write;
 use std::time::Instant;
 
@@ -14,13 +18,13 @@ use crate::core::error::CoreError;
 use crate::core::local::local_metrics;
 use crate::core::render::Rendering;
 
-use super::local_output::{self, coverage, Publication};
-use super::local_plan::LocalPlan;
-use super::local_run::{run_local, LocalRun};
-use super::loss_measures::loss_measures;
-use super::report::{Analyses, RecodingReport};
-use super::verify::{verify, verify_recoded, VerificationError};
-use super::{prepare, HierarchyResolver, JobSpec, Prepared, Report, SpecError};
+use crate::domain::analysis::loss_measures::loss_measures;
+use crate::domain::report::{Analyses, RecodingReport};
+use crate::domain::resolve::local::LocalPlan;
+use crate::domain::run::local::{run_local, LocalRun};
+use crate::domain::verify::{verify, verify_recoded, VerificationError};
+use crate::domain::{prepare, HierarchyResolver, JobSpec, Prepared, Report, SpecError};
+use local_output::{coverage, Publication};
 
 /// Why a run produced nothing. Every variant's message is free of cell values.
 #[derive(Debug, thiserror::Error)]
@@ -62,7 +66,7 @@ enum Anonymized {
 }
 
 /// Validates `spec` against `table`, runs the engine and verifies its output.
-pub fn run<'t>(
+pub fn run_job<'t>(
     table: &'t Table,
     spec: &JobSpec,
     resolve: &HierarchyResolver<'_>,
@@ -246,7 +250,7 @@ mod tests {
                    "algorithm": {{"type": "exhaustive"}}}}"#
             );
             let spec = JobSpec::from_json(json.as_bytes()).unwrap();
-            let done = run(&table, &spec, &|_| Err("inline only".into()), &NoControl).unwrap();
+            let done = run_job(&table, &spec, &|_| Err("inline only".into()), &NoControl).unwrap();
             assert_eq!(done.outcome().unwrap().transformation, [1], "{model}");
             let mut csv = Vec::new();
             done.write_csv(&mut csv, &CsvOptions::default()).unwrap();
@@ -327,7 +331,7 @@ mod tests {
                    "algorithm": {{"type": "exhaustive"}}}}"#
             );
             let spec = JobSpec::from_json(json.as_bytes()).unwrap();
-            let done = run(&table, &spec, &|_| Err("inline only".into()), &NoControl)
+            let done = run_job(&table, &spec, &|_| Err("inline only".into()), &NoControl)
                 .unwrap_or_else(|e| panic!("{model}: {e}"));
             assert_eq!(done.outcome().unwrap().transformation, [level], "{model}");
             assert_eq!(done.outcome().unwrap().suppressed_records, 0, "{model}");
@@ -392,7 +396,7 @@ mod tests {
                "algorithm": {"type": "exhaustive"},
                "query_workload": {"queries": 20, "seed": 5}}"#;
         let spec = JobSpec::from_json(json.as_bytes()).unwrap();
-        let done = run(&table, &spec, &|_| Err("inline only".into()), &NoControl).unwrap();
+        let done = run_job(&table, &spec, &|_| Err("inline only".into()), &NoControl).unwrap();
         assert_eq!(done.outcome().unwrap().transformation, [1]);
         let m = done.report().loss_measures;
         let entropy = 4.0 * 3f64.log2() + 2.0 * 6f64.log2();
@@ -436,7 +440,7 @@ mod tests {
                  "risk": {"population_size": 600}}"#,
         )
         .unwrap();
-        let done = run(&table, &spec, &|_| Err("inline only".into()), &NoControl).unwrap();
+        let done = run_job(&table, &spec, &|_| Err("inline only".into()), &NoControl).unwrap();
         let report = done.report();
         let before = &report.risk.before;
         assert_eq!((before.records, before.classes), (6, 4));
@@ -474,7 +478,7 @@ mod tests {
                  "algorithm": {"type": "exhaustive"}}"#,
         )
         .unwrap();
-        let done = run(&table, &spec, &|_| Err("inline only".into()), &NoControl).unwrap();
+        let done = run_job(&table, &spec, &|_| Err("inline only".into()), &NoControl).unwrap();
         assert_eq!(done.outcome().unwrap().transformation, [0]);
         assert_eq!(done.outcome().unwrap().suppressed_records, 1);
         let report = done.report();

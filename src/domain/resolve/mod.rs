@@ -2,6 +2,10 @@
 //! hierarchies, the engine plan, and the output layout. Every problem is a [`SpecError`] with the JSON
 //! pointer of the offending field; messages name columns, never cell values.
 
+pub mod closeness;
+mod likeness;
+pub mod local;
+
 use crate::codec::{parse_arx_hierarchy, CsvOptions};
 use crate::core::data::{Column, GeneralizationMap, Hierarchy, Table};
 use crate::core::engine::{Outcome, Plan};
@@ -20,18 +24,17 @@ use crate::core::render::{OutputColumn, Rendering};
 use crate::core::risk::RiskSettings;
 use crate::core::search::Algorithm;
 
-use super::achieved::{achieved, Achieved};
-use super::closeness::{self, ClosenessRequest};
-use super::likeness;
-use super::local_plan::{dependencies, local_algorithm, local_domain, LocalPlan};
-use super::risk::{risk_settings, run_risk, RiskReport};
-use super::security_estimate::{linear_diagnostics, LinearDiagnostic};
-use super::spec::{
+use crate::domain::analysis::achieved::{achieved, Achieved};
+use crate::domain::analysis::risk::{risk_settings, run_risk, RiskReport};
+use crate::domain::analysis::security_estimate::{linear_diagnostics, LinearDiagnostic};
+use crate::domain::resolve::local::{dependencies, local_algorithm, local_domain, LocalPlan};
+use crate::domain::spec::{
     pointer_segment, AlgorithmSpec, ClassFunctionSpec, HierarchySpec, JobSpec, Method,
     PrivacyModelSpec, Problems, QueryWorkloadSpec, Role, SpecError, SuppressedRecords,
     DEFAULT_MAX_CATEGORIES, MAX_WORKLOAD_QUERIES,
 };
-use super::verify::{CategorySets, Requirement};
+use crate::domain::verify::{CategorySets, Requirement};
+use closeness::ClosenessRequest;
 
 /// Loads hierarchies given by reference (a path for the CLI, an id for the service). Returns a message
 /// on failure; the caller adds the pointer.

@@ -19,9 +19,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::verify::Requirement;
 use crate::core::data::Table;
 use crate::core::privacy::{normalized_security_estimate, ClassFunction};
+use crate::domain::verify::Requirement;
 
 /// What ψ says about one sensitive attribute of a published table.
 #[derive(Debug, Clone, PartialEq, Serialize)]

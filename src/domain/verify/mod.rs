@@ -8,305 +8,23 @@
 //! restated by Hsu 2008, Defs 3.3.1–3.3.3) on the rendered texts of the sensitive column, without the
 //! engine's models: distinct values are counted as strings, the entropy is `−Σ p·ln p` in `f64` (with the
 //! same documented tolerance, [`ENTROPY_TOLERANCE`], so that exact equality passes), and the recursive
-//! check compares integers with `c` as an exact decimal ([`Decimal`]).
+//! check compares integers with `c` as an exact decimal ([`crate::core::privacy::Decimal`]).
 
 mod closeness;
+mod error;
 mod likeness;
 mod recoded;
+mod requirement;
+mod sensitive;
 
+pub use error::VerificationError;
 pub use recoded::{verify_recoded, ColumnCoverage, Coverage};
+pub use requirement::{CategorySets, ClosenessGround, Requirement};
 
-use std::collections::{BTreeSet, HashMap};
-use std::sync::Arc;
+use std::collections::HashMap;
 
-use crate::core::privacy::{ClassFunction, Decimal, EntropyEstimator, ENTROPY_TOLERANCE};
+use crate::core::privacy::{EntropyEstimator, ENTROPY_TOLERANCE};
 use crate::core::render::{Rendering, SUPPRESSED};
-
-use super::verify_sensitive;
-
-/// The categories and don't-care set of a categorical requirement, as the spec names their values.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CategorySets {
-    /// The categories S̄_i (in the spec's order of names).
-    pub categories: Vec<BTreeSet<String>>,
-    /// The don't-care set Y.
-    pub dont_care: BTreeSet<String>,
-}
-
-/// One property every published class must have.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Requirement {
-    /// At least this many records.
-    MinClassSize(u64),
-    /// At least `l` distinct values in output column `column`.
-    DistinctL {
-        /// Output column name.
-        column: String,
-        /// Minimum number of distinct values.
-        l: u64,
-    },
-    /// Entropy of the values of `column` at least `ln l` (and at least l distinct values).
-    EntropyL {
-        /// Output column name.
-        column: String,
-        /// The diversity parameter.
-        l: u64,
-        /// How the entropy is estimated.
-        estimator: EntropyEstimator,
-    },
-    /// Recursive (c,l)-diversity of the values of `column` (strict inequality).
-    RecursiveCL {
-        /// Output column name.
-        column: String,
-        /// The constant c.
-        c: Decimal,
-        /// The diversity parameter.
-        l: u64,
-    },
-    /// The earth mover's distance between the values of `column` in every class and their distribution
-    /// over the whole input table is at most `t`.
-    TCloseness {
-        /// Output column name.
-        column: String,
-        /// The largest distance allowed.
-        t: Decimal,
-        /// The ground distance.
-        ground: ClosenessGround,
-        /// Records per value over the whole input table (suppressed records included).
-        global: Arc<HashMap<String, u64>>,
-    },
-    /// For every value of `column` a class holds, `|log₂(class frequency / table frequency)| < delta`.
-    DeltaDisclosure {
-        /// Output column name.
-        column: String,
-        /// The bound in bits.
-        delta: f64,
-        /// Records per value over the whole input table.
-        global: Arc<HashMap<String, u64>>,
-    },
-    /// For every value of `column` a class holds, the relative gain of its frequency over the table's
-    /// is at most `beta` (and at most `−ln` of the table frequency when `enhanced`).
-    BetaLikeness {
-        /// Output column name.
-        column: String,
-        /// The bound on the relative gain.
-        beta: Decimal,
-        /// Whether the bound is also capped by `−ln q`.
-        enhanced: bool,
-        /// Records per value over the whole input table.
-        global: Arc<HashMap<String, u64>>,
-    },
-    /// l-categorical diversity of `column` (Hsu 2008, Def 3.5.3): minimum cover of at least `l` sets.
-    LCategorical {
-        /// Output column name.
-        column: String,
-        /// Minimum cover size.
-        l: u64,
-        /// The categories and Y.
-        sets: CategorySets,
-    },
-    /// d-density control (Def 3.5.5); with `mu`, Y holds at least `mu` and is exempt from `d`.
-    DDensity {
-        /// Output column name.
-        column: String,
-        /// The density bound.
-        d: Decimal,
-        /// The dilution bound that overrides `d` on Y.
-        mu: Option<Decimal>,
-        /// The categories and Y.
-        sets: CategorySets,
-    },
-    /// μ-dilution (Def 3.5.6): Y holds at least `mu` of each class.
-    MuDilution {
-        /// Output column name.
-        column: String,
-        /// The dilution bound.
-        mu: Decimal,
-        /// The don't-care values.
-        dont_care: BTreeSet<String>,
-    },
-    /// (c,l)-categorical recursive diversity (Def 3.5.8, non-strict, in counts).
-    ClCategoricalRecursive {
-        /// Output column name.
-        column: String,
-        /// The constant c.
-        c: Decimal,
-        /// Categories in the covering.
-        l: u64,
-        /// The categories and Y.
-        sets: CategorySets,
-    },
-    /// (c,l)-density control (Def 3.5.10, sum from the l-th category).
-    ClDensity {
-        /// Output column name.
-        column: String,
-        /// The constant c.
-        c: Decimal,
-        /// Index of the first category of the tail.
-        l: u64,
-        /// The categories and Y.
-        sets: CategorySets,
-    },
-    /// δ-range control (Def 3.6.2) of the numeric `column` through `class_function`.
-    DeltaRange {
-        /// Output column name.
-        column: String,
-        /// The minimum range.
-        delta: f64,
-        /// The class function.
-        class_function: ClassFunction,
-        /// Absolute tolerance of the comparison.
-        tolerance: f64,
-    },
-    /// (l,r)-linear diversity (Def 3.6.4) of the numeric `column` through `class_function`.
-    LrLinear {
-        /// Output column name.
-        column: String,
-        /// Minimum number of r-covers.
-        l: u64,
-        /// Width of a cover.
-        r: f64,
-        /// The class function.
-        class_function: ClassFunction,
-        /// Absolute tolerance of the comparisons.
-        tolerance: f64,
-    },
-}
-
-/// The ground distance of a t-closeness requirement, on value texts.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ClosenessGround {
-    /// Distance 1 between distinct values.
-    Equal,
-    /// Rank difference over (number of values − 1); the rank of every value.
-    Ordered(Arc<HashMap<String, usize>>),
-    /// Height of the lowest common ancestor over the tree's height; every value's ancestor labels from
-    /// level 1 up (a root is added above the top level when it has several labels).
-    Hierarchical(Arc<HashMap<String, Vec<String>>>),
-}
-
-impl Requirement {
-    fn describe(&self) -> String {
-        match self {
-            Requirement::MinClassSize(k) => format!("{k}-anonymity"),
-            Requirement::DistinctL { column, l } => format!("distinct-{l}-diversity on '{column}'"),
-            Requirement::EntropyL {
-                column,
-                l,
-                estimator: EntropyEstimator::Shannon,
-            } => format!("entropy-{l}-diversity on '{column}'"),
-            Requirement::EntropyL { column, l, .. } => {
-                format!("entropy-{l}-diversity (Grassberger) on '{column}'")
-            }
-            Requirement::RecursiveCL { column, c, l } => {
-                format!("recursive-({c},{l})-diversity on '{column}'")
-            }
-            Requirement::TCloseness { column, t, .. } => format!("{t}-closeness on '{column}'"),
-            Requirement::DeltaDisclosure { column, delta, .. } => {
-                format!("{delta}-disclosure privacy on '{column}'")
-            }
-            Requirement::BetaLikeness {
-                column,
-                beta,
-                enhanced,
-                ..
-            } => {
-                let variant = if *enhanced { "enhanced" } else { "basic" };
-                format!("{variant}-{beta}-likeness on '{column}'")
-            }
-            Requirement::LCategorical { column, l, .. } => {
-                format!("{l}-categorical-diversity on '{column}'")
-            }
-            Requirement::DDensity {
-                column,
-                d,
-                mu: None,
-                ..
-            } => format!("{d}-density on '{column}'"),
-            Requirement::DDensity {
-                column,
-                d,
-                mu: Some(mu),
-                ..
-            } => format!("{d}-density with {mu}-dilution on '{column}'"),
-            Requirement::MuDilution { column, mu, .. } => format!("{mu}-dilution on '{column}'"),
-            Requirement::ClCategoricalRecursive { column, c, l, .. } => {
-                format!("({c},{l})-categorical-recursive-diversity on '{column}'")
-            }
-            Requirement::ClDensity { column, c, l, .. } => {
-                format!("({c},{l})-density on '{column}'")
-            }
-            Requirement::DeltaRange { column, delta, .. } => {
-                format!("{delta}-range on '{column}'")
-            }
-            Requirement::LrLinear { column, l, r, .. } => {
-                format!("({l},{r})-linear-diversity on '{column}'")
-            }
-        }
-    }
-
-    /// The output column a value requirement reads.
-    fn column(&self) -> Option<&str> {
-        match self {
-            Requirement::MinClassSize(_) => None,
-            Requirement::DistinctL { column, .. }
-            | Requirement::EntropyL { column, .. }
-            | Requirement::RecursiveCL { column, .. }
-            | Requirement::LCategorical { column, .. }
-            | Requirement::DDensity { column, .. }
-            | Requirement::MuDilution { column, .. }
-            | Requirement::ClCategoricalRecursive { column, .. }
-            | Requirement::ClDensity { column, .. }
-            | Requirement::DeltaRange { column, .. }
-            | Requirement::LrLinear { column, .. }
-            | Requirement::TCloseness { column, .. }
-            | Requirement::DeltaDisclosure { column, .. }
-            | Requirement::BetaLikeness { column, .. } => Some(column),
-        }
-    }
-}
-
-/// The output breaks a privacy model: a bug in the engine, never expected. No values are included.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum VerificationError {
-    /// A class is too small.
-    #[error("the output failed verification: a published class has {size} records, fewer than the {needed} required")]
-    ClassTooSmall {
-        /// Records in the smallest offending class.
-        size: u64,
-        /// Records required.
-        needed: u64,
-    },
-    /// A class breaks an l-diversity requirement.
-    #[error(
-        "the output failed verification: a published class of {size} records breaks {requirement}"
-    )]
-    NotDiverse {
-        /// Records in the offending class.
-        size: u64,
-        /// The requirement, e.g. `distinct-2-diversity on 'diagnosis'` (a column name, no values).
-        requirement: String,
-    },
-    /// The output does not list every input record exactly once.
-    #[error("the output failed verification: it should list {expected} records once each, found {found}")]
-    RecordsNotPreserved {
-        /// Records expected.
-        expected: u64,
-        /// Records found (or the position of the first repeated one).
-        found: u64,
-    },
-    /// Published cells do not cover their record's original value beyond the declared relocations.
-    #[error("the output failed verification: {cells} published cells do not cover the original value, {allowed} allowed")]
-    CellsNotCovering {
-        /// Cells that do not cover.
-        cells: u64,
-        /// Cells the algorithm declared relocated.
-        allowed: u64,
-    },
-    /// A requirement names a column the output does not have.
-    #[error("the output failed verification: it has no column '{0}'")]
-    MissingColumn(String),
-}
 
 /// Checks that every published class has at least `min_class_size` records.
 pub fn verify_min_class_size(
@@ -388,7 +106,7 @@ fn grassberger_entropy(total: u64, counts: &[u64]) -> f64 {
 }
 
 /// Whether a class with these value counts meets a requirement (the categorical and linear ones are
-/// checked by [`verify_sensitive::satisfies`]).
+/// checked by [`sensitive::satisfies`]).
 fn is_met(requirement: &Requirement, values: &HashMap<&str, u64>) -> bool {
     let counts = || values.values().copied();
     match requirement {
@@ -431,7 +149,7 @@ fn is_met(requirement: &Requirement, values: &HashMap<&str, u64>) -> bool {
             global,
             ..
         } => likeness::is_beta_like(values, global, *beta, *enhanced),
-        _ => verify_sensitive::satisfies(requirement, values),
+        _ => sensitive::satisfies(requirement, values),
     }
 }
 
@@ -439,6 +157,7 @@ fn is_met(requirement: &Requirement, values: &HashMap<&str, u64>) -> bool {
 mod tests {
     use super::*;
     use crate::core::data::{GeneralizationMap, Hierarchy, Table};
+    use crate::core::privacy::Decimal;
     use crate::core::render::OutputColumn;
 
     #[test]

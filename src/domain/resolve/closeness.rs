@@ -9,9 +9,9 @@ use crate::core::data::{Column, GeneralizationMap};
 use crate::core::privacy::{Decimal, EarthMovers, GroundDistanceKind, TCloseness};
 use crate::error_code::ErrorCode;
 
-use super::column_values::{distribution_by_text, natural_ranks, ranks_of};
-use super::spec::{pointer_segment, GroundDistance, SpecError};
-use super::verify::{ClosenessGround, Requirement};
+use crate::domain::column_values::{distribution_by_text, natural_ranks, ranks_of};
+use crate::domain::spec::{pointer_segment, GroundDistance, SpecError};
+use crate::domain::verify::{ClosenessGround, Requirement};
 
 /// What a t-closeness model needs from the spec, already checked for its attribute.
 pub struct ClosenessRequest<'a> {
@@ -120,7 +120,7 @@ pub fn resolve(request: ClosenessRequest<'_>) -> Result<(TCloseness, Requirement
 
 /// The EMD with the hierarchical ground distance over `map` (a hierarchy bound to the attribute), from
 /// the attribute's table counts `global`.
-pub(super) fn hierarchical_distance(global: Vec<u64>, map: &GeneralizationMap) -> EarthMovers {
+pub(crate) fn hierarchical_distance(global: Vec<u64>, map: &GeneralizationMap) -> EarthMovers {
     let ancestors: Vec<Vec<u32>> = (1..=map.max_level())
         .map(|level| map.codes(level).to_vec())
         .collect();

@@ -9,7 +9,7 @@ use crate::core::data::{GeneralizationMap, Table};
 use crate::core::risk::{ClassSizes, KeyColumn, RiskProfile, RiskSettings, DEFAULT_THRESHOLD};
 use crate::error_code::ErrorCode;
 
-use super::spec::{RiskSpec, SpecError};
+use crate::domain::spec::{RiskSpec, SpecError};
 
 /// The risk section of a report.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -16,7 +16,7 @@ use crate::core::local::{mondrian, LocalInput, MondrianOptions, Recoding};
 use crate::core::privacy::PrivacyModel;
 use crate::core::secret_rng::SecretKey;
 
-use super::local_plan::{DependencyColumn, LocalAlgorithm, LocalPlan};
+use crate::domain::resolve::local::{DependencyColumn, LocalAlgorithm, LocalPlan};
 
 /// A finished local recoding.
 #[derive(Debug, Clone)]

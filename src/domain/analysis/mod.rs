@@ -1,0 +1,9 @@
+//! Measures of a table or of a run's output, shared by job reports and assessments: information loss,
+//! re-identification risk, the privacy achieved on sensitive attributes, and the ψ security estimate;
+//! and the assessment of a table as it is.
+
+pub mod achieved;
+pub mod assessment;
+pub mod loss_measures;
+pub mod risk;
+pub mod security_estimate;

@@ -1,0 +1,43 @@
+//! Why an output may not be published.
+
+/// The output breaks a privacy model: a bug in the engine, never expected. No values are included.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VerificationError {
+    /// A class is too small.
+    #[error("the output failed verification: a published class has {size} records, fewer than the {needed} required")]
+    ClassTooSmall {
+        /// Records in the smallest offending class.
+        size: u64,
+        /// Records required.
+        needed: u64,
+    },
+    /// A class breaks an l-diversity requirement.
+    #[error(
+        "the output failed verification: a published class of {size} records breaks {requirement}"
+    )]
+    NotDiverse {
+        /// Records in the offending class.
+        size: u64,
+        /// The requirement, e.g. `distinct-2-diversity on 'diagnosis'` (a column name, no values).
+        requirement: String,
+    },
+    /// The output does not list every input record exactly once.
+    #[error("the output failed verification: it should list {expected} records once each, found {found}")]
+    RecordsNotPreserved {
+        /// Records expected.
+        expected: u64,
+        /// Records found (or the position of the first repeated one).
+        found: u64,
+    },
+    /// Published cells do not cover their record's original value beyond the declared relocations.
+    #[error("the output failed verification: {cells} published cells do not cover the original value, {allowed} allowed")]
+    CellsNotCovering {
+        /// Cells that do not cover.
+        cells: u64,
+        /// Cells the algorithm declared relocated.
+        allowed: u64,
+    },
+    /// A requirement names a column the output does not have.
+    #[error("the output failed verification: it has no column '{0}'")]
+    MissingColumn(String),
+}
