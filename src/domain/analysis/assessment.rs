@@ -21,8 +21,10 @@ use crate::error_code::ErrorCode;
 use crate::domain::analysis::achieved::{measure, SensitiveDistribution, SensitiveMeasures};
 use crate::domain::analysis::risk::risk_settings;
 use crate::domain::resolve::closeness::hierarchical_distance;
+use crate::domain::resolve::roles::declared_columns;
 use crate::domain::spec::{
-    parse_json, pointer_segment, AttributeSpec, CsvSpec, HierarchySpec, RiskSpec, Role, SpecError,
+    parse_json, pointer_segment, AttributeSpec, CsvSpec, HierarchySpec, Problems, RiskSpec, Role,
+    SpecError,
 };
 
 /// What to assess: the roles of the columns and the risk settings (`{"attributes": …, "risk": …}`).
@@ -83,43 +85,26 @@ pub fn assess_against(
     spec: &AssessmentSpec,
     population: Option<&Table>,
 ) -> Result<Assessment, SpecError> {
-    for name in spec.attributes.keys() {
-        if table.column_index(name).is_none() {
-            return Err(SpecError::new(
-                format!("/attributes/{}", pointer_segment(name)),
-                ErrorCode::UnknownColumn,
-                format!("the dataset has no column '{name}'"),
-            ));
-        }
-    }
+    let mut problems = Problems::new();
     let mut quasi_identifiers = Vec::new();
     let mut sensitive = Vec::new();
-    for (index, column) in table.columns().iter().enumerate() {
-        let Some(attribute) = spec.attributes.get(&column.name) else {
-            return Err(SpecError::new(
-                "/attributes",
-                ErrorCode::UndeclaredColumn,
-                format!(
-                    "column '{}' has no role; declare it as quasi_identifier, sensitive, insensitive or identifying",
-                    column.name
-                ),
-            ));
-        };
+    for (index, attribute) in declared_columns(table, &spec.attributes, &mut problems) {
         match attribute.role {
             Role::QuasiIdentifier => quasi_identifiers.push(index),
             Role::Sensitive => sensitive.push(index),
             Role::Insensitive | Role::Identifying => {}
         }
     }
-    if quasi_identifiers.is_empty() {
-        return Err(SpecError::new(
-            "/attributes",
-            ErrorCode::NoQuasiIdentifier,
-            "declare at least one column as quasi_identifier",
-        ));
-    }
     let rows = table.row_count();
-    let mut settings = risk_settings(&spec.risk, rows as u64, "/risk")?;
+    let settings = problems.keep(risk_settings(&spec.risk, rows as u64, "/risk"));
+    problems.finish()?;
+    let Some(mut settings) = settings else {
+        return Err(SpecError::new(
+            "/risk",
+            ErrorCode::InvalidSpec,
+            "the risk settings could not be resolved",
+        ));
+    };
     let columns: Vec<KeyColumn<'_>> = quasi_identifiers
         .iter()
         .map(|&c| KeyColumn {
@@ -400,6 +385,33 @@ mod tests {
         let e =
             AssessmentSpec::from_json(br#"{"attributes": {}, "privacy_models": []}"#).unwrap_err();
         assert_eq!(e.code, "invalid_spec");
+    }
+
+    #[test]
+    fn roles_are_checked_as_for_jobs_and_every_problem_is_reported() {
+        // the same check as a job's: an unknown column, a column without a role and a bad threshold
+        // come back together
+        let e = assess(
+            &table(),
+            &spec(
+                r#"{"attributes": {"zip": {"role": "quasi_identifier"}, "diagnosis": {"role": "sensitive"},
+                                   "nmae": {"role": "identifying"}},
+                    "risk": {"threshold": 2}}"#,
+            ),
+        )
+        .unwrap_err();
+        let problems: Vec<(&str, &str)> = e
+            .all()
+            .map(|p| (p.pointer.as_str(), p.code.as_str()))
+            .collect();
+        assert_eq!(
+            problems,
+            [
+                ("/attributes/nmae", "unknown_column"),
+                ("/attributes", "undeclared_column"),
+                ("/risk/threshold", "invalid_threshold"),
+            ]
+        );
     }
 
     /// The sample's classes 1301 (3 records), 1302 (4), 1303 (1) in a population where they have 6,

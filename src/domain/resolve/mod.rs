@@ -5,6 +5,7 @@
 pub mod closeness;
 mod likeness;
 pub mod local;
+pub mod roles;
 
 use crate::codec::{parse_arx_hierarchy, CsvOptions};
 use crate::core::data::{Column, GeneralizationMap, Hierarchy, Table};
@@ -35,6 +36,7 @@ use crate::domain::spec::{
 };
 use crate::domain::verify::{CategorySets, Requirement};
 use closeness::ClosenessRequest;
+use roles::declared_columns;
 
 /// Loads hierarchies given by reference (a path for the CLI, an id for the service). Returns a message
 /// on failure; the caller adds the pointer.
@@ -188,21 +190,7 @@ pub fn prepare(
     // independent mistakes are collected and reported together; a part that depends on a failed part
     // is skipped rather than reported again
     let mut problems = Problems::new();
-    for name in spec.attributes.keys() {
-        if table.column_index(name).is_none() {
-            let hint = match table.columns() {
-                [only] if only.name.contains([';', ',', '\t', '|']) => {
-                    " (the header was read as a single column: is csv.delimiter right?)"
-                }
-                _ => "",
-            };
-            problems.push(SpecError::new(
-                format!("/attributes/{}", pointer_segment(name)),
-                ErrorCode::UnknownColumn,
-                format!("the dataset has no column '{name}'{hint}"),
-            ));
-        }
-    }
+    let declared = declared_columns(table, &spec.attributes, &mut problems);
     let mut quasi_identifiers = Vec::new();
     let mut sensitive = Vec::new();
     let mut sensitive_hierarchies = Vec::new();
@@ -210,23 +198,8 @@ pub fn prepare(
     let method = spec.algorithm.method();
     let mut local_attributes = Vec::new();
     let mut identifying = Vec::new();
-    // a misspelt quasi-identifier is an unknown column, not also a spec without quasi-identifiers
-    let declared_quasi_identifier = spec
-        .attributes
-        .values()
-        .any(|a| a.role == Role::QuasiIdentifier);
-    for (index, column) in table.columns().iter().enumerate() {
-        let Some(attribute) = spec.attributes.get(&column.name) else {
-            problems.push(SpecError::new(
-                "/attributes",
-                ErrorCode::UndeclaredColumn,
-                format!(
-                    "column '{}' has no role; declare it as quasi_identifier, sensitive, insensitive or identifying",
-                    column.name
-                ),
-            ));
-            continue;
-        };
+    for (index, attribute) in declared {
+        let column = table.column(index);
         let pointer = format!("/attributes/{}", pointer_segment(&column.name));
         match attribute.role {
             Role::QuasiIdentifier => {
@@ -270,13 +243,6 @@ pub fn prepare(
             Role::Insensitive => output.push(index),
             Role::Identifying => identifying.push(index),
         }
-    }
-    if !declared_quasi_identifier {
-        problems.push(SpecError::new(
-            "/attributes",
-            ErrorCode::NoQuasiIdentifier,
-            "declare at least one column as quasi_identifier",
-        ));
     }
     let sensitive_attributes: Vec<SensitiveColumn<'_>> = sensitive
         .iter()
