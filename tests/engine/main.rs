@@ -10,3 +10,4 @@ mod golden_sensitive;
 mod issa_examples;
 mod local_recoding;
 mod properties;
+mod responsiveness;

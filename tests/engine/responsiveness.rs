@@ -614,7 +614,7 @@ impl Control for Gaps {
 /// Prints how long every input takes without a stop request (capped at 30 s, or at
 /// `RESPONSIVENESS_CAP_SECS`) and the longest stretch between two polls, with the engine frames of the
 /// poll that ended it: the figures quoted above. Slow; run with
-/// `cargo test --test responsiveness -- --ignored --nocapture`, optionally with a case-name filter in
+/// `cargo test --test engine responsiveness::uncancelled_times -- --ignored --nocapture`, optionally with a case-name filter in
 /// `RESPONSIVENESS_CASES`.
 #[test]
 #[ignore]
