@@ -1,8 +1,10 @@
-//! The API under test: the real router (`http::app`) served over real HTTP on a random loopback port,
-//! backed by a real store (a throwaway database from `tests/support/database.rs`), with two tenants'
-//! keys. Cases are async functions taking a [`Service`]; `api_cases!` runs each on both backends.
+//! The API under test: the real router (`http::app`) behind the service's own accept loop
+//! (`http::server::serve`: header timeout, connection cap, lingering close), over real HTTP on a random
+//! loopback port, backed by a real store (a throwaway database from `tests/support/database.rs`), with
+//! two tenants' keys. Cases are async functions taking a [`Service`]; `api_cases!` runs each on both backends.
 
 use std::future::Future;
+use std::time::Duration;
 
 use anonymizer::http::{self, ApiSettings, AppState};
 use anonymizer::store::{Backend, Store};
@@ -160,8 +162,23 @@ where
         .expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("address"));
     let app = http::app(state.clone());
+    // the service's own accept loop: header timeout, connection cap and lingering close included
+    let limits = http::server::ServerLimits {
+        max_connections: 1024,
+        header_read_timeout: Duration::from_secs(10),
+        shutdown_grace: Duration::from_secs(1),
+    };
+    let metrics = state.metrics.clone();
     let server = tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
+        let _ = http::server::serve(
+            listener,
+            app,
+            limits,
+            None,
+            metrics,
+            std::future::pending::<()>(),
+        )
+        .await;
     });
     let client = reqwest::Client::builder()
         .no_gzip()
