@@ -12,7 +12,8 @@
 //! - [`worker`]: the only place that turns a queued job into an engine run (claims, leases, heartbeats).
 //! - [`synthetic`]: seeded generators of benchmark tables (adult-shaped at any size).
 //! - [`tables`], [`hierarchy_refs`]: stored datasets and hierarchies turned into engine inputs.
-//! - [`app`], [`config`], [`telemetry`], [`metrics`]: the service process.
+//! - [`app`], [`config`], [`telemetry`] (logs, and the Prometheus metrics of `GET /metrics`): the service
+//!   process.
 //! - [`error_code`]: the one list of stable error codes, shared by every layer that reports errors.
 //! - [`audit`]: the audit trail of data operations; [`private_fs`]: files created private.
 
@@ -26,7 +27,6 @@ pub mod domain;
 pub mod error_code;
 pub mod hierarchy_refs;
 pub mod http;
-pub mod metrics;
 pub mod private_fs;
 pub mod retention;
 pub mod store;

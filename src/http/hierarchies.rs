@@ -28,7 +28,7 @@ use crate::codec::{check_labels, parse_arx_hierarchy, CodecError, CsvOptions};
 use crate::core::data::Hierarchy;
 use crate::domain::spec::parse_json;
 use crate::error_code::ErrorCode;
-use crate::store::Hierarchy as StoredHierarchy;
+use crate::store::StoredHierarchy;
 
 /// Largest accepted hierarchy body, in bytes (64 MiB).
 pub const HIERARCHY_BODY_LIMIT: usize = 64 << 20;

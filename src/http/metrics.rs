@@ -10,7 +10,7 @@ use axum::Router;
 
 use super::state::AppState;
 use super::{timeout_layer, ApiError, REQUEST_TIMEOUT};
-use crate::metrics::QueueSnapshot;
+use crate::telemetry::prometheus::QueueSnapshot;
 
 /// Content type of the Prometheus text format.
 const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";

@@ -102,7 +102,9 @@ pub fn operations_app(state: AppState) -> Router {
 
 /// Observes the request's latency under its route template (`unmatched` for unknown routes).
 async fn record_request_metrics(
-    axum::extract::State(metrics): axum::extract::State<std::sync::Arc<crate::metrics::Metrics>>,
+    axum::extract::State(metrics): axum::extract::State<
+        std::sync::Arc<crate::telemetry::prometheus::ServiceMetrics>,
+    >,
     request: Request<Body>,
     next: axum::middleware::Next,
 ) -> Response {

@@ -32,7 +32,7 @@ use tokio_rustls::rustls;
 use tokio_rustls::TlsAcceptor;
 
 use super::linger::LingeringStream;
-use crate::metrics::Metrics;
+use crate::telemetry::prometheus::ServiceMetrics;
 
 /// Most header fields a request may carry.
 const MAX_HEADERS: usize = 100;
@@ -101,7 +101,7 @@ pub async fn serve(
     router: Router,
     limits: ServerLimits,
     tls: Option<TlsAcceptor>,
-    metrics: Arc<Metrics>,
+    metrics: Arc<ServiceMetrics>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> io::Result<()> {
     let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));

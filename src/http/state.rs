@@ -11,9 +11,9 @@ use tokio::sync::Notify;
 use super::key_use::KeyUse;
 use super::upload_gate::UploadGate;
 use crate::audit::AuditSink;
-use crate::metrics::Metrics;
 use crate::store::Store;
 use crate::tables::TableCache;
+use crate::telemetry::prometheus::ServiceMetrics;
 
 use crate::config::{DEFAULT_JOB_BODY_LIMIT, DEFAULT_JOB_MEMORY_BUDGET, DEFAULT_UPLOAD_LIMIT};
 
@@ -65,7 +65,7 @@ pub struct AppState {
     /// Parsed datasets, shared with the workers of this process.
     pub tables: TableCache,
     /// The metrics registry.
-    pub metrics: Arc<Metrics>,
+    pub metrics: Arc<ServiceMetrics>,
     /// Notified when a job is queued, so this process's idle workers claim it without waiting for
     /// their next poll.
     pub job_queued: Arc<Notify>,
@@ -86,7 +86,7 @@ impl AppState {
             store,
             settings: Arc::new(ApiSettings::default()),
             tables: TableCache::default(),
-            metrics: Arc::new(Metrics::default()),
+            metrics: Arc::new(ServiceMetrics::default()),
             job_queued: Arc::new(Notify::new()),
             uploads: UploadGate::new(
                 settings_default.max_uploads,

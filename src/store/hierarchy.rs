@@ -5,7 +5,7 @@ use uuid::Uuid;
 use super::{id_text, now_ms, parse_id, with_pool, Result, Store, StoreError};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hierarchy {
+pub struct StoredHierarchy {
     pub id: Uuid,
     pub tenant_id: Uuid,
     pub name: String,
@@ -45,7 +45,7 @@ impl Store {
         id: Uuid,
         name: &str,
         content_json: &str,
-    ) -> Result<Hierarchy> {
+    ) -> Result<StoredHierarchy> {
         let now = now_ms();
         with_pool!(self, pool => {
             sqlx::query(
@@ -60,7 +60,7 @@ impl Store {
             .execute(pool)
             .await?;
         });
-        Ok(Hierarchy {
+        Ok(StoredHierarchy {
             id,
             tenant_id: tenant,
             name: name.to_string(),
@@ -71,7 +71,7 @@ impl Store {
     }
 
     /// The tenant's hierarchy; another tenant's id is NotFound.
-    pub async fn get_hierarchy(&self, tenant: Uuid, id: Uuid) -> Result<Hierarchy> {
+    pub async fn get_hierarchy(&self, tenant: Uuid, id: Uuid) -> Result<StoredHierarchy> {
         let row: Option<HierarchyRow> = with_pool!(self, pool => {
             sqlx::query_as(
                 "select id, tenant_id, name, content_json, created_at, updated_at from hierarchy \
@@ -83,7 +83,7 @@ impl Store {
             .await?
         });
         let row = row.ok_or(StoreError::NotFound)?;
-        Ok(Hierarchy {
+        Ok(StoredHierarchy {
             id: parse_id(&row.id)?,
             tenant_id: parse_id(&row.tenant_id)?,
             name: row.name,

@@ -32,9 +32,9 @@ pub use execute::{default_executor, run_pipeline, ExecuteError, Executor, JobInp
 pub use terminal::JobOutcome;
 
 use crate::config::ServeConfig;
-use crate::metrics::Metrics;
 use crate::store::{Store, StoreError};
 use crate::tables::TableCache;
+use crate::telemetry::prometheus::ServiceMetrics;
 use control::JobControl;
 
 /// How long an idle supervisor waits for a wake-up before it looks at the queue again.
@@ -136,7 +136,7 @@ impl std::fmt::Debug for Worker {
 struct Shared {
     store: Store,
     tables: TableCache,
-    metrics: Arc<Metrics>,
+    metrics: Arc<ServiceMetrics>,
     settings: WorkerSettings,
     pool: Arc<rayon::ThreadPool>,
     executor: Executor,
@@ -179,7 +179,7 @@ impl Worker {
     pub fn new(
         store: Store,
         tables: TableCache,
-        metrics: Arc<Metrics>,
+        metrics: Arc<ServiceMetrics>,
         settings: WorkerSettings,
     ) -> Result<Worker, rayon::ThreadPoolBuildError> {
         let threads = settings

@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 use anonymizer::core::control::Control;
 use anonymizer::core::error::CoreError;
 use anonymizer::domain::run::RunError;
-use anonymizer::metrics::Metrics;
 use anonymizer::store::{Backend, DatasetMeta, Job, JobFilter, JobState, Store, CHUNK_SIZE};
 use anonymizer::tables::TableCache;
+use anonymizer::telemetry::prometheus::ServiceMetrics;
 use anonymizer::worker::{
     run_pipeline, ExecuteError, Executor, JobInput, JobOutcome, JobOutput, Worker, WorkerSettings,
 };
@@ -168,7 +168,7 @@ fn worker_with(store: &Store, settings: WorkerSettings) -> Worker {
     Worker::new(
         store.clone(),
         TableCache::default(),
-        Arc::new(Metrics::default()),
+        Arc::new(ServiceMetrics::default()),
         settings,
     )
     .expect("worker")
@@ -301,7 +301,7 @@ async fn concurrent_workers_run_distinct_jobs_once(store: Store) {
         created.insert(queue(&store, t, data, &spec).await.id);
     }
     let tables = TableCache::default();
-    let metrics = Arc::new(Metrics::default());
+    let metrics = Arc::new(ServiceMetrics::default());
     let mut workers = Vec::new();
     for _ in 0..8 {
         let worker = Worker::new(

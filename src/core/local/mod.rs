@@ -2,7 +2,7 @@
 //! column for the whole table (full-domain generalization, [`crate::core::search`]).
 //!
 //! Every algorithm here works on a [`LocalInput`] and produces a [`Recoding`]: a group per record (or
-//! suppressed) and, for every group, one generalized [`Cell`] per quasi-identifier. Most algorithms only
+//! suppressed) and, for every group, one generalized [`RecodedCell`] per quasi-identifier. Most algorithms only
 //! decide the partition and let [`Recoding::from_partition`] derive the cells (the lowest common hierarchy
 //! value, or the range of ranks); an algorithm that relocates values (hybrid k-anonymization) gives the
 //! cells itself. [`GroupChecker`] checks the privacy models on a group of records.
@@ -10,15 +10,15 @@
 mod check;
 pub mod clustering;
 pub mod hybrid;
-mod metrics;
+mod measures;
 mod mondrian;
 mod recoding;
 mod texts;
 
 pub use check::GroupChecker;
-pub use metrics::{local_metrics, LocalMetrics};
+pub use measures::{local_metrics, LocalMetrics};
 pub use mondrian::{mondrian, Mondrian, MondrianOptions, MondrianReport};
-pub use recoding::{Cell, Recoding, SUPPRESSED_GROUP};
+pub use recoding::{RecodedCell, Recoding, SUPPRESSED_GROUP};
 pub use texts::CellTexts;
 
 use super::data::GeneralizationMap;

@@ -9,7 +9,7 @@ use super::*;
 use crate::core::control::{CancelFlag, NoControl};
 use crate::core::data::{Hierarchy, Table};
 use crate::core::input::SensitiveAttribute;
-use crate::core::local::{Cell, LocalAttribute, OrderedDomain};
+use crate::core::local::{LocalAttribute, OrderedDomain, RecodedCell};
 use crate::core::privacy::{DistinctLDiversity, KAnonymity};
 
 fn k(k: u64) -> Vec<Box<dyn PrivacyModel>> {
@@ -81,15 +81,15 @@ fn staff_input<'a>(
     }
 }
 
-fn node(map: &GeneralizationMap, level: u8, label: &str) -> Cell {
-    Cell::Node {
+fn node(map: &GeneralizationMap, level: u8, label: &str) -> RecodedCell {
+    RecodedCell::Node {
         level,
         label: map.hierarchy().labels(level as usize).code(label).unwrap(),
     }
 }
 
-fn range(low: u32, high: u32) -> Cell {
-    Cell::Range { low, high }
+fn range(low: u32, high: u32) -> RecodedCell {
+    RecodedCell::Range { low, high }
 }
 
 fn run(input: &LocalInput<'_>, k_min: u64, relaxed: bool, preference: Vec<usize>) -> Mondrian {

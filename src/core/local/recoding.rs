@@ -7,7 +7,7 @@ pub const SUPPRESSED_GROUP: u32 = u32::MAX;
 
 /// One generalized quasi-identifier cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Cell {
+pub enum RecodedCell {
     /// A hierarchy value: label code `label` at level `level` (level 0 is the original value).
     Node {
         /// The hierarchy level.
@@ -24,15 +24,15 @@ pub enum Cell {
     },
 }
 
-impl Cell {
+impl RecodedCell {
     /// Whether the cell covers column code `code` of an attribute with domain `domain`.
     pub fn covers(self, domain: Domain<'_>, code: u32) -> bool {
         match (self, domain) {
-            (Cell::Node { level, label }, Domain::Hierarchy(map)) => {
+            (RecodedCell::Node { level, label }, Domain::Hierarchy(map)) => {
                 (level as usize) <= map.max_level()
                     && map.codes(level as usize)[code as usize] == label
             }
-            (Cell::Range { low, high }, Domain::Ordered(order)) => {
+            (RecodedCell::Range { low, high }, Domain::Ordered(order)) => {
                 (low..=high).contains(&order.rank(code))
             }
             _ => false,
@@ -45,7 +45,7 @@ impl Cell {
 pub struct Recoding {
     quasi_identifiers: usize,
     group_of: Vec<u32>,
-    cells: Vec<Cell>,
+    cells: Vec<RecodedCell>,
     order: Vec<u32>,
 }
 
@@ -55,7 +55,7 @@ impl Recoding {
     ///
     /// # Panics
     /// When `cells` is not a whole number of groups or a record names a group that has no cells.
-    pub fn new(quasi_identifiers: usize, group_of: Vec<u32>, cells: Vec<Cell>) -> Self {
+    pub fn new(quasi_identifiers: usize, group_of: Vec<u32>, cells: Vec<RecodedCell>) -> Self {
         let groups = cells.len().checked_div(quasi_identifiers).unwrap_or(0);
         assert!(
             cells.len() == groups * quasi_identifiers,
@@ -117,7 +117,7 @@ impl Recoding {
                             } else {
                                 l as u8
                             };
-                            Cell::Node { level, label }
+                            RecodedCell::Node { level, label }
                         })
                         .collect::<Vec<_>>()
                 }
@@ -136,12 +136,12 @@ impl Recoding {
                     (0..groups)
                         .map(|g| {
                             if low[g] == u32::MAX {
-                                Cell::Range {
+                                RecodedCell::Range {
                                     low: 0,
                                     high: order.len().saturating_sub(1) as u32,
                                 }
                             } else {
-                                Cell::Range {
+                                RecodedCell::Range {
                                     low: low[g],
                                     high: high[g],
                                 }
@@ -202,12 +202,12 @@ impl Recoding {
     }
 
     /// The cell group `group` publishes for quasi-identifier `qi`.
-    pub fn cell(&self, group: u32, qi: usize) -> Cell {
+    pub fn cell(&self, group: u32, qi: usize) -> RecodedCell {
         self.cells[group as usize * self.quasi_identifiers + qi]
     }
 
     /// The cell record `row` publishes for quasi-identifier `qi`, `None` when the record is suppressed.
-    pub fn cell_of_record(&self, row: usize, qi: usize) -> Option<Cell> {
+    pub fn cell_of_record(&self, row: usize, qi: usize) -> Option<RecodedCell> {
         match self.group_of[row] {
             SUPPRESSED_GROUP => None,
             g => Some(self.cell(g, qi)),
@@ -302,13 +302,13 @@ mod tests {
         let zip = recoding.cell(0, 0);
         assert_eq!(
             map.hierarchy().labels(2).value(match zip {
-                Cell::Node { level: 2, label } => label,
+                RecodedCell::Node { level: 2, label } => label,
                 other => panic!("{other:?}"),
             }),
             "476**"
         );
         // ages 22, 27, 29 have ranks 0, 1, 2 (43 is rank 3)
-        assert_eq!(recoding.cell(0, 1), Cell::Range { low: 0, high: 2 });
+        assert_eq!(recoding.cell(0, 1), RecodedCell::Range { low: 0, high: 2 });
         assert!(recoding
             .cell(0, 1)
             .covers(Domain::Ordered(&order), ages.codes[0]));
@@ -322,11 +322,11 @@ mod tests {
         let singleton = Recoding::from_partition(&input, vec![0, 1, 2, 3], 4);
         assert_eq!(
             singleton.cell(3, 0),
-            Cell::Node {
+            RecodedCell::Node {
                 level: 0,
                 label: map.codes(0)[3]
             }
         );
-        assert_eq!(singleton.cell(3, 1), Cell::Range { low: 3, high: 3 });
+        assert_eq!(singleton.cell(3, 1), RecodedCell::Range { low: 3, high: 3 });
     }
 }

@@ -4,7 +4,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::{Cell, Domain, Recoding};
+use super::{Domain, RecodedCell, Recoding};
 use crate::core::data::Dictionary;
 
 /// The distinct cell texts of one quasi-identifier and the text of each group.
@@ -17,7 +17,7 @@ pub struct CellTexts {
 impl CellTexts {
     /// The texts of quasi-identifier `qi` of `recoding`, whose original values are `values`.
     pub fn new(recoding: &Recoding, qi: usize, domain: Domain<'_>, values: &Dictionary) -> Self {
-        let mut ids: FxHashMap<Cell, u32> = FxHashMap::default();
+        let mut ids: FxHashMap<RecodedCell, u32> = FxHashMap::default();
         let mut texts = Vec::new();
         let text_of_group = (0..recoding.groups() as u32)
             .map(|g| {
@@ -46,14 +46,14 @@ impl CellTexts {
 }
 
 /// The text of one cell.
-fn cell_text(cell: Cell, domain: Domain<'_>, values: &Dictionary) -> String {
+fn cell_text(cell: RecodedCell, domain: Domain<'_>, values: &Dictionary) -> String {
     match (cell, domain) {
-        (Cell::Node { level, label }, Domain::Hierarchy(map)) => map
+        (RecodedCell::Node { level, label }, Domain::Hierarchy(map)) => map
             .hierarchy()
             .labels(level as usize)
             .value(label)
             .to_string(),
-        (Cell::Range { low, high }, Domain::Ordered(order)) => {
+        (RecodedCell::Range { low, high }, Domain::Ordered(order)) => {
             let low_text = values.value(order.code_at(low));
             if low == high {
                 low_text.to_string()

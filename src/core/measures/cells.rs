@@ -13,7 +13,7 @@
 use rustc_hash::FxHashMap;
 
 use crate::core::data::GeneralizationMap;
-use crate::core::local::{Cell as LocalCell, Domain, Recoding, SUPPRESSED_GROUP};
+use crate::core::local::{Domain, RecodedCell, Recoding, SUPPRESSED_GROUP};
 
 /// A cell's place in a balanced hierarchy: level `level` of levels `0..=top` (Hsu §4.1: `L_0` are the
 /// leaves, `L_top` the root).
@@ -27,7 +27,7 @@ pub struct TreePosition {
 
 /// One generalized cell.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cell {
+pub struct CellCover {
     /// Original column codes the cell covers, ascending and distinct.
     pub covers: Vec<u32>,
     /// Where the cell sits in its hierarchy, when it is a hierarchy node (needed by the tree measure only).
@@ -43,10 +43,10 @@ pub struct CellColumn<'a> {
     pub codes: &'a [u32],
     /// Number of distinct original codes (codes are `0..domain`).
     pub domain: usize,
-    /// Cell id per record.
+    /// The id of each record's cell.
     pub cell_of: Vec<u32>,
     /// Cells by id.
-    pub cells: Vec<Cell>,
+    pub cells: Vec<CellCover>,
 }
 
 impl<'a> CellColumn<'a> {
@@ -63,8 +63,8 @@ impl<'a> CellColumn<'a> {
         let labels = map.codes(level);
         let domain = labels.len();
         let top = map.max_level();
-        let mut cells: Vec<Cell> = (0..map.label_count(level))
-            .map(|_| Cell {
+        let mut cells: Vec<CellCover> = (0..map.label_count(level))
+            .map(|_| CellCover {
                 covers: Vec::new(),
                 tree: Some(TreePosition {
                     level: level as u32,
@@ -79,7 +79,7 @@ impl<'a> CellColumn<'a> {
             // the single top label covers everything
             0
         } else {
-            cells.push(Cell {
+            cells.push(CellCover {
                 covers: (0..domain as u32).collect(),
                 tree: Some(TreePosition {
                     level: top as u32,
@@ -115,9 +115,9 @@ impl<'a> CellColumn<'a> {
             Domain::Hierarchy(map) => (map.codes(0).len(), Some(map.max_level() as u32)),
             Domain::Ordered(order) => (order.len(), None),
         };
-        let covered = |cell: LocalCell| -> Cell {
+        let covered = |cell: RecodedCell| -> CellCover {
             match (cell, domain) {
-                (LocalCell::Node { level, label }, Domain::Hierarchy(map)) => Cell {
+                (RecodedCell::Node { level, label }, Domain::Hierarchy(map)) => CellCover {
                     covers: (0..size as u32)
                         .filter(|&c| map.codes(level as usize)[c as usize] == label)
                         .collect(),
@@ -126,18 +126,18 @@ impl<'a> CellColumn<'a> {
                         top,
                     }),
                 },
-                (LocalCell::Range { low, high }, Domain::Ordered(order)) => {
+                (RecodedCell::Range { low, high }, Domain::Ordered(order)) => {
                     let mut covers: Vec<u32> = (low..=high).map(|r| order.code_at(r)).collect();
                     covers.sort_unstable();
-                    Cell { covers, tree: None }
+                    CellCover { covers, tree: None }
                 }
-                _ => Cell {
+                _ => CellCover {
                     covers: (0..size as u32).collect(),
                     tree: None,
                 },
             }
         };
-        let mut ids: FxHashMap<LocalCell, u32> = FxHashMap::default();
+        let mut ids: FxHashMap<RecodedCell, u32> = FxHashMap::default();
         let mut cells = Vec::new();
         let group_cell: Vec<u32> = (0..recoding.groups() as u32)
             .map(|g| {
@@ -149,7 +149,7 @@ impl<'a> CellColumn<'a> {
             })
             .collect();
         let root = cells.len() as u32;
-        cells.push(Cell {
+        cells.push(CellCover {
             covers: (0..size as u32).collect(),
             tree: top.map(|top| TreePosition { level: top, top }),
         });

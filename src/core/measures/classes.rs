@@ -207,7 +207,7 @@ fn by_scanning(columns: &[CellColumn<'_>], published: &Classes, original: &Class
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::measures::cells::Cell;
+    use crate::core::measures::cells::CellCover;
 
     fn column<'a>(
         codes: &'a [u32],
@@ -222,7 +222,7 @@ mod tests {
             cell_of: cell_of.to_vec(),
             cells: cells
                 .iter()
-                .map(|c| Cell {
+                .map(|c| CellCover {
                     covers: c.to_vec(),
                     tree: None,
                 })

@@ -120,7 +120,7 @@ pub fn record_non_uniform_entropy(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::measures::cells::Cell;
+    use crate::core::measures::cells::CellCover;
 
     /// One column of `counts[a]` records per value, every record kept as `{a}` except the first record of
     /// value `generalized`, published as the cell `covers`.
@@ -128,18 +128,18 @@ mod tests {
         counts: &[usize],
         generalized: u32,
         covers: &[u32],
-    ) -> (Vec<u32>, Vec<u32>, Vec<Cell>) {
+    ) -> (Vec<u32>, Vec<u32>, Vec<CellCover>) {
         let mut codes = Vec::new();
         for (a, &n) in counts.iter().enumerate() {
             codes.extend(std::iter::repeat_n(a as u32, n));
         }
-        let mut cells: Vec<Cell> = (0..counts.len() as u32)
-            .map(|a| Cell {
+        let mut cells: Vec<CellCover> = (0..counts.len() as u32)
+            .map(|a| CellCover {
                 covers: vec![a],
                 tree: None,
             })
             .collect();
-        cells.push(Cell {
+        cells.push(CellCover {
             covers: covers.to_vec(),
             tree: None,
         });

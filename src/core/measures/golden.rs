@@ -14,13 +14,13 @@ fn column<'a>(
     published: &[&[u32]],
     top: Option<u32>,
 ) -> CellColumn<'a> {
-    let mut cells: Vec<Cell> = Vec::new();
+    let mut cells: Vec<CellCover> = Vec::new();
     let mut cell_of = Vec::new();
     for set in published {
         let id = match cells.iter().position(|c| c.covers == *set) {
             Some(id) => id,
             None => {
-                cells.push(Cell {
+                cells.push(CellCover {
                     covers: set.to_vec(),
                     tree: top.map(|top| TreePosition {
                         level: if set.len() == domain { top } else { 0 },

@@ -34,7 +34,7 @@ mod properties;
 
 use serde::Serialize;
 
-pub use cells::{Cell, CellColumn, TreePosition};
+pub use cells::{CellColumn, CellCover, TreePosition};
 pub use classes::{box_counts, Classes};
 pub use distance::{ClassDistance, EmdDistance};
 pub use entropy::{record_non_uniform_entropy, ColumnEntropy, EntropyLoss};

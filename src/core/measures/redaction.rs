@@ -60,10 +60,10 @@ impl RedactionLoss {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::measures::cells::Cell;
+    use crate::core::measures::cells::CellCover;
 
-    fn node(covers: &[u32], level: u32, top: u32) -> Cell {
-        Cell {
+    fn node(covers: &[u32], level: u32, top: u32) -> CellCover {
+        CellCover {
             covers: covers.to_vec(),
             tree: Some(TreePosition { level, top }),
         }
@@ -96,7 +96,7 @@ mod tests {
     #[test]
     fn cells_outside_hierarchies() {
         let codes = [0, 1, 2];
-        let plain = |covers: &[u32]| Cell {
+        let plain = |covers: &[u32]| CellCover {
             covers: covers.to_vec(),
             tree: None,
         };

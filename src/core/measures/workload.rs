@@ -356,11 +356,11 @@ fn published_estimate(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::measures::cells::Cell;
+    use crate::core::measures::cells::CellCover;
 
-    fn singletons(domain: usize) -> Vec<Cell> {
+    fn singletons(domain: usize) -> Vec<CellCover> {
         (0..domain as u32)
-            .map(|a| Cell {
+            .map(|a| CellCover {
                 covers: vec![a],
                 tree: None,
             })
@@ -409,7 +409,7 @@ mod tests {
     fn suppressed_uniform_column_answers_exactly() {
         let codes = [0, 1, 2, 3, 4];
         let mut cells = singletons(5);
-        cells.push(Cell {
+        cells.push(CellCover {
             covers: vec![0, 1, 2, 3, 4],
             tree: None,
         });
@@ -428,11 +428,11 @@ mod tests {
     #[test]
     fn seeded_workload_is_reproducible() {
         let mut cells = singletons(4);
-        cells.push(Cell {
+        cells.push(CellCover {
             covers: vec![0, 1],
             tree: None,
         });
-        cells.push(Cell {
+        cells.push(CellCover {
             covers: vec![2, 3],
             tree: None,
         });

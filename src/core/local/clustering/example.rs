@@ -7,7 +7,7 @@ use super::utility::{measure, naive_utility, Cluster, Scores};
 use super::*;
 use crate::core::control::{NoControl, Pace};
 use crate::core::data::{GeneralizationMap, Hierarchy, Table};
-use crate::core::local::{Cell, LocalAttribute};
+use crate::core::local::{LocalAttribute, RecodedCell};
 
 /// The private table R (Table 3) with hierarchies following note §4.2.
 pub(crate) struct Example {
@@ -512,7 +512,7 @@ fn pair_enum_output_cells_are_the_final_table() {
     let rec = &result.recoding;
     // m3 = J5B QC * (t3 with t6): PC and PRV stay, MED is `*`
     let cell = |row: usize, j: usize| match rec.cell_of_record(row, j) {
-        Some(Cell::Node { level, label }) => ex.maps[j]
+        Some(RecodedCell::Node { level, label }) => ex.maps[j]
             .hierarchy()
             .labels(level as usize)
             .value(label)

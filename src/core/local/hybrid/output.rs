@@ -7,7 +7,7 @@
 use super::search::Found;
 use super::statistic::p_value;
 use super::{ChiSquareReport, HybridMode, HybridReport, HybridResult, Prepared};
-use crate::core::local::{Cell, Recoding};
+use crate::core::local::{RecodedCell, Recoding};
 
 /// Stream numbers of the generators outside the node walk (node streams use node ids).
 const ASSIGN_STREAM: u64 = u64::MAX;
@@ -86,7 +86,7 @@ pub(super) fn publish(prepared: &Prepared<'_>, found: Found) -> HybridResult {
                     .key(g)
                     .iter()
                     .enumerate()
-                    .map(|(j, &label)| Cell::Node {
+                    .map(|(j, &label)| RecodedCell::Node {
                         level: best.levels[j],
                         label,
                     }),

@@ -10,7 +10,7 @@ use super::search::{projection_mask, Projections};
 use super::*;
 use crate::core::control::{CancelFlag, NoControl};
 use crate::core::data::{Hierarchy, Table};
-use crate::core::local::{Cell, LocalAttribute, OrderedDomain};
+use crate::core::local::{LocalAttribute, OrderedDomain, RecodedCell};
 
 /// A table with hierarchies for every column but the last (the sensitive one).
 struct Fixture {
@@ -53,7 +53,7 @@ impl Fixture {
     /// The published label text of record `row`, quasi-identifier `j`.
     fn published(&self, result: &HybridResult, row: usize, j: usize) -> String {
         match result.recoding.cell_of_record(row, j) {
-            Some(Cell::Node { level, label }) => self.maps[j]
+            Some(RecodedCell::Node { level, label }) => self.maps[j]
                 .hierarchy()
                 .labels(level as usize)
                 .value(label)
@@ -475,7 +475,8 @@ fn published_loss(fixture: &Fixture, result: &HybridResult) -> f64 {
     let mut total = 0.0;
     for r in 0..n {
         for j in 0..q {
-            let Some(Cell::Node { level, label }) = result.recoding.cell_of_record(r, j) else {
+            let Some(RecodedCell::Node { level, label }) = result.recoding.cell_of_record(r, j)
+            else {
                 panic!("a hierarchy cell");
             };
             let h = fixture.maps[j].hierarchy();
@@ -552,7 +553,7 @@ proptest! {
         prop_assert!((published_loss(&fixture, &result) - report.loss).abs() < 1e-9);
         for g in 0..result.recoding.groups() as u32 {
             for (j, &level) in result.levels.iter().enumerate() {
-                let at_level = matches!(result.recoding.cell(g, j), Cell::Node { level: l, .. } if l == level);
+                let at_level = matches!(result.recoding.cell(g, j), RecodedCell::Node { level: l, .. } if l == level);
                 prop_assert!(at_level);
             }
         }

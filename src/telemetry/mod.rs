@@ -10,6 +10,8 @@
 //! string's free text or a panic payload. Errors from `codec`, `core` and `domain` are value-free by
 //! construction and may be logged as they are.
 
+pub mod prometheus;
+
 use tracing::level_filters::LevelFilter;
 use tracing::Subscriber;
 use tracing_subscriber::fmt::MakeWriter;

@@ -61,9 +61,9 @@ struct Registry {
     uploaded_bytes: u64,
 }
 
-/// Metrics of this process.
+/// ServiceMetrics of this process.
 #[derive(Debug, Default)]
-pub struct Metrics {
+pub struct ServiceMetrics {
     registry: Mutex<Registry>,
     /// The listener's connection counters (updated by `http::server` without the lock).
     pub connections: ConnectionCounters,
@@ -89,7 +89,7 @@ pub struct QueueSnapshot {
     pub uploads_in_flight: usize,
 }
 
-impl Metrics {
+impl ServiceMetrics {
     fn registry(&self) -> std::sync::MutexGuard<'_, Registry> {
         self.registry.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -220,7 +220,7 @@ mod tests {
 
     #[test]
     fn renders_histograms_and_gauges() {
-        let metrics = Metrics::default();
+        let metrics = ServiceMetrics::default();
         metrics.observe_request("GET", "/v1/jobs/{id}", 200, Duration::from_millis(3));
         metrics.observe_request("GET", "/v1/jobs/{id}", 200, Duration::from_millis(30));
         metrics.observe_job("succeeded", Duration::from_millis(700));

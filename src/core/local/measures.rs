@@ -1,11 +1,11 @@
-//! Information-loss metrics of a local recoding, cell by cell: the normalized certainty penalty (NCP) and
-//! global certainty penalty (GCP) of Xu et al. (2006, "Utility-based anonymization using local recoding",
-//! KDD, §3) and Ghinita et al. (2007), ARX's discernibility, the average equivalence class size, and
+//! Information-loss measures of a local recoding (the report's recoding measures), cell by cell: the
+//! normalized certainty penalty (NCP) and global certainty penalty (GCP) of Xu et al. (2006,
+//! "Utility-based anonymization using local recoding", KDD, §3) and Ghinita et al. (2007), ARX's discernibility, the average equivalence class size, and
 //! non-uniform entropy with each record's own cell in place of a column-wide level.
 
 use serde::Serialize;
 
-use super::{Cell, Domain, LocalInput, Recoding, SUPPRESSED_GROUP};
+use super::{Domain, LocalInput, RecodedCell, Recoding, SUPPRESSED_GROUP};
 
 /// The metrics of one local recoding.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -79,15 +79,15 @@ pub fn local_metrics(input: &LocalInput<'_>, recoding: &Recoding) -> LocalMetric
 }
 
 /// The NCP of one cell.
-fn cell_penalty(cell: Cell, domain: Domain<'_>) -> f64 {
+fn cell_penalty(cell: RecodedCell, domain: Domain<'_>) -> f64 {
     match (cell, domain) {
-        (Cell::Node { level: 0, .. }, _) => 0.0,
-        (Cell::Node { level, label }, Domain::Hierarchy(map)) => {
+        (RecodedCell::Node { level: 0, .. }, _) => 0.0,
+        (RecodedCell::Node { level, label }, Domain::Hierarchy(map)) => {
             let h = map.hierarchy();
             h.leaves_under(level as usize, label) as f64 / h.leaf_count().max(1) as f64
         }
-        (Cell::Range { low, high }, _) if low == high => 0.0,
-        (Cell::Range { low, high }, Domain::Ordered(order)) => {
+        (RecodedCell::Range { low, high }, _) if low == high => 0.0,
+        (RecodedCell::Range { low, high }, Domain::Ordered(order)) => {
             match (
                 order.number(order.code_at(low)),
                 order.number(order.code_at(high)),
@@ -141,14 +141,14 @@ impl CoveredRecords {
         }
     }
 
-    fn records(&self, cell: Cell) -> u64 {
+    fn records(&self, cell: RecodedCell) -> u64 {
         match (self, cell) {
-            (CoveredRecords::Levels(levels), Cell::Node { level, label }) => levels
+            (CoveredRecords::Levels(levels), RecodedCell::Node { level, label }) => levels
                 .get(level as usize)
                 .and_then(|c| c.get(label as usize))
                 .copied()
                 .unwrap_or(0),
-            (CoveredRecords::Prefix(prefix), Cell::Range { low, high }) => {
+            (CoveredRecords::Prefix(prefix), RecodedCell::Range { low, high }) => {
                 prefix[high as usize + 1] - prefix[low as usize]
             }
             _ => 0,
