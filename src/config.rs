@@ -248,8 +248,8 @@ pub struct ServeConfig {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub max_uploads: u32,
 
-    /// Bytes a job may be expected to need (records and columns of its dataset, see the README's memory
-    /// section); a larger job is refused at submission with `memory_budget_exceeded`. The jobs this
+    /// Bytes a job may be expected to need (records and columns of its dataset, see "Memory per record"
+    /// in docs/benchmarks.md); a larger job is refused at submission with `memory_budget_exceeded`. The jobs this
     /// process runs at once share it: a job that does not fit beside them waits until they finish.
     /// 0: no budget.
     #[arg(long, env = "ANONYMIZER_JOB_MEMORY_BUDGET", default_value_t = DEFAULT_JOB_MEMORY_BUDGET)]

@@ -1,4 +1,5 @@
-//! The contract suite: the source's layering rules and the published OpenAPI document.
+//! The contract suite: the source's layering rules, the published OpenAPI document and the documentation's examples.
 
 mod architecture;
+mod docs;
 mod openapi;

@@ -3,7 +3,7 @@
 //! idle connections beside health checks, oversized bodies with a bounded peak memory, and HTTPS.
 //! Every loop here is bounded in count and time, and every server is killed when its test ends.
 //!
-//! The figures a run prints (`hostile:` lines) are what the README quotes.
+//! The figures a run prints (`hostile:` lines) are what docs/testing.md quotes.
 
 use crate::database;
 

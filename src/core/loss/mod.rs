@@ -92,7 +92,7 @@ impl MetricKind {
         )
     }
 
-    /// Whether the best-first search beats Flash with suppression (measured, see the README): the static
+    /// Whether the best-first search beats Flash with suppression (measured, see docs/benchmarks.md): the static
     /// bound is close to the loss itself (exact, or exact but for suppression), or, for discernibility,
     /// the bound of n per failing record spread down the lattice keeps the search away from regions that
     /// would suppress too much. Metrics with only a weak bound before grouping are left to Flash.

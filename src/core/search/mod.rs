@@ -93,7 +93,7 @@ pub struct SearchResult {
     pub pruning: bool,
 }
 
-/// The concrete algorithm `optimal` stands for, chosen by measurement (see the README's benchmarks):
+/// The concrete algorithm `optimal` stands for, chosen by measurement (see docs/benchmarks.md):
 /// the best-first search wins when records may be suppressed and the metric's bounds prune well
 /// ([`MetricKind::suits_best_first`]); Flash wins without suppression and for metrics whose bounds are
 /// weak before grouping.

@@ -2,7 +2,7 @@
 //! at submission instead of taking the process down mid-run.
 //!
 //! The model is an upper bound fitted to peak resident memory measured with `/usr/bin/time` on the CLI
-//! (adult's nine quasi-identifiers, k = 5, 4 % suppression, the exact search; README "Memory"):
+//! (adult's nine quasi-identifiers, k = 5, 4 % suppression, the exact search; docs/benchmarks.md "Memory per record"):
 //! 30,162 records peaked at 29 MiB, 100,000 at 45 MiB, 1,000,000 at 107 MiB. The job holds the encoded
 //! table ([`Table::heap_bytes`]); the engine adds per record a class id and a group slot per lattice
 //! node in flight, the report its per-record measures and the output its rendered rows — together at most
