@@ -3,10 +3,40 @@
 //! other columns verbatim.
 
 use super::data::{Column, GeneralizationMap};
-use super::local::{CellTexts, SUPPRESSED_GROUP};
 
 /// The text written for a suppressed quasi-identifier cell.
 pub const SUPPRESSED: &str = "*";
+
+/// The group of a suppressed record (local recoding).
+pub const SUPPRESSED_GROUP: u32 = u32::MAX;
+
+/// The distinct cell texts of one quasi-identifier and the text of each group, as a local recoding
+/// publishes them (built by `core::local`, which knows the cells; written here, which knows only texts).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CellTexts {
+    texts: Vec<String>,
+    text_of_group: Vec<u32>,
+}
+
+impl CellTexts {
+    /// Texts `texts`, and for every group the index of its text.
+    pub(crate) fn from_parts(texts: Vec<String>, text_of_group: Vec<u32>) -> Self {
+        Self {
+            texts,
+            text_of_group,
+        }
+    }
+
+    /// The text group `group` publishes.
+    pub fn text(&self, group: u32) -> &str {
+        &self.texts[self.text_of_group[group as usize] as usize]
+    }
+
+    /// The id of the text group `group` publishes (equal ids, equal texts).
+    pub fn text_id(&self, group: u32) -> u32 {
+        self.text_of_group[group as usize]
+    }
+}
 
 /// One column of the output.
 #[derive(Debug, Clone, Copy)]

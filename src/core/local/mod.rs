@@ -15,11 +15,11 @@ mod mondrian;
 mod recoding;
 mod texts;
 
+pub use crate::core::render::CellTexts;
 pub use check::GroupChecker;
 pub use measures::{local_metrics, LocalMetrics};
 pub use mondrian::{mondrian, Mondrian, MondrianOptions, MondrianReport};
 pub use recoding::{RecodedCell, Recoding, SUPPRESSED_GROUP};
-pub use texts::CellTexts;
 
 use super::data::GeneralizationMap;
 use super::input::SensitiveAttribute;

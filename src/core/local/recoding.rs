@@ -3,7 +3,7 @@
 use super::{Domain, LocalInput};
 
 /// The group of a suppressed record.
-pub const SUPPRESSED_GROUP: u32 = u32::MAX;
+pub use crate::core::render::SUPPRESSED_GROUP;
 
 /// One generalized quasi-identifier cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -6,13 +6,7 @@ use rustc_hash::FxHashMap;
 
 use super::{Domain, RecodedCell, Recoding};
 use crate::core::data::Dictionary;
-
-/// The distinct cell texts of one quasi-identifier and the text of each group.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CellTexts {
-    texts: Vec<String>,
-    text_of_group: Vec<u32>,
-}
+use crate::core::render::CellTexts;
 
 impl CellTexts {
     /// The texts of quasi-identifier `qi` of `recoding`, whose original values are `values`.
@@ -28,20 +22,7 @@ impl CellTexts {
                 })
             })
             .collect();
-        Self {
-            texts,
-            text_of_group,
-        }
-    }
-
-    /// The text group `group` publishes.
-    pub fn text(&self, group: u32) -> &str {
-        &self.texts[self.text_of_group[group as usize] as usize]
-    }
-
-    /// The id of the text group `group` publishes (equal ids, equal texts).
-    pub fn text_id(&self, group: u32) -> u32 {
-        self.text_of_group[group as usize]
+        CellTexts::from_parts(texts, text_of_group)
     }
 }
 
