@@ -164,11 +164,11 @@ error_codes! {
     MemoryBudgetExceeded = "memory_budget_exceeded",
     /// An internal error; the request id identifies it in the logs (500).
     InternalError = "internal_error",
-    /// The request took too long (503/504).
+    /// The request did not complete in time (408 or 503).
     Timeout = "timeout",
     /// A dependency (the database) is unavailable (503).
     Unavailable = "unavailable",
-    /// The server is at capacity; retry after the given time (503).
+    /// The server takes no more uploads at once; retry after the given time (503).
     ServerBusy = "server_busy",
     /// The population table lacks a column the assessment needs.
     MissingInPopulation = "missing_in_population",
@@ -213,12 +213,6 @@ impl ErrorCode {
 impl fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
-    }
-}
-
-impl serde::Serialize for ErrorCode {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
     }
 }
 

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::codec::CodecError;
 use crate::core::error::CoreError;
 use crate::domain::SpecError;
-pub use crate::error_code::ErrorCode;
+use crate::error_code::ErrorCode;
 use crate::store::{InvalidCursor, StoreError};
 
 /// The media type of every error body.

@@ -76,14 +76,7 @@ async fn over_the_memory_budget(service: Service) {
         problem["detail"].as_str().unwrap().contains("7 records"),
         "{problem}"
     );
-    let list: Value = service
-        .get("/v1/jobs")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let list = listed_jobs(&service).await;
     assert_eq!(list["items"].as_array().unwrap().len(), 0);
 }
 
@@ -141,6 +134,18 @@ fn toy_spec(dataset_id: &str, k: u64) -> Value {
 async fn toy_dataset(service: &Service) -> String {
     let dataset = service.upload_with("toy", &toy_csv(), ";").await;
     dataset["id"].as_str().expect("dataset id").to_string()
+}
+
+/// The first page of the caller's jobs.
+async fn listed_jobs(service: &Service) -> Value {
+    service
+        .get("/v1/jobs")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
 }
 
 async fn submit(service: &Service, body: &Value) -> reqwest::Response {
@@ -224,14 +229,7 @@ async fn independent_mistakes_come_back_together(service: Service) {
         ],
         "{problem}"
     );
-    let jobs: Value = service
-        .get("/v1/jobs")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let jobs = listed_jobs(&service).await;
     assert_eq!(jobs["items"].as_array().map(Vec::len), Some(0), "{jobs}");
 }
 

@@ -76,10 +76,7 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
             marked[at] = is_anonymous;
         }
         drop(index);
-        for old in anonymous.drain(..) {
-            pace.step(1)?;
-            drop(old);
-        }
+        anonymous.clear();
         for (node, is_anonymous) in std::mem::take(&mut candidates).into_iter().zip(marked) {
             pace.step(1)?;
             if is_anonymous {

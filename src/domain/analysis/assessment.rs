@@ -97,14 +97,7 @@ pub fn assess_against(
     }
     let rows = table.row_count();
     let settings = problems.keep(risk_settings(&spec.risk, rows as u64, "/risk"));
-    problems.finish()?;
-    let Some(mut settings) = settings else {
-        return Err(SpecError::new(
-            "/risk",
-            ErrorCode::InvalidSpec,
-            "the risk settings could not be resolved",
-        ));
-    };
+    let mut settings = problems.finish_with(settings)?;
     let columns: Vec<KeyColumn<'_>> = quasi_identifiers
         .iter()
         .map(|&c| KeyColumn {

@@ -311,15 +311,16 @@ pub fn prepare(
     let limit = problems.keep(suppression_limit(spec.suppression_limit));
     let risk = problems.keep(risk_settings(&spec.risk, table.row_count() as u64, "/risk"));
     let query_workload = problems.keep(query_workload(&spec.query_workload));
-    let (Some((privacy_models, requirements)), Some(limit), Some(risk), Some(query_workload)) =
-        (models, limit, risk, query_workload)
-    else {
-        return Err(problems.into_error(unreported()));
+    // a local job without its local plan failed in a part that recorded its problem
+    let local_resolved = local.is_some() || !matches!(method, Method::Local(_));
+    let resolved = match (models, limit, risk, query_workload) {
+        (Some(models), Some(limit), Some(risk), Some(workload)) if local_resolved => {
+            Some((models, limit, risk, workload))
+        }
+        _ => None,
     };
-    if matches!(method, Method::Local(_)) && local.is_none() {
-        return Err(problems.into_error(unreported()));
-    }
-    problems.finish()?;
+    let ((privacy_models, requirements), limit, risk, query_workload) =
+        problems.finish_with(resolved)?;
     let plan = Plan {
         privacy_models,
         suppression_limit: limit,
@@ -342,16 +343,6 @@ pub fn prepare(
         risk,
         local,
     })
-}
-
-/// The error of a part that failed without recording a problem (never expected: every failing part
-/// records one).
-fn unreported() -> SpecError {
-    SpecError::new(
-        "",
-        ErrorCode::InvalidSpec,
-        "the spec could not be resolved against the dataset",
-    )
 }
 
 /// Resolves the workload spec, with the documented defaults.
@@ -771,8 +762,7 @@ fn privacy_models(
             }
             Ok(())
         };
-        let checked = one();
-        problems.keep(checked);
+        problems.keep(one());
     }
     problems.finish()?;
     Ok((models, requirements))

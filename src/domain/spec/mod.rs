@@ -651,11 +651,6 @@ impl Problems {
         }
     }
 
-    /// True when no problem was recorded.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
     /// `Ok` when no problem was recorded; otherwise the first problem carrying the rest.
     pub fn finish(self) -> Result<(), SpecError> {
         let mut problems = self.0.into_iter();
@@ -668,10 +663,18 @@ impl Problems {
         }
     }
 
-    /// The recorded problems as one error, or `fallback` when none was recorded (for callers that
-    /// reach here only after a recorded problem).
-    pub fn into_error(self, fallback: SpecError) -> SpecError {
-        self.finish().err().unwrap_or(fallback)
+    /// `value` when no problem was recorded; otherwise the first problem carrying the rest. A part
+    /// that yields no value records a problem, so a missing value without one is a bug, reported as
+    /// `invalid_spec` rather than passed on.
+    pub fn finish_with<T>(self, value: Option<T>) -> Result<T, SpecError> {
+        self.finish()?;
+        value.ok_or_else(|| {
+            SpecError::new(
+                "",
+                ErrorCode::InvalidSpec,
+                "the spec could not be resolved against the dataset",
+            )
+        })
     }
 }
 

@@ -270,7 +270,6 @@ impl<'a> Gamma<'a> {
                     .unwrap_or(Ordering::Equal)
             };
             let mut order: Vec<usize> = (0..rows).collect();
-            pace.check()?;
             order.sort_by(|&x, &y| order_of(x, y, &fd.lhs).then_with(|| order_of(x, y, &fd.rhs)));
             pace.check()?;
             let mut i = 0;
