@@ -1,7 +1,9 @@
 //! Types and steps shared by the CLI and the service, one folder per stage of a job:
 //! - [`spec`]: the job specification as JSON (serde types, JSON-pointer errors, collected problems);
-//! - [`resolve`]: a spec and a loaded table → what the engine runs (hierarchies bound, models built,
-//!   local-recoding options), with the independent requirements the verifier checks;
+//! - [`models`]: the privacy-model registry, one file per model (its spec type, validation, engine
+//!   criterion, verifier requirement and report inputs);
+//! - [`resolve`]: a spec and a loaded table → what the engine runs (hierarchies bound, models resolved
+//!   through the registry, local-recoding options), with the independent requirements the verifier checks;
 //! - [`run`]: one run of a resolved job, full-domain or local recoding, and the memory it needs;
 //! - [`verify`]: the independent checks of an output before it may be published;
 //! - [`analysis`]: measures of a table or an output (loss, risk, achieved privacy, security estimate)
@@ -10,6 +12,7 @@
 
 pub mod analysis;
 mod column_values;
+pub mod models;
 pub mod report;
 pub mod resolve;
 pub mod run;

@@ -237,6 +237,17 @@ fn spec_enums_match_the_engine() {
             "top_down"
         ]
     );
+    // the documented privacy models are the registry's, no more and no fewer
+    let mut models: Vec<&str> = schemas["PrivacyModel"]["discriminator"]["mapping"]
+        .as_object()
+        .expect("PrivacyModel mapping")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    models.sort_unstable();
+    let mut registry = anonymizer::domain::models::PrivacyModelSpec::TYPES.to_vec();
+    registry.sort_unstable();
+    assert_eq!(models, registry);
     // Each documented algorithm parses as a spec algorithm.
     for a in &algorithms {
         let spec = format!(

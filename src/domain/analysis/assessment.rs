@@ -20,7 +20,7 @@ use crate::error_code::ErrorCode;
 
 use crate::domain::analysis::achieved::{measure, SensitiveDistribution, SensitiveMeasures};
 use crate::domain::analysis::risk::risk_settings;
-use crate::domain::resolve::closeness::hierarchical_distance;
+use crate::domain::models::t_closeness::hierarchical_distance;
 use crate::domain::resolve::roles::declared_columns;
 use crate::domain::spec::{
     parse_json, pointer_segment, AttributeSpec, CsvSpec, HierarchySpec, Problems, RiskSpec, Role,

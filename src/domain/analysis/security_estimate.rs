@@ -21,7 +21,6 @@ use serde::Serialize;
 
 use crate::core::data::Table;
 use crate::core::privacy::{normalized_security_estimate, ClassFunction};
-use crate::domain::verify::Requirement;
 
 /// What ψ says about one sensitive attribute of a published table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -48,31 +47,31 @@ pub struct LinearDiagnostic {
     pub sigma: f64,
 }
 
-/// The attributes the linear requirements protect, one per column: σ from the first (l,r)-linear model
-/// on it, else from the first δ-range model.
-pub fn linear_diagnostics(table: &Table, requirements: &[Requirement]) -> Vec<LinearDiagnostic> {
+/// The similarity scale a linear model gives the ψ estimate of its attribute.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinearScale {
+    /// The sensitive column's name.
+    pub column: String,
+    /// Whether the scale is the `r` of an (l,r)-linear model (else the `δ` of a δ-range model).
+    pub from_cover: bool,
+    /// The scale σ.
+    pub sigma: f64,
+    /// The model's class function.
+    pub function: ClassFunction,
+}
+
+/// The attributes the linear models protect, one per column: σ from the first (l,r)-linear model on it,
+/// else from the first δ-range model.
+pub fn linear_diagnostics(table: &Table, scales: &[LinearScale]) -> Vec<LinearDiagnostic> {
     let mut chosen: BTreeMap<&str, (bool, f64, &ClassFunction)> = BTreeMap::new();
-    for requirement in requirements {
-        let (column, from_cover, sigma, function) = match requirement {
-            Requirement::LrLinear {
-                column,
-                r,
-                class_function,
-                ..
-            } => (column.as_str(), true, *r, class_function),
-            Requirement::DeltaRange {
-                column,
-                delta,
-                class_function,
-                ..
-            } => (column.as_str(), false, *delta, class_function),
-            _ => continue,
-        };
+    for scale in scales {
+        let column = scale.column.as_str();
+        let from_cover = scale.from_cover;
         match chosen.get(column) {
             Some((true, _, _)) => {}
             Some((false, _, _)) if !from_cover => {}
             _ => {
-                chosen.insert(column, (from_cover, sigma, function));
+                chosen.insert(column, (from_cover, scale.sigma, &scale.function));
             }
         }
     }
@@ -214,23 +213,11 @@ mod tests {
     #[test]
     fn sigma_comes_from_r_before_delta() {
         let table = Table::from_rows(&["salary"], &[vec!["100"], vec!["x"]]);
-        let requirement = |linear: bool, scale: f64| {
-            if linear {
-                Requirement::LrLinear {
-                    column: "salary".into(),
-                    l: 2,
-                    r: scale,
-                    class_function: ClassFunction::Identity,
-                    tolerance: 0.0,
-                }
-            } else {
-                Requirement::DeltaRange {
-                    column: "salary".into(),
-                    delta: scale,
-                    class_function: ClassFunction::Identity,
-                    tolerance: 0.0,
-                }
-            }
+        let requirement = |linear: bool, scale: f64| LinearScale {
+            column: "salary".into(),
+            from_cover: linear,
+            sigma: scale,
+            function: ClassFunction::Identity,
         };
         let found = linear_diagnostics(
             &table,
@@ -246,6 +233,6 @@ mod tests {
         assert!(found[0].cf[1].is_nan());
         let delta_only = linear_diagnostics(&table, &[requirement(false, 50.0)]);
         assert_eq!(delta_only[0].sigma, 50.0);
-        assert!(linear_diagnostics(&table, &[Requirement::MinClassSize(2)]).is_empty());
+        assert!(linear_diagnostics(&table, &[]).is_empty());
     }
 }

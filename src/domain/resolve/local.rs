@@ -10,6 +10,7 @@ use crate::core::local::{Domain, LocalAttribute, LocalInput, OrderedDomain};
 use crate::error_code::ErrorCode;
 
 use crate::domain::column_values::natural_ranks;
+use crate::domain::models::k_anonymity::KAnonymitySpec;
 use crate::domain::spec::{
     AttributeSpec, CompletionSpec, DataType, FunctionalDependencySpec, HybridModeSpec,
     LocalAlgorithmSpec, PrivacyModelSpec, SpecError,
@@ -439,7 +440,7 @@ fn only_k_anonymity(algorithm: &str, models: &[PrivacyModelSpec]) -> Result<u64,
     let mut k = None;
     for (i, model) in models.iter().enumerate() {
         match model {
-            PrivacyModelSpec::KAnonymity { k: value } => {
+            PrivacyModelSpec::KAnonymity(KAnonymitySpec { k: value }) => {
                 k = Some(k.map_or(*value, |old: u64| old.max(*value)))
             }
             _ => {

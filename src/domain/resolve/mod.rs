@@ -2,8 +2,6 @@
 //! hierarchies, the engine plan, and the output layout. Every problem is a [`SpecError`] with the JSON
 //! pointer of the offending field; messages name columns, never cell values.
 
-pub mod closeness;
-mod likeness;
 pub mod local;
 pub mod roles;
 
@@ -13,14 +11,8 @@ use crate::core::engine::{Outcome, Plan};
 use crate::core::input::{EngineInput, QuasiIdentifier, SensitiveAttribute};
 use crate::core::measures::QueryWorkload;
 use crate::error_code::ErrorCode;
-use std::collections::{BTreeMap, BTreeSet};
 
-use crate::core::privacy::{
-    tolerance_for, Categories, ClCategoricalRecursiveDiversity, ClDensity, ClassFunction, DDensity,
-    Decimal, DeltaRange, DistinctLDiversity, EarthMovers, EntropyLDiversity, GroundDistanceKind,
-    KAnonymity, LCategoricalDiversity, LrLinearDiversity, MuDilution, PrivacyModel,
-    RecursiveCLDiversity, MAX_CATEGORIES,
-};
+use crate::core::privacy::{EarthMovers, GroundDistanceKind};
 use crate::core::render::{OutputColumn, Rendering};
 use crate::core::risk::RiskSettings;
 use crate::core::search::Algorithm;
@@ -28,14 +20,13 @@ use crate::core::search::Algorithm;
 use crate::domain::analysis::achieved::{achieved, Achieved};
 use crate::domain::analysis::risk::{risk_settings, run_risk, RiskReport};
 use crate::domain::analysis::security_estimate::{linear_diagnostics, LinearDiagnostic};
+use crate::domain::models::{resolve_models, SensitiveColumn, SlotGroundDistance};
 use crate::domain::resolve::local::{dependencies, local_algorithm, local_domain, LocalPlan};
 use crate::domain::spec::{
-    pointer_segment, AlgorithmSpec, ClassFunctionSpec, HierarchySpec, JobSpec, Method,
-    PrivacyModelSpec, Problems, QueryWorkloadSpec, Role, SpecError, SuppressedRecords,
-    DEFAULT_MAX_CATEGORIES, MAX_WORKLOAD_QUERIES,
+    pointer_segment, AlgorithmSpec, HierarchySpec, JobSpec, Method, Problems, QueryWorkloadSpec,
+    Role, SpecError, SuppressedRecords, MAX_WORKLOAD_QUERIES,
 };
-use crate::domain::verify::{CategorySets, Requirement};
-use closeness::ClosenessRequest;
+use crate::domain::verify::Requirement;
 use roles::declared_columns;
 
 /// Loads hierarchies given by reference (a path for the CLI, an id for the service). Returns a message
@@ -56,7 +47,7 @@ pub struct Prepared {
     pub requirements: Vec<Requirement>,
     /// The ground distance of each sensitive slot protected by t-closeness (the first such model's), for
     /// the variance-based loss measures.
-    pub ground_distances: Vec<(usize, GroundDistanceKind, EarthMovers)>,
+    pub ground_distances: Vec<SlotGroundDistance>,
     /// The query workload of the report's loss measures.
     pub query_workload: QueryWorkload,
     /// Settings of the report's risk analysis.
@@ -252,12 +243,10 @@ pub fn prepare(
             hierarchy: hierarchy.as_ref(),
         })
         .collect();
-    let mut ground_distances = Vec::new();
-    let models = problems.keep(privacy_models(
-        spec,
+    let models = problems.keep(resolve_models(
+        &spec.privacy_models,
         table,
         &sensitive_attributes,
-        &mut ground_distances,
     ));
     let local = match method {
         Method::FullDomain(_) => None,
@@ -319,8 +308,22 @@ pub fn prepare(
         }
         _ => None,
     };
-    let ((privacy_models, requirements), limit, risk, query_workload) =
-        problems.finish_with(resolved)?;
+    let (models, limit, risk, query_workload) = problems.finish_with(resolved)?;
+    let mut privacy_models = Vec::with_capacity(models.len());
+    let mut requirements = Vec::with_capacity(models.len());
+    let mut ground_distances: Vec<SlotGroundDistance> = Vec::new();
+    let mut linear_scales = Vec::new();
+    for model in models {
+        privacy_models.push(model.criterion);
+        requirements.push(model.requirement);
+        // the first t-closeness model of a slot gives its ground distance
+        if let Some(ground) = model.ground_distance {
+            if ground_distances.iter().all(|(s, _, _)| *s != ground.0) {
+                ground_distances.push(ground);
+            }
+        }
+        linear_scales.extend(model.linear_scale);
+    }
     let plan = Plan {
         privacy_models,
         suppression_limit: limit,
@@ -336,7 +339,7 @@ pub fn prepare(
         output,
         plan,
         remove_suppressed: spec.suppressed_records == SuppressedRecords::Remove,
-        linear_diagnostics: linear_diagnostics(table, &requirements),
+        linear_diagnostics: linear_diagnostics(table, &linear_scales),
         requirements,
         ground_distances,
         query_workload,
@@ -393,12 +396,6 @@ fn bind_hierarchy(
         .map_err(|e| SpecError::new(hierarchy_pointer, ErrorCode::UncoveredValues, e.to_string()))
 }
 
-/// A sensitive column and its hierarchy, if one was declared.
-struct SensitiveColumn<'t> {
-    column: &'t Column,
-    hierarchy: Option<&'t GeneralizationMap>,
-}
-
 fn load(
     source: &HierarchySpec,
     pointer: &str,
@@ -417,619 +414,6 @@ fn load(
     }
 }
 
-type Models = (Vec<Box<dyn PrivacyModel>>, Vec<Requirement>);
-
-fn privacy_models(
-    spec: &JobSpec,
-    table: &Table,
-    sensitive: &[SensitiveColumn<'_>],
-    ground_distances: &mut Vec<(usize, GroundDistanceKind, EarthMovers)>,
-) -> Result<Models, SpecError> {
-    let rows = table.row_count() as u64;
-    if spec.privacy_models.is_empty() {
-        return Err(SpecError::new(
-            "/privacy_models",
-            ErrorCode::MissingPrivacyModel,
-            "at least one privacy model is required",
-        ));
-    }
-    // each model is checked on its own, so that every model's mistakes are reported together
-    let mut problems = Problems::new();
-    let mut models: Vec<Box<dyn PrivacyModel>> = Vec::new();
-    let mut requirements = Vec::new();
-    for (i, m) in spec.privacy_models.iter().enumerate() {
-        let mut one = || -> Result<(), SpecError> {
-            match m {
-                &PrivacyModelSpec::KAnonymity { k } => {
-                    let pointer = format!("/privacy_models/{i}/k");
-                    if k < 1 {
-                        return Err(SpecError::new(
-                            pointer,
-                            ErrorCode::InvalidK,
-                            "k must be at least 1",
-                        ));
-                    }
-                    if k > rows {
-                        return Err(SpecError::new(
-                            pointer,
-                            ErrorCode::KExceedsRows,
-                            format!("k = {k} is larger than the table ({rows} records)"),
-                        ));
-                    }
-                    models.push(Box::new(KAnonymity { k }));
-                    requirements.push(Requirement::MinClassSize(k));
-                }
-                PrivacyModelSpec::DistinctLDiversity { attribute, l } => {
-                    let slot = sensitive_slot(i, attribute, table, sensitive)?;
-                    let l = diversity_l(i, *l)?;
-                    models.push(Box::new(DistinctLDiversity {
-                        slot,
-                        attribute: attribute.clone(),
-                        l,
-                    }));
-                    requirements.push(Requirement::DistinctL {
-                        column: attribute.clone(),
-                        l,
-                    });
-                }
-                PrivacyModelSpec::EntropyLDiversity {
-                    attribute,
-                    l,
-                    estimator,
-                } => {
-                    let slot = sensitive_slot(i, attribute, table, sensitive)?;
-                    let l = diversity_l(i, *l)?;
-                    models.push(Box::new(EntropyLDiversity {
-                        slot,
-                        attribute: attribute.clone(),
-                        l,
-                        estimator: *estimator,
-                    }));
-                    requirements.push(Requirement::EntropyL {
-                        column: attribute.clone(),
-                        l,
-                        estimator: *estimator,
-                    });
-                }
-                PrivacyModelSpec::RecursiveClDiversity { attribute, c, l } => {
-                    let slot = sensitive_slot(i, attribute, table, sensitive)?;
-                    let l = diversity_l(i, *l)?;
-                    let c = positive_c(i, *c)?;
-                    models.push(Box::new(RecursiveCLDiversity {
-                        slot,
-                        attribute: attribute.clone(),
-                        c,
-                        l,
-                    }));
-                    requirements.push(Requirement::RecursiveCL {
-                        column: attribute.clone(),
-                        c,
-                        l,
-                    });
-                }
-                PrivacyModelSpec::TCloseness {
-                    attribute,
-                    t,
-                    distance,
-                    order,
-                } => {
-                    let slot = sensitive_slot(i, attribute, table, sensitive)?;
-                    let (model, requirement) = closeness::resolve(ClosenessRequest {
-                        index: i,
-                        slot,
-                        column: sensitive[slot].column,
-                        t: *t,
-                        distance: *distance,
-                        order: order.as_deref(),
-                        hierarchy: sensitive[slot].hierarchy,
-                    })?;
-                    if ground_distances.iter().all(|(s, _, _)| *s != slot) {
-                        ground_distances.push((slot, model.kind, model.distance.clone()));
-                    }
-                    models.push(Box::new(model));
-                    requirements.push(requirement);
-                }
-                PrivacyModelSpec::DeltaDisclosure { attribute, delta } => {
-                    let slot = sensitive_slot(i, attribute, table, sensitive)?;
-                    let (model, requirement) =
-                        likeness::delta_disclosure(i, slot, sensitive[slot].column, *delta)?;
-                    models.push(Box::new(model));
-                    requirements.push(requirement);
-                }
-                PrivacyModelSpec::BetaLikeness {
-                    attribute,
-                    beta,
-                    variant,
-                } => {
-                    let slot = sensitive_slot(i, attribute, table, sensitive)?;
-                    let (model, requirement) =
-                        likeness::beta_likeness(i, slot, sensitive[slot].column, *beta, *variant)?;
-                    models.push(Box::new(model));
-                    requirements.push(requirement);
-                }
-                PrivacyModelSpec::LCategoricalDiversity {
-                    attribute,
-                    l,
-                    categories,
-                    dont_care,
-                    max_categories,
-                } => {
-                    let slot = sensitive_slot(i, attribute, table, sensitive)?;
-                    let l = diversity_l(i, *l)?;
-                    let (resolved, sets) = resolve_categories(
-                        i,
-                        sensitive[slot].column,
-                        categories,
-                        dont_care,
-                        *max_categories,
-                    )?;
-                    // the exact check branches over the categories of one value, at most l − 1 deep
-                    let depth = (l - 1).min(resolved.codes() as u64);
-                    let work = covers_work(resolved.largest_overlap(), depth);
-                    check_work(i, "the minimum cover", work)?;
-                    models.push(Box::new(LCategoricalDiversity {
-                        slot,
-                        attribute: attribute.clone(),
-                        l,
-                        categories: resolved,
-                    }));
-                    requirements.push(Requirement::LCategorical {
-                        column: attribute.clone(),
-                        l,
-                        sets,
-                    });
-                }
-                PrivacyModelSpec::DDensity {
-                    attribute,
-                    d,
-                    mu,
-                    categories,
-                    dont_care,
-                    max_categories,
-                } => {
-                    let slot = sensitive_slot(i, attribute, table, sensitive)?;
-                    let d = fraction(i, "d", *d)?;
-                    let mu = mu.map(|mu| fraction(i, "mu", mu)).transpose()?;
-                    let (resolved, sets) = resolve_categories(
-                        i,
-                        sensitive[slot].column,
-                        categories,
-                        dont_care,
-                        *max_categories,
-                    )?;
-                    models.push(Box::new(DDensity {
-                        slot,
-                        attribute: attribute.clone(),
-                        d,
-                        mu,
-                        categories: resolved,
-                    }));
-                    requirements.push(Requirement::DDensity {
-                        column: attribute.clone(),
-                        d,
-                        mu,
-                        sets,
-                    });
-                }
-                PrivacyModelSpec::MuDilution {
-                    attribute,
-                    mu,
-                    dont_care,
-                } => {
-                    let slot = sensitive_slot(i, attribute, table, sensitive)?;
-                    let mu = fraction(i, "mu", *mu)?;
-                    let column = sensitive[slot].column;
-                    let dont_care: BTreeSet<String> = dont_care.iter().cloned().collect();
-                    let flags = column
-                        .dictionary
-                        .values()
-                        .map(|v| dont_care.contains(v))
-                        .collect();
-                    models.push(Box::new(MuDilution {
-                        slot,
-                        attribute: attribute.clone(),
-                        mu,
-                        dont_care: flags,
-                    }));
-                    requirements.push(Requirement::MuDilution {
-                        column: attribute.clone(),
-                        mu,
-                        dont_care,
-                    });
-                }
-                PrivacyModelSpec::ClCategoricalRecursiveDiversity {
-                    attribute,
-                    c,
-                    l,
-                    categories,
-                    dont_care,
-                    max_categories,
-                } => {
-                    let slot = sensitive_slot(i, attribute, table, sensitive)?;
-                    let c = positive_c(i, *c)?;
-                    let l = diversity_l(i, *l)?;
-                    let (resolved, sets) = resolve_categories(
-                        i,
-                        sensitive[slot].column,
-                        categories,
-                        dont_care,
-                        *max_categories,
-                    )?;
-                    // MC(l) enumerates the l-subsets of the categories
-                    check_work(
-                        i,
-                        "the maximum l-coverage",
-                        binomial(resolved.count() as u64, l),
-                    )?;
-                    models.push(Box::new(ClCategoricalRecursiveDiversity {
-                        slot,
-                        attribute: attribute.clone(),
-                        c,
-                        l,
-                        categories: resolved,
-                    }));
-                    requirements.push(Requirement::ClCategoricalRecursive {
-                        column: attribute.clone(),
-                        c,
-                        l,
-                        sets,
-                    });
-                }
-                PrivacyModelSpec::ClDensity {
-                    attribute,
-                    c,
-                    l,
-                    categories,
-                    dont_care,
-                    max_categories,
-                } => {
-                    let slot = sensitive_slot(i, attribute, table, sensitive)?;
-                    let c = positive_c(i, *c)?;
-                    let l = diversity_l(i, *l)?;
-                    let (resolved, sets) = resolve_categories(
-                        i,
-                        sensitive[slot].column,
-                        categories,
-                        dont_care,
-                        *max_categories,
-                    )?;
-                    models.push(Box::new(ClDensity {
-                        slot,
-                        attribute: attribute.clone(),
-                        c,
-                        l,
-                        categories: resolved,
-                    }));
-                    requirements.push(Requirement::ClDensity {
-                        column: attribute.clone(),
-                        c,
-                        l,
-                        sets,
-                    });
-                }
-                PrivacyModelSpec::DeltaRange {
-                    attribute,
-                    delta,
-                    class_function,
-                } => {
-                    let slot = sensitive_slot(i, attribute, table, sensitive)?;
-                    let delta = non_negative(i, "delta", ErrorCode::InvalidDelta, *delta)?;
-                    let function = class_function_of(i, class_function)?;
-                    let cf = class_values(i, sensitive[slot].column, &function)?;
-                    let tolerance = tolerance_for(&cf);
-                    models.push(Box::new(DeltaRange {
-                        slot,
-                        attribute: attribute.clone(),
-                        delta,
-                        cf,
-                        tolerance,
-                    }));
-                    requirements.push(Requirement::DeltaRange {
-                        column: attribute.clone(),
-                        delta,
-                        class_function: function,
-                        tolerance,
-                    });
-                }
-                PrivacyModelSpec::LrLinearDiversity {
-                    attribute,
-                    l,
-                    r,
-                    class_function,
-                } => {
-                    let slot = sensitive_slot(i, attribute, table, sensitive)?;
-                    let l = diversity_l(i, *l)?;
-                    let r = non_negative(i, "r", ErrorCode::InvalidR, *r)?;
-                    let function = class_function_of(i, class_function)?;
-                    let cf = class_values(i, sensitive[slot].column, &function)?;
-                    let tolerance = tolerance_for(&cf);
-                    models.push(Box::new(LrLinearDiversity {
-                        slot,
-                        attribute: attribute.clone(),
-                        l,
-                        r,
-                        cf,
-                        tolerance,
-                    }));
-                    requirements.push(Requirement::LrLinear {
-                        column: attribute.clone(),
-                        l,
-                        r,
-                        class_function: function,
-                        tolerance,
-                    });
-                }
-            }
-            Ok(())
-        };
-        problems.keep(one());
-    }
-    problems.finish()?;
-    Ok((models, requirements))
-}
-
-/// Most candidate covers or coverings the exact categorical checks may examine per class.
-pub const MAX_CATEGORY_WORK: u64 = 1 << 20;
-
-/// Validates `c` of model `i`: a positive decimal.
-fn positive_c(i: usize, c: f64) -> Result<Decimal, SpecError> {
-    match Decimal::from_f64(c) {
-        Some(c) if !c.is_zero() => Ok(c),
-        _ => Err(SpecError::new(
-            format!("/privacy_models/{i}/c"),
-            ErrorCode::InvalidC,
-            "c must be a positive number (at most 18 decimal places)",
-        )),
-    }
-}
-
-/// Validates a fraction parameter (`d`, `mu`) of model `i`: a decimal in [0, 1].
-fn fraction(i: usize, name: &str, value: f64) -> Result<Decimal, SpecError> {
-    match Decimal::from_f64(value) {
-        Some(v) if value <= 1.0 => Ok(v),
-        _ => Err(SpecError::new(
-            format!("/privacy_models/{i}/{name}"),
-            if name == "d" {
-                ErrorCode::InvalidD
-            } else {
-                ErrorCode::InvalidMu
-            },
-            format!("{name} must be a fraction between 0 and 1"),
-        )),
-    }
-}
-
-/// Validates a finite parameter ≥ 0 (`delta`, `r`) of model `i`.
-fn non_negative(i: usize, name: &str, code: ErrorCode, value: f64) -> Result<f64, SpecError> {
-    if value.is_finite() && value >= 0.0 {
-        Ok(value)
-    } else {
-        Err(SpecError::new(
-            format!("/privacy_models/{i}/{name}"),
-            code,
-            format!("{name} must be a number of at least 0"),
-        ))
-    }
-}
-
-/// The class function of model `i`.
-fn class_function_of(i: usize, spec: &ClassFunctionSpec) -> Result<ClassFunction, SpecError> {
-    match spec {
-        ClassFunctionSpec::Identity => Ok(ClassFunction::Identity),
-        ClassFunctionSpec::PiecewiseLinear { points } => {
-            ClassFunction::piecewise_linear(points.iter().map(|&[x, y]| (x, y)).collect())
-                .ok_or_else(|| {
-                    SpecError::new(
-                        format!("/privacy_models/{i}/class_function/points"),
-                        ErrorCode::InvalidClassFunction,
-                        "a piecewise-linear class function needs at least two [x, y] points with \
-                         strictly increasing x and non-decreasing y",
-                    )
-                })
-        }
-    }
-}
-
-/// cf of every value of column `attribute` (by code); every value must be a finite number.
-fn class_values(
-    i: usize,
-    column: &Column,
-    function: &ClassFunction,
-) -> Result<Vec<f64>, SpecError> {
-    let parsed: Vec<Option<f64>> = column
-        .dictionary
-        .values()
-        .map(|v| v.trim().parse::<f64>().ok().filter(|x| x.is_finite()))
-        .collect();
-    let bad = parsed.iter().filter(|p| p.is_none()).count();
-    if bad > 0 {
-        return Err(SpecError::new(
-            format!("/privacy_models/{i}/attribute"),
-            ErrorCode::NotNumeric,
-            format!(
-                "column '{}' has {bad} distinct values that are not numbers",
-                column.name
-            ),
-        ));
-    }
-    Ok(parsed
-        .into_iter()
-        .map(|x| function.apply(x.unwrap_or_default()))
-        .collect())
-}
-
-/// Resolves the categories and don't-care set of model `i` against column `attribute`: at most
-/// `max_categories` categories, Y disjoint from every category, and every value of the column in Y or
-/// some category (values of the spec that the column lacks are fine).
-fn resolve_categories(
-    i: usize,
-    column: &Column,
-    categories: &BTreeMap<String, Vec<String>>,
-    dont_care: &[String],
-    max_categories: Option<u64>,
-) -> Result<(Categories, CategorySets), SpecError> {
-    let pointer = format!("/privacy_models/{i}");
-    let cap = max_categories.unwrap_or(DEFAULT_MAX_CATEGORIES);
-    if cap < 1 || cap > MAX_CATEGORIES as u64 {
-        return Err(SpecError::new(
-            format!("{pointer}/max_categories"),
-            ErrorCode::InvalidMaxCategories,
-            format!("max_categories must be between 1 and {MAX_CATEGORIES}"),
-        ));
-    }
-    if categories.len() as u64 > cap {
-        return Err(SpecError::new(
-            format!("{pointer}/categories"),
-            ErrorCode::TooManyCategories,
-            format!(
-                "{} categories exceed the limit of {cap} (raise max_categories, at most {MAX_CATEGORIES})",
-                categories.len()
-            ),
-        ));
-    }
-    let dont_care: BTreeSet<String> = dont_care.iter().cloned().collect();
-    let mut sets = Vec::with_capacity(categories.len());
-    for (name, values) in categories {
-        if values.iter().any(|v| dont_care.contains(v)) {
-            return Err(SpecError::new(
-                format!("{pointer}/categories/{}", pointer_segment(name)),
-                ErrorCode::DontCareOverlap,
-                format!("category '{name}' shares values with dont_care; they must be disjoint"),
-            ));
-        }
-        sets.push(values.iter().cloned().collect::<BTreeSet<String>>());
-    }
-    let mut masks = Vec::with_capacity(column.dictionary.len());
-    let mut flags = Vec::with_capacity(column.dictionary.len());
-    let mut uncovered = 0usize;
-    for value in column.dictionary.values() {
-        let mask = sets
-            .iter()
-            .enumerate()
-            .filter(|(_, set)| set.contains(value))
-            .fold(0u64, |m, (b, _)| m | 1u64 << b);
-        let is_dont_care = dont_care.contains(value);
-        if mask == 0 && !is_dont_care {
-            uncovered += 1;
-        }
-        masks.push(mask);
-        flags.push(is_dont_care);
-    }
-    if uncovered > 0 {
-        return Err(SpecError::new(
-            format!("{pointer}/categories"),
-            ErrorCode::UncoveredValues,
-            format!(
-                "{uncovered} distinct values of column '{}' are in no category and not in dont_care",
-                column.name
-            ),
-        ));
-    }
-    let resolved = Categories::new(sets.len(), masks, flags).ok_or_else(|| {
-        SpecError::new(
-            format!("{pointer}/categories"),
-            ErrorCode::TooManyCategories,
-            format!("at most {MAX_CATEGORIES} categories are supported"),
-        )
-    })?;
-    Ok((
-        resolved,
-        CategorySets {
-            categories: sets,
-            dont_care,
-        },
-    ))
-}
-
-/// Nodes the branching cover search may visit: `Σ_{j ≤ depth} overlap^j` (saturating).
-fn covers_work(overlap: u64, depth: u64) -> u64 {
-    let mut total: u64 = 1;
-    let mut level: u64 = 1;
-    if overlap <= 1 {
-        // one branch per level: linear in the class's values
-        return 1;
-    }
-    for _ in 0..depth {
-        level = level.saturating_mul(overlap);
-        total = total.saturating_add(level);
-        if level == 0 || total >= MAX_CATEGORY_WORK {
-            break;
-        }
-    }
-    total
-}
-
-/// `C(n, k)`, saturating.
-fn binomial(n: u64, k: u64) -> u64 {
-    if k >= n {
-        return 1;
-    }
-    let k = k.min(n - k);
-    let mut result: u128 = 1;
-    for j in 0..k {
-        result = result * u128::from(n - j) / u128::from(j + 1);
-        if result > u128::from(u64::MAX) {
-            return u64::MAX;
-        }
-    }
-    result as u64
-}
-
-/// Refuses a categorical model whose exact check could examine more than [`MAX_CATEGORY_WORK`]
-/// candidates per class.
-fn check_work(i: usize, what: &str, work: u64) -> Result<(), SpecError> {
-    if work > MAX_CATEGORY_WORK {
-        return Err(SpecError::new(
-            format!("/privacy_models/{i}/categories"),
-            ErrorCode::TooManyCategories,
-            format!(
-                "{what} would examine up to {work} candidates per class (limit {MAX_CATEGORY_WORK}); \
-                 use fewer or less overlapping categories, or a smaller l"
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// The slot of the sensitive attribute model `i` protects.
-fn sensitive_slot(
-    i: usize,
-    attribute: &str,
-    table: &Table,
-    sensitive: &[SensitiveColumn<'_>],
-) -> Result<usize, SpecError> {
-    let pointer = format!("/privacy_models/{i}/attribute");
-    if let Some(slot) = sensitive.iter().position(|s| s.column.name == attribute) {
-        return Ok(slot);
-    }
-    if table.column_index(attribute).is_none() {
-        return Err(SpecError::new(
-            pointer,
-            ErrorCode::UnknownColumn,
-            format!("the dataset has no column '{attribute}'"),
-        ));
-    }
-    Err(SpecError::new(
-        pointer,
-        ErrorCode::NotSensitive,
-        format!(
-            "column '{attribute}' must have the role sensitive to be protected by a privacy model"
-        ),
-    ))
-}
-
-/// Validates the l of model `i`.
-fn diversity_l(i: usize, l: u64) -> Result<u64, SpecError> {
-    if l < 1 {
-        return Err(SpecError::new(
-            format!("/privacy_models/{i}/l"),
-            ErrorCode::InvalidL,
-            "l must be at least 1",
-        ));
-    }
-    Ok(l)
-}
-
 fn suppression_limit(limit: f64) -> Result<f64, SpecError> {
     if limit.is_finite() && (0.0..=1.0).contains(&limit) {
         Ok(limit)
@@ -1045,6 +429,10 @@ fn suppression_limit(limit: f64) -> Result<f64, SpecError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::models::categories::{binomial, covers_work, MAX_CATEGORY_WORK};
+    use crate::domain::models::delta_range::DeltaRangeCheck;
+    use crate::domain::models::l_categorical_diversity::LCategoricalCheck;
+    use std::any::Any;
 
     fn table() -> Table {
         Table::from_rows(
@@ -1151,9 +539,10 @@ mod tests {
             p.plan.privacy_models[1].describe(),
             "1-categorical-diversity on 'diagnosis'"
         );
+        let requirement: &dyn Any = &*p.requirements[1];
         assert!(matches!(
-            p.requirements[1],
-            Requirement::LCategorical { l: 1, .. }
+            requirement.downcast_ref::<LCategoricalCheck>(),
+            Some(LCategoricalCheck { l: 1, .. })
         ));
         let p = prepare_with(
             r#"{"type": "d_density", "attribute": "diagnosis", "d": 0.5, "mu": 0.1,
@@ -1204,11 +593,12 @@ mod tests {
         let p = prepare_numeric(r#"{"type": "delta_range", "attribute": "salary", "delta": 100}"#)
             .unwrap();
         assert_eq!(p.plan.privacy_models[0].describe(), "100-range on 'salary'");
-        match &p.requirements[0] {
-            Requirement::DeltaRange { tolerance, .. } => {
+        let requirement: &dyn Any = &*p.requirements[0];
+        match requirement.downcast_ref::<DeltaRangeCheck>() {
+            Some(DeltaRangeCheck { tolerance, .. }) => {
                 assert!((tolerance - 25000.5e-9).abs() < 1e-12)
             }
-            other => panic!("{other:?}"),
+            None => panic!("{:?}", p.requirements[0]),
         }
         let p = prepare_numeric(
             r#"{"type": "lr_linear_diversity", "attribute": "salary", "l": 2, "r": 0.5,

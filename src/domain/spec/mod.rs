@@ -8,9 +8,14 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use crate::core::loss::MetricKind;
-use crate::core::privacy::EntropyEstimator;
 use crate::core::search::Algorithm;
 use crate::error_code::ErrorCode;
+
+pub use crate::domain::models::beta_likeness::LikenessVariant;
+pub use crate::domain::models::categories::DEFAULT_MAX_CATEGORIES;
+pub use crate::domain::models::class_function::ClassFunctionSpec;
+pub use crate::domain::models::t_closeness::GroundDistance;
+pub use crate::domain::models::PrivacyModelSpec;
 
 /// Default node limit of the exhaustive search.
 pub const DEFAULT_EXHAUSTIVE_LIMIT: u64 = 1_000_000;
@@ -156,224 +161,6 @@ pub enum HierarchySpec {
         arx: String,
         /// Delimiter; `;` when absent.
         delimiter: Option<String>,
-    },
-}
-
-/// A privacy model with typed parameters.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
-pub enum PrivacyModelSpec {
-    /// k-anonymity.
-    KAnonymity {
-        /// Minimum class size, ≥ 1.
-        k: u64,
-    },
-    /// Distinct l-diversity: every class holds at least `l` distinct values of a sensitive attribute.
-    DistinctLDiversity {
-        /// The sensitive attribute (a column with role `sensitive`).
-        attribute: String,
-        /// Minimum number of distinct values, ≥ 1.
-        l: u64,
-    },
-    /// Entropy l-diversity: the entropy of every class's sensitive values is at least `ln l`.
-    EntropyLDiversity {
-        /// The sensitive attribute (a column with role `sensitive`).
-        attribute: String,
-        /// The diversity parameter, ≥ 1.
-        l: u64,
-        /// How entropy is estimated: `shannon` (default) or `grassberger`.
-        #[serde(default)]
-        estimator: EntropyEstimator,
-    },
-    /// Recursive (c,l)-diversity: the most frequent value's count is below `c` times the sum of the
-    /// counts from the `l`-th most frequent on.
-    RecursiveClDiversity {
-        /// The sensitive attribute (a column with role `sensitive`).
-        attribute: String,
-        /// The constant c, > 0, read as the decimal it is written as.
-        c: f64,
-        /// The diversity parameter, ≥ 1.
-        l: u64,
-    },
-    /// t-closeness: the earth mover's distance between every class's distribution of a sensitive
-    /// attribute and its distribution over the whole table is at most `t`.
-    TCloseness {
-        /// The sensitive attribute (a column with role `sensitive`).
-        attribute: String,
-        /// The largest distance allowed, in [0, 1], read as the decimal it is written as.
-        t: f64,
-        /// The ground distance between values; `equal` when absent.
-        #[serde(default)]
-        distance: GroundDistance,
-        /// For the ordered distance: every value of the attribute, lowest first. When absent, values are
-        /// ordered as numbers if all of them are numbers, else as text.
-        order: Option<Vec<String>>,
-    },
-    /// δ-disclosure privacy: for every value a class holds, `|log₂(class frequency / table frequency)|`
-    /// is below `delta`.
-    DeltaDisclosure {
-        /// The sensitive attribute (a column with role `sensitive`).
-        attribute: String,
-        /// The bound, in bits, > 0.
-        delta: f64,
-    },
-    /// β-likeness: the relative gain of every value's frequency in a class over its table frequency is
-    /// at most `beta` (enhanced: at most `min(beta, −ln table frequency)`).
-    BetaLikeness {
-        /// The sensitive attribute (a column with role `sensitive`).
-        attribute: String,
-        /// The bound on the relative gain, > 0, read as the decimal it is written as.
-        beta: f64,
-        /// `basic` (default) or `enhanced`.
-        #[serde(default)]
-        variant: LikenessVariant,
-    },
-    /// l-categorical diversity (Hsu 2008, Def 3.5.3): the smallest number of sets of
-    /// `{dont_care} ∪ categories` that cover a class's distinct values is at least `l`.
-    LCategoricalDiversity {
-        /// The sensitive attribute (a column with role `sensitive`).
-        attribute: String,
-        /// Minimum cover size, ≥ 1.
-        l: u64,
-        /// Named, possibly overlapping sets of sensitive values.
-        categories: BTreeMap<String, Vec<String>>,
-        /// Values no one minds disclosing (Y); disjoint from every category.
-        #[serde(default)]
-        dont_care: Vec<String>,
-        /// Most categories accepted; [`DEFAULT_MAX_CATEGORIES`] when absent, at most 64.
-        #[serde(default)]
-        max_categories: Option<u64>,
-    },
-    /// d-density control (Def 3.5.5): every category and the don't-care set hold at most the fraction
-    /// `d` of each class. With `mu`, μ-dilution (Def 3.5.6) overrides the bound on the don't-care set:
-    /// it must hold at least `mu` of each class and is exempt from `d`.
-    DDensity {
-        /// The sensitive attribute (a column with role `sensitive`).
-        attribute: String,
-        /// The density bound, in [0, 1].
-        d: f64,
-        /// The dilution bound μ, in [0, 1].
-        #[serde(default)]
-        mu: Option<f64>,
-        /// Named, possibly overlapping sets of sensitive values.
-        categories: BTreeMap<String, Vec<String>>,
-        /// Values no one minds disclosing (Y); disjoint from every category.
-        #[serde(default)]
-        dont_care: Vec<String>,
-        /// Most categories accepted; [`DEFAULT_MAX_CATEGORIES`] when absent, at most 64.
-        #[serde(default)]
-        max_categories: Option<u64>,
-    },
-    /// μ-dilution (Def 3.5.6) alone: the don't-care values hold at least the fraction `mu` of each
-    /// class. Next to a `d_density` without `mu`, both bounds apply to the don't-care set.
-    MuDilution {
-        /// The sensitive attribute (a column with role `sensitive`).
-        attribute: String,
-        /// The dilution bound, in [0, 1].
-        mu: f64,
-        /// Values no one minds disclosing (Y).
-        dont_care: Vec<String>,
-    },
-    /// (c,l)-categorical recursive diversity (Def 3.5.8): the largest category count of a class is at
-    /// most `c` times the records outside its best `l` categories.
-    ClCategoricalRecursiveDiversity {
-        /// The sensitive attribute (a column with role `sensitive`).
-        attribute: String,
-        /// The constant c, > 0.
-        c: f64,
-        /// Categories in the covering, ≥ 1.
-        l: u64,
-        /// Named, possibly overlapping sets of sensitive values.
-        categories: BTreeMap<String, Vec<String>>,
-        /// Values no one minds disclosing (Y); disjoint from every category.
-        #[serde(default)]
-        dont_care: Vec<String>,
-        /// Most categories accepted; [`DEFAULT_MAX_CATEGORIES`] when absent, at most 64.
-        #[serde(default)]
-        max_categories: Option<u64>,
-    },
-    /// (c,l)-density control (Def 3.5.10, sum from the l-th category): with a class's category counts
-    /// sorted f1 ≥ f2 ≥ …, f1 ≤ c · (f_l + … + f_n).
-    ClDensity {
-        /// The sensitive attribute (a column with role `sensitive`).
-        attribute: String,
-        /// The constant c, > 0.
-        c: f64,
-        /// Index of the first category in the tail, ≥ 1.
-        l: u64,
-        /// Named, possibly overlapping sets of sensitive values.
-        categories: BTreeMap<String, Vec<String>>,
-        /// Values no one minds disclosing (Y); disjoint from every category.
-        #[serde(default)]
-        dont_care: Vec<String>,
-        /// Most categories accepted; [`DEFAULT_MAX_CATEGORIES`] when absent, at most 64.
-        #[serde(default)]
-        max_categories: Option<u64>,
-    },
-    /// δ-range control (Def 3.6.2) on a numeric attribute: `cf(max) − cf(min) ≥ delta` in every class.
-    DeltaRange {
-        /// The sensitive attribute (a numeric column with role `sensitive`).
-        attribute: String,
-        /// The minimum range, ≥ 0.
-        delta: f64,
-        /// The class function; the identity when absent.
-        #[serde(default)]
-        class_function: ClassFunctionSpec,
-    },
-    /// (l,r)-linear diversity (Def 3.6.4) on a numeric attribute: a class's cf values need at least `l`
-    /// intervals of width `r` to be covered.
-    LrLinearDiversity {
-        /// The sensitive attribute (a numeric column with role `sensitive`).
-        attribute: String,
-        /// Minimum number of intervals, ≥ 1.
-        l: u64,
-        /// Interval width in cf-space, ≥ 0.
-        r: f64,
-        /// The class function; the identity when absent.
-        #[serde(default)]
-        class_function: ClassFunctionSpec,
-    },
-}
-
-/// The variant of β-likeness (Cao & Karras 2012).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LikenessVariant {
-    /// Relative gain at most β.
-    #[default]
-    Basic,
-    /// Relative gain at most `min(β, −ln q)`.
-    Enhanced,
-}
-
-/// The ground distance of t-closeness (Li et al. 2007).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GroundDistance {
-    /// Every pair of distinct values is at distance 1 (categorical attributes).
-    #[default]
-    Equal,
-    /// Rank difference over (number of values − 1) (numeric or ordinal attributes).
-    Ordered,
-    /// Height of the lowest common ancestor in the attribute's hierarchy over the hierarchy's height.
-    Hierarchical,
-}
-
-/// Default cap on the number of categories of a categorical model.
-pub const DEFAULT_MAX_CATEGORIES: u64 = 16;
-
-/// The class function of a linear model: how numeric sensitive values map to a similarity scale.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
-pub enum ClassFunctionSpec {
-    /// cf(x) = x.
-    #[default]
-    Identity,
-    /// Linear between `[x, y]` breakpoints (x strictly increasing, y non-decreasing, at least two),
-    /// constant beyond the first and last.
-    PiecewiseLinear {
-        /// The breakpoints.
-        points: Vec<[f64; 2]>,
     },
 }
 
@@ -729,6 +516,13 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, SpecError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::models::d_density::DDensitySpec;
+    use crate::domain::models::delta_range::DeltaRangeSpec;
+    use crate::domain::models::distinct_l_diversity::DistinctLDiversitySpec;
+    use crate::domain::models::entropy_l_diversity::EntropyLDiversitySpec;
+    use crate::domain::models::l_categorical_diversity::LCategoricalDiversitySpec;
+    use crate::domain::models::lr_linear_diversity::LrLinearDiversitySpec;
+    use crate::domain::models::recursive_cl_diversity::RecursiveClDiversitySpec;
 
     #[test]
     fn parses_the_issue_example() {
@@ -784,15 +578,15 @@ mod tests {
         .unwrap();
         assert!(matches!(
             &spec.privacy_models[0],
-            PrivacyModelSpec::DistinctLDiversity { attribute, l: 2 } if attribute == "diagnosis"
+            PrivacyModelSpec::DistinctLDiversity(DistinctLDiversitySpec { attribute, l: 2 }) if attribute == "diagnosis"
         ));
         assert!(matches!(
             spec.privacy_models[1],
-            PrivacyModelSpec::EntropyLDiversity { l: 3, .. }
+            PrivacyModelSpec::EntropyLDiversity(EntropyLDiversitySpec { l: 3, .. })
         ));
         assert!(matches!(
             spec.privacy_models[2],
-            PrivacyModelSpec::RecursiveClDiversity { c, l: 2, .. } if c == 3.0
+            PrivacyModelSpec::RecursiveClDiversity(RecursiveClDiversitySpec { c, l: 2, .. }) if c == 3.0
         ));
         let e = JobSpec::from_json(
             br#"{"attributes": {}, "privacy_models": [{"type": "distinct_l_diversity", "attribute": "d", "l": 2, "c": 1}]}"#,
@@ -822,29 +616,29 @@ mod tests {
         .unwrap();
         assert!(matches!(
             &spec.privacy_models[0],
-            PrivacyModelSpec::LCategoricalDiversity { categories, dont_care, max_categories: None, .. }
+            PrivacyModelSpec::LCategoricalDiversity(LCategoricalDiversitySpec { categories, dont_care, max_categories: None, .. })
                 if categories.len() == 2 && dont_care.len() == 1
         ));
         assert!(matches!(
             spec.privacy_models[1],
-            PrivacyModelSpec::DDensity {
+            PrivacyModelSpec::DDensity(DDensitySpec {
                 mu: Some(_),
                 max_categories: Some(20),
                 ..
-            }
+            })
         ));
         assert!(matches!(
             spec.privacy_models[5],
-            PrivacyModelSpec::DeltaRange {
+            PrivacyModelSpec::DeltaRange(DeltaRangeSpec {
                 class_function: ClassFunctionSpec::Identity,
                 ..
-            }
+            })
         ));
         assert!(matches!(
             &spec.privacy_models[6],
-            PrivacyModelSpec::LrLinearDiversity {
+            PrivacyModelSpec::LrLinearDiversity(LrLinearDiversitySpec {
                 class_function: ClassFunctionSpec::PiecewiseLinear { points }, ..
-            } if points.len() == 2
+            }) if points.len() == 2
         ));
         let e = JobSpec::from_json(
             br#"{"attributes": {}, "privacy_models": [{"type": "delta_range", "attribute": "s", "delta": 1,

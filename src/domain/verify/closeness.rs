@@ -17,7 +17,7 @@ use crate::core::privacy::Ratio;
 use super::requirement::ClosenessGround;
 
 /// EMD between the class with `values` (text → records) and the table distribution `global`.
-pub(super) fn earth_movers_distance(
+pub(crate) fn earth_movers_distance(
     values: &HashMap<&str, u64>,
     global: &HashMap<String, u64>,
     ground: &ClosenessGround,
@@ -172,6 +172,7 @@ mod tests {
         use crate::core::data::{GeneralizationMap, Hierarchy, Table};
         use crate::core::privacy::Decimal;
         use crate::core::render::{OutputColumn, Rendering};
+        use crate::domain::models::t_closeness::ClosenessCheck;
         use crate::domain::verify::{verify, Requirement, VerificationError};
 
         let table = Table::from_rows(
@@ -198,11 +199,13 @@ mod tests {
                 OutputColumn::Verbatim(table.column(1)),
             ]
         };
-        let close = |t: f64| Requirement::TCloseness {
-            column: "diagnosis".into(),
-            t: Decimal::from_f64(t).unwrap(),
-            ground: ClosenessGround::Equal,
-            global: Arc::new(global(&[("flu", 4), ("cold", 2)])),
+        let close = |t: f64| -> Requirement {
+            Box::new(ClosenessCheck {
+                column: "diagnosis".into(),
+                t: Decimal::from_f64(t).unwrap(),
+                ground: ClosenessGround::Equal,
+                global: Arc::new(global(&[("flu", 4), ("cold", 2)])),
+            })
         };
         // D_T = (2/3, 1/3); {flu, cold} is 1/6 away, {flu, flu} 1/3
         let none = [false; 6];

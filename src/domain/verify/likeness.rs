@@ -21,7 +21,7 @@ fn frequencies<'a>(
 }
 
 /// Whether `|log₂(p/q)| < δ` for every value the class holds.
-pub(super) fn is_delta_disclosure_private(
+pub(crate) fn is_delta_disclosure_private(
     values: &HashMap<&str, u64>,
     global: &HashMap<String, u64>,
     delta: f64,
@@ -38,7 +38,7 @@ pub(super) fn is_delta_disclosure_private(
 }
 
 /// Whether `(p − q)/q ≤ β` (and `≤ −ln q` when enhanced) for every value the class holds.
-pub(super) fn is_beta_like(
+pub(crate) fn is_beta_like(
     values: &HashMap<&str, u64>,
     global: &HashMap<String, u64>,
     beta: Decimal,

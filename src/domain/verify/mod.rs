@@ -4,26 +4,24 @@
 //! quasi-identifiers are all `*` reveal nothing and are exempt (they are the suppressed records, or the
 //! single class of the most general transformation).
 //!
-//! The l-diversity checks are written again from the definitions (Machanavajjhala et al. 2007, as
-//! restated by Hsu 2008, Defs 3.3.1–3.3.3) on the rendered texts of the sensitive column, without the
-//! engine's models: distinct values are counted as strings, the entropy is `−Σ p·ln p` in `f64` (with the
-//! same documented tolerance, [`ENTROPY_TOLERANCE`], so that exact equality passes), and the recursive
-//! check compares integers with `c` as an exact decimal ([`crate::core::privacy::Decimal`]).
+//! Each privacy model states its [`ClassRequirement`] (see [`crate::domain::models`]); the checks it
+//! runs on a class are written again from the definitions in the modules here ([`diversity`],
+//! [`closeness`], [`likeness`], [`sensitive`]), on value texts, without the engine's models.
 
-mod closeness;
+pub(crate) mod closeness;
+pub(crate) mod diversity;
 mod error;
-mod likeness;
+pub(crate) mod likeness;
 mod recoded;
 mod requirement;
-mod sensitive;
+pub(crate) mod sensitive;
 
 pub use error::VerificationError;
 pub use recoded::{verify_recoded, ColumnCoverage, Coverage};
-pub use requirement::{CategorySets, ClosenessGround, Requirement};
+pub use requirement::{CategorySets, ClassRequirement, ClosenessGround, MinClassSize, Requirement};
 
 use std::collections::HashMap;
 
-use crate::core::privacy::{EntropyEstimator, ENTROPY_TOLERANCE};
 use crate::core::render::{Rendering, SUPPRESSED};
 
 /// Checks that every published class has at least `min_class_size` records.
@@ -31,7 +29,7 @@ pub fn verify_min_class_size(
     rendering: &Rendering<'_>,
     min_class_size: u64,
 ) -> Result<(), VerificationError> {
-    verify(rendering, &[Requirement::MinClassSize(min_class_size)])
+    verify(rendering, &[Box::new(MinClassSize(min_class_size))])
 }
 
 /// Checks every requirement on every published class.
@@ -60,7 +58,7 @@ pub fn verify(
             .ok_or_else(|| VerificationError::MissingColumn(name.to_string()))
     };
     for requirement in requirements {
-        if let Requirement::MinClassSize(needed) = *requirement {
+        if let Some(needed) = requirement.min_class_size() {
             if let Some(size) = classes
                 .values()
                 .map(|rows| rows.len() as u64)
@@ -80,7 +78,7 @@ pub fn verify(
             for &row in rows {
                 *counts.entry(rendering.cell(row, column)).or_insert(0) += 1;
             }
-            let satisfied = is_met(requirement, &counts);
+            let satisfied = requirement.is_met(&counts);
             if !satisfied {
                 return Err(VerificationError::NotDiverse {
                     size: rows.len() as u64,
@@ -92,73 +90,21 @@ pub fn verify(
     Ok(())
 }
 
-/// Grassberger's entropy estimate `G(N) − Σ n·G(n) / N` with `G(2m) = G(2m + 1) = −γ − ln 2 +
-/// Σ_{k=1..m} 2/(2k − 1)`, summed directly (the engine uses an asymptotic series for large counts).
-fn grassberger_entropy(total: u64, counts: &[u64]) -> f64 {
-    // the partial sums of 2/(2k − 1), computed once up to the largest m needed
-    let mut partial = vec![0.0f64; (total / 2) as usize + 1];
-    for m in 1..partial.len() {
-        partial[m] = partial[m - 1] + 2.0 / (2 * m - 1) as f64;
-    }
-    let g = |n: u64| -0.577_215_664_901_532_9 - std::f64::consts::LN_2 + partial[(n / 2) as usize];
-    let weighted: f64 = counts.iter().map(|&n| n as f64 * g(n)).sum();
-    g(total) - weighted / total.max(1) as f64
-}
-
-/// Whether a class with these value counts meets a requirement (the categorical and linear ones are
-/// checked by [`sensitive::satisfies`]).
-fn is_met(requirement: &Requirement, values: &HashMap<&str, u64>) -> bool {
-    let counts = || values.values().copied();
-    match requirement {
-        Requirement::MinClassSize(k) => counts().sum::<u64>() >= *k,
-        Requirement::DistinctL { l, .. } => values.len() as u64 >= *l,
-        Requirement::EntropyL { l, estimator, .. } => {
-            let total = counts().sum::<u64>();
-            let entropy: f64 = match estimator {
-                EntropyEstimator::Shannon => counts()
-                    .map(|n| {
-                        let p = n as f64 / total as f64;
-                        -p * p.ln()
-                    })
-                    .sum(),
-                EntropyEstimator::Grassberger => {
-                    grassberger_entropy(total, &counts().collect::<Vec<_>>())
-                }
-            };
-            values.len() as u64 >= *l && entropy >= (*l as f64).ln() - ENTROPY_TOLERANCE
-        }
-        Requirement::RecursiveCL { c, l, .. } => {
-            if *l <= 1 {
-                return true;
-            }
-            let mut sorted: Vec<u64> = counts().collect();
-            sorted.sort_unstable_by(|a, b| b.cmp(a));
-            let most = sorted.first().copied().unwrap_or(0);
-            let tail: u64 = sorted.iter().skip(*l as usize - 1).sum();
-            most > 0 && c.exceeds_when_scaled(most, tail)
-        }
-        Requirement::TCloseness {
-            t, ground, global, ..
-        } => closeness::earth_movers_distance(values, global, ground).is_at_most(*t),
-        Requirement::DeltaDisclosure { delta, global, .. } => {
-            likeness::is_delta_disclosure_private(values, global, *delta)
-        }
-        Requirement::BetaLikeness {
-            beta,
-            enhanced,
-            global,
-            ..
-        } => likeness::is_beta_like(values, global, *beta, *enhanced),
-        _ => sensitive::satisfies(requirement, values),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::core::data::{GeneralizationMap, Hierarchy, Table};
-    use crate::core::privacy::Decimal;
+    use crate::core::privacy::{Decimal, EntropyEstimator};
     use crate::core::render::OutputColumn;
+    use crate::domain::models::d_density::DDensityCheck;
+    use crate::domain::models::distinct_l_diversity::DistinctLCheck;
+    use crate::domain::models::entropy_l_diversity::EntropyLCheck;
+    use crate::domain::models::l_categorical_diversity::LCategoricalCheck;
+    use crate::domain::models::recursive_cl_diversity::RecursiveClCheck;
+
+    fn boxed(requirement: impl ClassRequirement + 'static) -> Requirement {
+        Box::new(requirement)
+    }
 
     #[test]
     fn counts_rendered_classes_and_exempts_suppressed_records() {
@@ -218,14 +164,18 @@ mod tests {
                 OutputColumn::Verbatim(table.column(1)),
             ]
         };
-        let distinct = |l| Requirement::DistinctL {
-            column: "diagnosis".into(),
-            l,
+        let distinct = |l| {
+            boxed(DistinctLCheck {
+                column: "diagnosis".into(),
+                l,
+            })
         };
-        let recursive = |c: f64, l| Requirement::RecursiveCL {
-            column: "diagnosis".into(),
-            c: Decimal::from_f64(c).unwrap(),
-            l,
+        let recursive = |c: f64, l| {
+            boxed(RecursiveClCheck {
+                column: "diagnosis".into(),
+                c: Decimal::from_f64(c).unwrap(),
+                l,
+            })
         };
         // classes {flu, cold, flu}, {flu, flu}, {cancer}: the last two fail with l = 2
         let none = [false; 6];
@@ -236,13 +186,15 @@ mod tests {
         // suppressing them leaves {flu, cold, flu}
         let suppressed = [false, false, false, true, true, true];
         let r = Rendering::new(columns(), &suppressed, false);
-        assert!(verify(&r, &[distinct(2), Requirement::MinClassSize(3)]).is_ok());
+        assert!(verify(&r, &[distinct(2), boxed(MinClassSize(3))]).is_ok());
         assert!(verify(&r, &[distinct(3)]).is_err());
         // entropy of (2, 1) is 0.6365 nats < ln 2
-        let entropy = |l| Requirement::EntropyL {
-            column: "diagnosis".into(),
-            l,
-            estimator: EntropyEstimator::Shannon,
+        let entropy = |l| {
+            boxed(EntropyLCheck {
+                column: "diagnosis".into(),
+                l,
+                estimator: EntropyEstimator::Shannon,
+            })
         };
         assert!(verify(&r, &[entropy(2)]).is_err());
         assert!(verify(&r, &[entropy(1)]).is_ok());
@@ -253,10 +205,10 @@ mod tests {
         assert_eq!(
             verify(
                 &r,
-                &[Requirement::DistinctL {
+                &[boxed(DistinctLCheck {
                     column: "other".into(),
                     l: 1
-                }]
+                })]
             ),
             Err(VerificationError::MissingColumn("other".into()))
         );
@@ -295,10 +247,12 @@ mod tests {
             categories: vec![set(&["flu"]), set(&["cancer"])],
             dont_care: set(&["cold"]),
         };
-        let categorical = |l| Requirement::LCategorical {
-            column: "diagnosis".into(),
-            l,
-            sets: sets.clone(),
+        let categorical = |l| {
+            boxed(LCategoricalCheck {
+                column: "diagnosis".into(),
+                l,
+                sets: sets.clone(),
+            })
         };
         let r = Rendering::new(columns(), &[false; 6], false);
         let e = verify(&r, &[categorical(2)]).unwrap_err();
@@ -312,11 +266,13 @@ mod tests {
         let r = Rendering::new(columns(), &suppressed, false);
         assert!(verify(&r, &[categorical(2)]).is_ok());
         assert!(verify(&r, &[categorical(3)]).is_err());
-        let density = |d: f64| Requirement::DDensity {
-            column: "diagnosis".into(),
-            d: Decimal::from_f64(d).unwrap(),
-            mu: None,
-            sets: sets.clone(),
+        let density = |d: f64| {
+            boxed(DDensityCheck {
+                column: "diagnosis".into(),
+                d: Decimal::from_f64(d).unwrap(),
+                mu: None,
+                sets: sets.clone(),
+            })
         };
         // respiratory holds 2 of 3
         assert!(verify(&r, &[density(0.67)]).is_ok());

@@ -11,94 +11,126 @@
 use std::cmp::Ordering;
 use std::collections::{BTreeSet, HashMap};
 
-use crate::core::privacy::ClassFunction;
+use crate::core::privacy::{ClassFunction, Decimal};
 
-use super::requirement::Requirement;
+use super::requirement::CategorySets;
 
-/// Whether a class with these rendered value counts meets a categorical or linear requirement.
-pub(super) fn satisfies(requirement: &Requirement, counts: &HashMap<&str, u64>) -> bool {
+/// l-categorical diversity (Def 3.5.3): no cover of the class's values by fewer than `l` sets of
+/// `{Y} ∪ categories`.
+pub(crate) fn l_categorical(counts: &HashMap<&str, u64>, l: u64, sets: &CategorySets) -> bool {
+    let family: Vec<&BTreeSet<String>> = std::iter::once(&sets.dont_care)
+        .chain(&sets.categories)
+        .collect();
+    !has_cover_within(counts, &family, l.saturating_sub(1))
+}
+
+/// d-density control (Def 3.5.5): every category and Y hold at most `d` of the class; with `mu`, Y
+/// holds at least `mu` instead.
+pub(crate) fn d_density(
+    counts: &HashMap<&str, u64>,
+    d: Decimal,
+    mu: Option<Decimal>,
+    sets: &CategorySets,
+) -> bool {
     let size: u64 = counts.values().sum();
-    match requirement {
-        Requirement::LCategorical { l, sets, .. } => {
-            let family: Vec<&BTreeSet<String>> = std::iter::once(&sets.dont_care)
-                .chain(&sets.categories)
-                .collect();
-            !has_cover_within(counts, &family, l.saturating_sub(1))
+    let y = records_in(counts, &sets.dont_care);
+    let y_ok = match mu {
+        Some(mu) => mu.cmp_scaled(y, size) != Ordering::Less,
+        None => d.cmp_scaled(y, size) != Ordering::Greater,
+    };
+    y_ok && sets
+        .categories
+        .iter()
+        .all(|set| d.cmp_scaled(records_in(counts, set), size) != Ordering::Greater)
+}
+
+/// μ-dilution (Def 3.5.6): the don't-care values hold at least `mu` of the class.
+pub(crate) fn mu_dilution(
+    counts: &HashMap<&str, u64>,
+    mu: Decimal,
+    dont_care: &BTreeSet<String>,
+) -> bool {
+    let size: u64 = counts.values().sum();
+    mu.cmp_scaled(records_in(counts, dont_care), size) != Ordering::Less
+}
+
+/// (c,l)-categorical recursive diversity (Def 3.5.8, non-strict, in counts): the largest category
+/// count is at most `c` times the records outside the best `l` categories.
+pub(crate) fn cl_categorical_recursive(
+    counts: &HashMap<&str, u64>,
+    c: Decimal,
+    l: u64,
+    sets: &CategorySets,
+) -> bool {
+    let size: u64 = counts.values().sum();
+    let largest = sets
+        .categories
+        .iter()
+        .map(|set| records_in(counts, set))
+        .max()
+        .unwrap_or(0);
+    let uncovered = size - best_coverage(counts, &sets.categories, l);
+    c.cmp_scaled(largest, uncovered) != Ordering::Greater
+}
+
+/// (c,l)-density control (Def 3.5.10): with the category counts sorted f1 ≥ f2 ≥ …,
+/// f1 ≤ c · (f_l + … + f_n).
+pub(crate) fn cl_density(
+    counts: &HashMap<&str, u64>,
+    c: Decimal,
+    l: u64,
+    sets: &CategorySets,
+) -> bool {
+    let mut per_category: Vec<u64> = sets
+        .categories
+        .iter()
+        .map(|set| records_in(counts, set))
+        .filter(|&n| n > 0)
+        .collect();
+    per_category.sort_unstable_by(|a, b| b.cmp(a));
+    let largest = per_category.first().copied().unwrap_or(0);
+    let tail: u64 = per_category.iter().skip(l.saturating_sub(1) as usize).sum();
+    c.cmp_scaled(largest, tail) != Ordering::Greater
+}
+
+/// δ-range control (Def 3.6.2): `cf(max) − cf(min) ≥ delta` (within `tolerance`); a value that is not a
+/// number fails the class.
+pub(crate) fn delta_range(
+    counts: &HashMap<&str, u64>,
+    delta: f64,
+    function: &ClassFunction,
+    tolerance: f64,
+) -> bool {
+    match class_points(counts, function) {
+        Some(points) if !points.is_empty() => {
+            points[points.len() - 1] - points[0] >= delta - tolerance
         }
-        Requirement::DDensity { d, mu, sets, .. } => {
-            let y = records_in(counts, &sets.dont_care);
-            let y_ok = match mu {
-                Some(mu) => mu.cmp_scaled(y, size) != Ordering::Less,
-                None => d.cmp_scaled(y, size) != Ordering::Greater,
-            };
-            y_ok && sets
-                .categories
-                .iter()
-                .all(|set| d.cmp_scaled(records_in(counts, set), size) != Ordering::Greater)
-        }
-        Requirement::MuDilution { mu, dont_care, .. } => {
-            mu.cmp_scaled(records_in(counts, dont_care), size) != Ordering::Less
-        }
-        Requirement::ClCategoricalRecursive { c, l, sets, .. } => {
-            let largest = sets
-                .categories
-                .iter()
-                .map(|set| records_in(counts, set))
-                .max()
-                .unwrap_or(0);
-            let uncovered = size - best_coverage(counts, &sets.categories, *l);
-            c.cmp_scaled(largest, uncovered) != Ordering::Greater
-        }
-        Requirement::ClDensity { c, l, sets, .. } => {
-            let mut per_category: Vec<u64> = sets
-                .categories
-                .iter()
-                .map(|set| records_in(counts, set))
-                .filter(|&n| n > 0)
-                .collect();
-            per_category.sort_unstable_by(|a, b| b.cmp(a));
-            let largest = per_category.first().copied().unwrap_or(0);
-            let tail: u64 = per_category.iter().skip(l.saturating_sub(1) as usize).sum();
-            c.cmp_scaled(largest, tail) != Ordering::Greater
-        }
-        Requirement::DeltaRange {
-            delta,
-            class_function,
-            tolerance,
-            ..
-        } => match class_points(counts, class_function) {
-            Some(points) if !points.is_empty() => {
-                points[points.len() - 1] - points[0] >= delta - tolerance
-            }
-            _ => false,
-        },
-        Requirement::LrLinear {
-            l,
-            r,
-            class_function,
-            tolerance,
-            ..
-        } => match class_points(counts, class_function) {
-            Some(points) => {
-                let mut covers = 0u64;
-                let mut reach = f64::NEG_INFINITY;
-                for &x in &points {
-                    if x > reach {
-                        covers += 1;
-                        reach = x + r + tolerance;
-                    }
+        _ => false,
+    }
+}
+
+/// (l,r)-linear diversity (Def 3.6.4): the class's cf values need at least `l` intervals of width `r`
+/// (widened by `tolerance`) to be covered; a value that is not a number fails the class.
+pub(crate) fn lr_linear(
+    counts: &HashMap<&str, u64>,
+    l: u64,
+    r: f64,
+    function: &ClassFunction,
+    tolerance: f64,
+) -> bool {
+    match class_points(counts, function) {
+        Some(points) => {
+            let mut covers = 0u64;
+            let mut reach = f64::NEG_INFINITY;
+            for &x in &points {
+                if x > reach {
+                    covers += 1;
+                    reach = x + r + tolerance;
                 }
-                covers >= *l
             }
-            None => false,
-        },
-        Requirement::MinClassSize(_)
-        | Requirement::DistinctL { .. }
-        | Requirement::EntropyL { .. }
-        | Requirement::RecursiveCL { .. }
-        | Requirement::TCloseness { .. }
-        | Requirement::DeltaDisclosure { .. }
-        | Requirement::BetaLikeness { .. } => false,
+            covers >= l
+        }
+        None => false,
     }
 }
 
@@ -217,8 +249,6 @@ fn evaluate(function: &ClassFunction, x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::privacy::Decimal;
-    use crate::domain::verify::CategorySets;
 
     fn counts<'a>(values: &[&'a str]) -> HashMap<&'a str, u64> {
         let mut h = HashMap::new();
@@ -245,14 +275,6 @@ mod tests {
         Decimal::from_f64(x).unwrap()
     }
 
-    fn l_categorical(l: u64) -> Requirement {
-        Requirement::LCategorical {
-            column: "diagnosis".into(),
-            l,
-            sets: illness(),
-        }
-    }
-
     #[test]
     fn categorical_vectors_of_the_note() {
         for (values, cover) in [
@@ -262,86 +284,53 @@ mod tests {
             (&["cold", "cancer"][..], 2),
         ] {
             assert!(
-                satisfies(&l_categorical(cover), &counts(values)),
+                l_categorical(&counts(values), cover, &illness()),
                 "{values:?}"
             );
             assert!(
-                !satisfies(&l_categorical(cover + 1), &counts(values)),
+                !l_categorical(&counts(values), cover + 1, &illness()),
                 "{values:?}"
             );
         }
         let block = counts(&["cold", "cancer", "TB", "hepatitis"]);
-        let density = |d: f64| Requirement::DDensity {
-            column: "diagnosis".into(),
-            d: decimal(d),
-            mu: None,
-            sets: illness(),
-        };
-        assert!(satisfies(&density(0.5), &block));
-        assert!(!satisfies(&density(0.49), &block));
-        let recursive = |c: f64| Requirement::ClCategoricalRecursive {
-            column: "diagnosis".into(),
-            c: decimal(c),
-            l: 2,
-            sets: illness(),
-        };
-        assert!(satisfies(&recursive(2.0), &block));
-        assert!(!satisfies(&recursive(1.99), &block));
-        let cl_density = |c: f64| Requirement::ClDensity {
-            column: "diagnosis".into(),
-            c: decimal(c),
-            l: 2,
-            sets: illness(),
-        };
-        assert!(satisfies(&cl_density(2.0), &block));
-        assert!(!satisfies(&cl_density(1.9), &block));
+        let density = |d: f64| d_density(&block, decimal(d), None, &illness());
+        assert!(density(0.5));
+        assert!(!density(0.49));
+        let recursive = |c: f64| cl_categorical_recursive(&block, decimal(c), 2, &illness());
+        assert!(recursive(2.0));
+        assert!(!recursive(1.99));
+        let density_from_l = |c: f64| cl_density(&block, decimal(c), 2, &illness());
+        assert!(density_from_l(2.0));
+        assert!(!density_from_l(1.9));
     }
 
     #[test]
     fn dilution() {
         let class = counts(&["cold", "flu", "flu", "cancer"]);
-        let with_mu = |mu: f64| Requirement::DDensity {
-            column: "diagnosis".into(),
-            d: decimal(0.5),
-            mu: Some(decimal(mu)),
-            sets: illness(),
-        };
-        assert!(satisfies(&with_mu(0.75), &class));
-        assert!(!satisfies(&with_mu(0.8), &class));
-        let alone = |mu: f64| Requirement::MuDilution {
-            column: "diagnosis".into(),
-            mu: decimal(mu),
-            dont_care: set(&["cold", "flu"]),
-        };
-        assert!(satisfies(&alone(0.75), &class));
-        assert!(!satisfies(&alone(0.76), &class));
+        let with_mu = |mu: f64| d_density(&class, decimal(0.5), Some(decimal(mu)), &illness());
+        assert!(with_mu(0.75));
+        assert!(!with_mu(0.8));
+        let alone = |mu: f64| mu_dilution(&class, decimal(mu), &set(&["cold", "flu"]));
+        assert!(alone(0.75));
+        assert!(!alone(0.76));
     }
 
     /// Note §6.8: range 9; r = 1 needs 5 covers, r = 2 needs 4.
     #[test]
     fn linear_vectors_of_the_note() {
         let class = counts(&["0", "1", "2", "2", "2.5", "4", "5", "6", "8", "9", "9"]);
-        let range = |delta: f64| Requirement::DeltaRange {
-            column: "salary".into(),
-            delta,
-            class_function: ClassFunction::Identity,
-            tolerance: 1e-9,
+        let range = |class: &HashMap<&str, u64>, delta: f64| {
+            delta_range(class, delta, &ClassFunction::Identity, 1e-9)
         };
-        assert!(satisfies(&range(9.0), &class));
-        assert!(!satisfies(&range(9.5), &class));
-        let linear = |l: u64, r: f64| Requirement::LrLinear {
-            column: "salary".into(),
-            l,
-            r,
-            class_function: ClassFunction::Identity,
-            tolerance: 1e-9,
-        };
-        assert!(satisfies(&linear(5, 1.0), &class));
-        assert!(!satisfies(&linear(6, 1.0), &class));
-        assert!(satisfies(&linear(4, 2.0), &class));
-        assert!(!satisfies(&linear(5, 2.0), &class));
+        assert!(range(&class, 9.0));
+        assert!(!range(&class, 9.5));
+        let linear = |l: u64, r: f64| lr_linear(&class, l, r, &ClassFunction::Identity, 1e-9);
+        assert!(linear(5, 1.0));
+        assert!(!linear(6, 1.0));
+        assert!(linear(4, 2.0));
+        assert!(!linear(5, 2.0));
         // a value that is not a number fails the class
-        assert!(!satisfies(&range(0.0), &counts(&["1", "n/a"])));
+        assert!(!range(&counts(&["1", "n/a"]), 0.0));
         // piecewise: 4000 → 0.5, 16500 → 1.5, beyond the last point constant
         let income =
             ClassFunction::PiecewiseLinear(vec![(0.0, 0.0), (8000.0, 1.0), (25000.0, 2.0)]);

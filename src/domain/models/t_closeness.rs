@@ -1,121 +1,171 @@
-//! Resolves a t-closeness model of a job spec against the table: the attribute's distribution over the
-//! whole table, and the ground distance (value order for the ordered distance, the attribute's hierarchy
-//! for the hierarchical one). Produces the engine model and the independent verification requirement.
+//! t-closeness (Li et al. 2007): the earth mover's distance between every class's distribution of the
+//! sensitive attribute and its distribution over the whole table is at most `t`. Resolution builds the
+//! table distribution and the ground distance (value order for the ordered distance, the attribute's
+//! hierarchy for the hierarchical one); the verifier recomputes the distance from value texts
+//! ([`crate::domain::verify::closeness`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
+
+use serde::Deserialize;
 
 use crate::core::data::{Column, GeneralizationMap};
 use crate::core::privacy::{Decimal, EarthMovers, GroundDistanceKind, TCloseness};
 use crate::error_code::ErrorCode;
 
 use crate::domain::column_values::{distribution_by_text, natural_ranks, ranks_of};
-use crate::domain::spec::{pointer_segment, GroundDistance, SpecError};
-use crate::domain::verify::{ClosenessGround, Requirement};
+use crate::domain::spec::{pointer_segment, SpecError};
+use crate::domain::verify::{closeness, ClassRequirement, ClosenessGround};
 
-/// What a t-closeness model needs from the spec, already checked for its attribute.
-pub struct ClosenessRequest<'a> {
-    /// Index of the model in `privacy_models` (for pointers).
-    pub index: usize,
-    /// The sensitive slot of the attribute.
-    pub slot: usize,
-    /// The attribute's column.
-    pub column: &'a Column,
-    /// `t` as written.
+use super::{ModelContext, ModelSpec, ResolvedModel};
+
+/// `{"type": "t_closeness", "attribute": …, "t": …, "distance": …, "order": […]}`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TClosenessSpec {
+    /// The sensitive attribute (a column with role `sensitive`).
+    pub attribute: String,
+    /// The largest distance allowed, in [0, 1], read as the decimal it is written as.
     pub t: f64,
-    /// The ground distance.
+    /// The ground distance between values; `equal` when absent.
+    #[serde(default)]
     pub distance: GroundDistance,
-    /// The declared value order (ordered distance only).
-    pub order: Option<&'a [String]>,
-    /// The attribute's hierarchy, bound to the column, if one was declared.
-    pub hierarchy: Option<&'a GeneralizationMap>,
+    /// For the ordered distance: every value of the attribute, lowest first. When absent, values are
+    /// ordered as numbers if all of them are numbers, else as text.
+    pub order: Option<Vec<String>>,
 }
 
-/// The engine model and the verification requirement of one t-closeness model.
-pub fn resolve(request: ClosenessRequest<'_>) -> Result<(TCloseness, Requirement), SpecError> {
-    let i = request.index;
-    let column = request.column;
-    let t = match Decimal::from_f64(request.t) {
-        Some(t) if request.t <= 1.0 => t,
-        _ => {
-            return Err(SpecError::new(
-                format!("/privacy_models/{i}/t"),
-                ErrorCode::InvalidT,
-                "t must be a number between 0 and 1 (at most 18 decimal places)",
-            ))
+/// The ground distance of t-closeness (Li et al. 2007).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GroundDistance {
+    /// Every pair of distinct values is at distance 1 (categorical attributes).
+    #[default]
+    Equal,
+    /// Rank difference over (number of values − 1) (numeric or ordinal attributes).
+    Ordered,
+    /// Height of the lowest common ancestor in the attribute's hierarchy over the hierarchy's height.
+    Hierarchical,
+}
+
+impl ModelSpec for TClosenessSpec {
+    fn resolve(&self, at: &ModelContext<'_>) -> Result<ResolvedModel, SpecError> {
+        let protected = at.sensitive(&self.attribute)?;
+        let i = at.index;
+        let column = protected.column;
+        let t = match Decimal::from_f64(self.t) {
+            Some(t) if self.t <= 1.0 => t,
+            _ => {
+                return Err(at.error(
+                    "t",
+                    ErrorCode::InvalidT,
+                    "t must be a number between 0 and 1 (at most 18 decimal places)",
+                ))
+            }
+        };
+        if self.order.is_some() && self.distance != GroundDistance::Ordered {
+            return Err(at.error(
+                "order",
+                ErrorCode::InvalidSpec,
+                "order applies only to the ordered distance",
+            ));
         }
-    };
-    if request.order.is_some() && request.distance != GroundDistance::Ordered {
-        return Err(SpecError::new(
-            format!("/privacy_models/{i}/order"),
-            ErrorCode::InvalidSpec,
-            "order applies only to the ordered distance",
-        ));
+        let global = column.value_counts();
+        let global_by_text = distribution_by_text(column);
+        let (distance, kind, ground) = match self.distance {
+            GroundDistance::Equal => (
+                EarthMovers::equal(global),
+                GroundDistanceKind::Equal,
+                ClosenessGround::Equal,
+            ),
+            GroundDistance::Ordered => {
+                let rank = value_ranks(column, self.order.as_deref(), i)?;
+                let by_text = column
+                    .dictionary
+                    .values()
+                    .zip(&rank)
+                    .map(|(v, &r)| (v.to_string(), r as usize))
+                    .collect();
+                (
+                    EarthMovers::ordered(global, rank),
+                    GroundDistanceKind::Ordered,
+                    ClosenessGround::Ordered(Arc::new(by_text)),
+                )
+            }
+            GroundDistance::Hierarchical => {
+                let Some(map) = protected.hierarchy else {
+                    return Err(SpecError::new(
+                        format!("/attributes/{}/hierarchy", pointer_segment(&column.name)),
+                        ErrorCode::MissingHierarchy,
+                        format!(
+                            "the hierarchical distance of model {i} needs a hierarchy for '{}'",
+                            column.name
+                        ),
+                    ));
+                };
+                let paths = (0..column.dictionary.len() as u32)
+                    .map(|code| {
+                        (
+                            column.dictionary.value(code).to_string(),
+                            (1..=map.max_level())
+                                .map(|level| map.label(level, code).to_string())
+                                .collect(),
+                        )
+                    })
+                    .collect();
+                (
+                    hierarchical_distance(global, map),
+                    GroundDistanceKind::Hierarchical,
+                    ClosenessGround::Hierarchical(Arc::new(paths)),
+                )
+            }
+        };
+        let mut resolved = ResolvedModel::new(
+            TCloseness {
+                slot: protected.slot,
+                attribute: column.name.clone(),
+                t,
+                kind,
+                distance: distance.clone(),
+            },
+            ClosenessCheck {
+                column: column.name.clone(),
+                t,
+                ground,
+                global: global_by_text,
+            },
+        );
+        resolved.ground_distance = Some((protected.slot, kind, distance));
+        Ok(resolved)
     }
-    let global = column.value_counts();
-    let global_by_text = distribution_by_text(column);
-    let (distance, kind, ground) = match request.distance {
-        GroundDistance::Equal => (
-            EarthMovers::equal(global),
-            GroundDistanceKind::Equal,
-            ClosenessGround::Equal,
-        ),
-        GroundDistance::Ordered => {
-            let rank = value_ranks(column, request.order, i)?;
-            let by_text = column
-                .dictionary
-                .values()
-                .zip(&rank)
-                .map(|(v, &r)| (v.to_string(), r as usize))
-                .collect();
-            (
-                EarthMovers::ordered(global, rank),
-                GroundDistanceKind::Ordered,
-                ClosenessGround::Ordered(Arc::new(by_text)),
-            )
-        }
-        GroundDistance::Hierarchical => {
-            let Some(map) = request.hierarchy else {
-                return Err(SpecError::new(
-                    format!("/attributes/{}/hierarchy", pointer_segment(&column.name)),
-                    ErrorCode::MissingHierarchy,
-                    format!(
-                        "the hierarchical distance of model {i} needs a hierarchy for '{}'",
-                        column.name
-                    ),
-                ));
-            };
-            let paths = (0..column.dictionary.len() as u32)
-                .map(|code| {
-                    (
-                        column.dictionary.value(code).to_string(),
-                        (1..=map.max_level())
-                            .map(|level| map.label(level, code).to_string())
-                            .collect(),
-                    )
-                })
-                .collect();
-            (
-                hierarchical_distance(global, map),
-                GroundDistanceKind::Hierarchical,
-                ClosenessGround::Hierarchical(Arc::new(paths)),
-            )
-        }
-    };
-    let model = TCloseness {
-        slot: request.slot,
-        attribute: column.name.clone(),
-        t,
-        kind,
-        distance,
-    };
-    let requirement = Requirement::TCloseness {
-        column: column.name.clone(),
-        t,
-        ground,
-        global: global_by_text,
-    };
-    Ok((model, requirement))
+}
+
+/// The earth mover's distance between the values of `column` in every class and their distribution over
+/// the whole input table is at most `t`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClosenessCheck {
+    /// Output column name.
+    pub column: String,
+    /// The largest distance allowed.
+    pub t: Decimal,
+    /// The ground distance.
+    pub ground: ClosenessGround,
+    /// Records per value over the whole input table (suppressed records included).
+    pub global: Arc<HashMap<String, u64>>,
+}
+
+impl ClassRequirement for ClosenessCheck {
+    fn describe(&self) -> String {
+        format!("{}-closeness on '{}'", self.t, self.column)
+    }
+
+    fn column(&self) -> Option<&str> {
+        Some(&self.column)
+    }
+
+    fn is_met(&self, values: &HashMap<&str, u64>) -> bool {
+        closeness::earth_movers_distance(values, &self.global, &self.ground).is_at_most(self.t)
+    }
 }
 
 /// The EMD with the hierarchical ground distance over `map` (a hierarchy bound to the attribute), from
