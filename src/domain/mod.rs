@@ -20,5 +20,5 @@ pub mod spec;
 pub mod verify;
 
 pub use report::Report;
-pub use resolve::{prepare, HierarchyResolver, Prepared};
+pub use resolve::{prepare, HierarchyResolver, JobKind, Prepared};
 pub use spec::{JobSpec, Problems, SpecError};

@@ -14,7 +14,7 @@ use crate::domain::column_values::natural_ranks;
 use crate::domain::Prepared;
 
 /// Every loss measure of `outcome` on `table`.
-pub fn loss_measures(table: &Table, prepared: &Prepared, outcome: &Outcome) -> LossMeasures {
+pub fn loss_measures<K>(table: &Table, prepared: &Prepared<K>, outcome: &Outcome) -> LossMeasures {
     let input = prepared.input(table);
     let columns: Vec<CellColumn<'_>> = input
         .quasi_identifiers
@@ -34,9 +34,9 @@ pub fn loss_measures(table: &Table, prepared: &Prepared, outcome: &Outcome) -> L
 }
 
 /// Every loss measure of a published table given cell by cell (any recoding).
-pub fn measure_cells(
+pub fn measure_cells<K>(
     table: &Table,
-    prepared: &Prepared,
+    prepared: &Prepared<K>,
     columns: &[CellColumn<'_>],
 ) -> LossMeasures {
     let input = prepared.input(table);

@@ -6,7 +6,11 @@ use std::collections::HashMap;
 
 use crate::core::data::{Column, GeneralizationMap, Table};
 use crate::core::input::SensitiveAttribute;
-use crate::core::local::{Domain, LocalAttribute, LocalInput, OrderedDomain};
+use crate::core::local::clustering::{
+    KAssembleOptions, KMemberOptions, PairEnumOptions, PreserveMode, TopDownOptions,
+};
+use crate::core::local::hybrid::{Completion, HybridMode};
+use crate::core::local::{Domain, LocalAttribute, LocalInput, MondrianOptions, OrderedDomain};
 use crate::error_code::ErrorCode;
 
 use crate::domain::column_values::natural_ranks;
@@ -65,58 +69,20 @@ pub struct LocalPlan {
     pub dependencies: Vec<ResolvedDependency>,
 }
 
-/// A local algorithm with its options resolved against the table.
+/// A local algorithm with its options resolved against the table, as the engine takes them (hybrid
+/// k-anonymization's secret key is drawn when the job runs).
 #[derive(Debug, Clone, PartialEq)]
 pub enum LocalAlgorithm {
     /// Mondrian.
-    Mondrian {
-        /// Relaxed partitioning.
-        relaxed: bool,
-        /// Quasi-identifier indices to split first.
-        split_preference: Vec<usize>,
-    },
+    Mondrian(MondrianOptions),
     /// Greedy k-member clustering.
-    KMember {
-        /// The k of the job's k-anonymity.
-        k: u64,
-        /// Seed of the first record.
-        seed: u64,
-    },
+    KMember(KMemberOptions),
     /// Top-down partitioning.
-    TopDown {
-        /// The k of the job's k-anonymity.
-        k: u64,
-        /// Seed of the first records.
-        seed: u64,
-    },
+    TopDown(TopDownOptions),
     /// PAIR-ENUM.
-    PairEnum {
-        /// The k of the job's k-anonymity.
-        k: u64,
-        /// Exact-match distance instead of the entropy distance.
-        exact_match: bool,
-        /// Ties broken by the instances preserved.
-        prefer_preserved: bool,
-        /// Candidate partners per cluster; `None` for every pair.
-        nearest_clusters: Option<u64>,
-        /// Incremental evaluation.
-        incremental: bool,
-    },
+    PairEnum(PairEnumOptions),
     /// k-ASSEMBLE.
-    KAssemble {
-        /// The k of the job's k-anonymity.
-        k: u64,
-        /// Seed of the random seeds.
-        seed: u64,
-        /// Seeds drawn per round.
-        pool: u64,
-        /// Exact-match distance instead of the entropy distance.
-        exact_match: bool,
-        /// Ties broken by the instances preserved.
-        prefer_preserved: bool,
-        /// Incremental evaluation.
-        incremental: bool,
-    },
+    KAssemble(KAssembleOptions),
     /// Hybrid k-anonymization.
     Hybrid {
         /// The k of the job's k-anonymity.
@@ -125,10 +91,10 @@ pub enum LocalAlgorithm {
         relocation_limit: f64,
         /// Significance level of the chi-square variant.
         alpha: Option<f64>,
-        /// Deterministic choices (else randomized from a secret key).
-        deterministic: bool,
-        /// Completion sources may be left with exactly k records.
-        completion_at_least: bool,
+        /// Deterministic or randomized choices.
+        mode: HybridMode,
+        /// Whether completion sources may be left with exactly k records.
+        completion: Completion,
     },
 }
 
@@ -326,13 +292,19 @@ pub fn local_algorithm(
                 }
                 indices.push(index);
             }
-            LocalAlgorithm::Mondrian {
+            LocalAlgorithm::Mondrian(MondrianOptions {
                 relaxed: *relaxed,
                 split_preference: indices,
-            }
+            })
         }
-        &LocalAlgorithmSpec::KMember { seed } => LocalAlgorithm::KMember { k: k()?, seed },
-        &LocalAlgorithmSpec::TopDown { seed } => LocalAlgorithm::TopDown { k: k()?, seed },
+        &LocalAlgorithmSpec::KMember { seed } => LocalAlgorithm::KMember(KMemberOptions {
+            k: size(k()?),
+            seed,
+        }),
+        &LocalAlgorithmSpec::TopDown { seed } => LocalAlgorithm::TopDown(TopDownOptions {
+            k: size(k()?),
+            seed,
+        }),
         &LocalAlgorithmSpec::PairEnum {
             exact_match,
             prefer_preserved,
@@ -354,17 +326,17 @@ pub fn local_algorithm(
                     "give nearest_clusters or all_pairs, not both",
                 ));
             }
-            LocalAlgorithm::PairEnum {
-                k: k()?,
-                exact_match,
-                prefer_preserved,
-                nearest_clusters: if all_pairs {
+            LocalAlgorithm::PairEnum(PairEnumOptions {
+                k: size(k()?),
+                mode: preserve_mode(exact_match),
+                prefer_exact: prefer_preserved,
+                neighbours: if all_pairs {
                     None
                 } else {
-                    Some(nearest_clusters.unwrap_or(DEFAULT_NEAREST_CLUSTERS))
+                    Some(size(nearest_clusters.unwrap_or(DEFAULT_NEAREST_CLUSTERS)))
                 },
                 incremental,
-            }
+            })
         }
         &LocalAlgorithmSpec::KAssemble {
             seed,
@@ -380,14 +352,14 @@ pub fn local_algorithm(
                     "pool must be at least 1",
                 ));
             }
-            LocalAlgorithm::KAssemble {
-                k: k()?,
+            LocalAlgorithm::KAssemble(KAssembleOptions {
+                k: size(k()?),
+                pool: size(pool.unwrap_or(DEFAULT_POOL)),
                 seed,
-                pool: pool.unwrap_or(DEFAULT_POOL),
-                exact_match,
-                prefer_preserved,
+                mode: preserve_mode(exact_match),
+                prefer_exact: prefer_preserved,
                 incremental,
-            }
+            })
         }
         &LocalAlgorithmSpec::Hybrid {
             relocation_limit,
@@ -414,8 +386,14 @@ pub fn local_algorithm(
                 k: k()?,
                 relocation_limit,
                 alpha,
-                deterministic: mode == HybridModeSpec::Deterministic,
-                completion_at_least: completion == CompletionSpec::AtLeast,
+                mode: match mode {
+                    HybridModeSpec::Deterministic => HybridMode::Deterministic,
+                    HybridModeSpec::Randomized => HybridMode::Randomized,
+                },
+                completion: match completion {
+                    CompletionSpec::AtLeast => Completion::AtLeast,
+                    CompletionSpec::MoreThan => Completion::MoreThan,
+                },
             }
         }
         full_domain => {
@@ -426,6 +404,20 @@ pub fn local_algorithm(
             ))
         }
     })
+}
+
+/// The clustering distance: exact match, or the entropy distance that keeps values continuous.
+fn preserve_mode(exact_match: bool) -> PreserveMode {
+    if exact_match {
+        PreserveMode::Exact
+    } else {
+        PreserveMode::Continuous
+    }
+}
+
+/// A count from the spec as a size (saturating on 32-bit targets).
+fn size(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
 }
 
 /// Default Opt-1 candidate partners of PAIR-ENUM.

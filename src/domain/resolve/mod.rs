@@ -33,9 +33,20 @@ use roles::declared_columns;
 /// on failure; the caller adds the pointer.
 pub type HierarchyResolver<'r> = dyn Fn(&HierarchySpec) -> Result<Hierarchy, String> + 'r;
 
-/// A spec resolved against a table.
+/// The two kinds of job a spec can ask for.
 #[derive(Debug)]
-pub struct Prepared {
+pub enum JobKind {
+    /// A search of the full-domain generalization lattice (`plan.algorithm`).
+    FullDomain,
+    /// A local recoding (then `plan.algorithm` is unused and the full-domain quasi-identifiers are
+    /// empty).
+    Local(LocalPlan),
+}
+
+/// A spec resolved against a table. `K` says what kind of job it is: a [`JobKind`] once prepared; the run
+/// replaces it with what the engine produced ([`Prepared::then`]).
+#[derive(Debug)]
+pub struct Prepared<K = JobKind> {
     quasi_identifiers: Vec<(usize, GeneralizationMap)>,
     sensitive: Vec<usize>,
     pub(super) output: Vec<usize>,
@@ -54,12 +65,71 @@ pub struct Prepared {
     pub risk: RiskSettings,
     /// The numeric sensitive attributes whose ψ security estimate the report gives.
     pub linear_diagnostics: Vec<LinearDiagnostic>,
-    /// The local recoding to run instead of a lattice search (then `plan.algorithm` is unused and
-    /// full-domain quasi-identifiers are empty).
-    pub local: Option<LocalPlan>,
+    /// The kind of job, or what its run produced.
+    pub kind: K,
 }
 
-impl Prepared {
+impl<K> Prepared<K> {
+    /// Replaces the kind by `next(parts, kind)`, where `parts` is everything else of the prepared job.
+    pub fn then<N, E>(
+        self,
+        next: impl FnOnce(&Prepared<()>, K) -> Result<N, E>,
+    ) -> Result<Prepared<N>, E> {
+        let Prepared {
+            quasi_identifiers,
+            sensitive,
+            output,
+            plan,
+            remove_suppressed,
+            requirements,
+            ground_distances,
+            query_workload,
+            risk,
+            linear_diagnostics,
+            kind,
+        } = self;
+        let parts = Prepared {
+            quasi_identifiers,
+            sensitive,
+            output,
+            plan,
+            remove_suppressed,
+            requirements,
+            ground_distances,
+            query_workload,
+            risk,
+            linear_diagnostics,
+            kind: (),
+        };
+        let kind = next(&parts, kind)?;
+        let Prepared {
+            quasi_identifiers,
+            sensitive,
+            output,
+            plan,
+            remove_suppressed,
+            requirements,
+            ground_distances,
+            query_workload,
+            risk,
+            linear_diagnostics,
+            kind: (),
+        } = parts;
+        Ok(Prepared {
+            quasi_identifiers,
+            sensitive,
+            output,
+            plan,
+            remove_suppressed,
+            requirements,
+            ground_distances,
+            query_workload,
+            risk,
+            linear_diagnostics,
+            kind,
+        })
+    }
+
     /// The engine's view of `table` (the table `prepare` validated).
     pub fn input<'a>(&'a self, table: &'a Table) -> EngineInput<'a> {
         EngineInput {
@@ -248,8 +318,8 @@ pub fn prepare(
         table,
         &sensitive_attributes,
     ));
-    let local = match method {
-        Method::FullDomain(_) => None,
+    let kind = match method {
+        Method::FullDomain(_) => Some(JobKind::FullDomain),
         Method::Local(ref algorithm) => {
             let columns: Vec<usize> = local_attributes.iter().map(|(c, _)| *c).collect();
             let names: Vec<&str> = columns
@@ -274,11 +344,11 @@ pub fn prepare(
                 &identifying,
             ));
             match (algorithm, dependencies) {
-                (Some(algorithm), Some(dependencies)) => Some(LocalPlan {
+                (Some(algorithm), Some(dependencies)) => Some(JobKind::Local(LocalPlan {
                     algorithm,
                     dependencies,
                     attributes: local_attributes,
-                }),
+                })),
                 _ => None,
             }
         }
@@ -301,14 +371,13 @@ pub fn prepare(
     let risk = problems.keep(risk_settings(&spec.risk, table.row_count() as u64, "/risk"));
     let query_workload = problems.keep(query_workload(&spec.query_workload));
     // a local job without its local plan failed in a part that recorded its problem
-    let local_resolved = local.is_some() || !matches!(method, Method::Local(_));
-    let resolved = match (models, limit, risk, query_workload) {
-        (Some(models), Some(limit), Some(risk), Some(workload)) if local_resolved => {
-            Some((models, limit, risk, workload))
+    let resolved = match (models, limit, risk, query_workload, kind) {
+        (Some(models), Some(limit), Some(risk), Some(workload), Some(kind)) => {
+            Some((models, limit, risk, workload, kind))
         }
         _ => None,
     };
-    let (models, limit, risk, query_workload) = problems.finish_with(resolved)?;
+    let (models, limit, risk, query_workload, kind) = problems.finish_with(resolved)?;
     let mut privacy_models = Vec::with_capacity(models.len());
     let mut requirements = Vec::with_capacity(models.len());
     let mut ground_distances: Vec<SlotGroundDistance> = Vec::new();
@@ -344,7 +413,7 @@ pub fn prepare(
         ground_distances,
         query_workload,
         risk,
-        local,
+        kind,
     })
 }
 

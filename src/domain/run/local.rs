@@ -8,11 +8,10 @@ use crate::core::control::Control;
 use crate::core::data::Table;
 use crate::core::error::CoreError;
 use crate::core::local::clustering::{
-    k_assemble, k_member, pair_enum, top_down, FdAttribute, FunctionalDependency, KAssembleOptions,
-    KMemberOptions, PairEnumOptions, PreserveMode, TopDownOptions,
+    k_assemble, k_member, pair_enum, top_down, FdAttribute, FunctionalDependency,
 };
-use crate::core::local::hybrid::{hybrid, Completion, HybridMode, HybridOptions};
-use crate::core::local::{mondrian, LocalInput, MondrianOptions, Recoding};
+use crate::core::local::hybrid::{hybrid, HybridOptions};
+use crate::core::local::{mondrian, LocalInput, Recoding};
 use crate::core::privacy::PrivacyModel;
 use crate::core::secret_rng::SecretKey;
 
@@ -47,100 +46,40 @@ pub fn run_local(
                 relocated_cells: 0,
             })
         };
-    let mode = |exact: bool| {
-        if exact {
-            PreserveMode::Exact
-        } else {
-            PreserveMode::Continuous
-        }
-    };
-    match plan.algorithm {
-        LocalAlgorithm::Mondrian {
-            relaxed,
-            ref split_preference,
-        } => {
-            let options = MondrianOptions {
-                relaxed,
-                split_preference: split_preference.clone(),
-            };
-            let result = mondrian(input, models, &options, control)?;
+    match &plan.algorithm {
+        LocalAlgorithm::Mondrian(options) => {
+            let result = mondrian(input, models, options, control)?;
             Ok(LocalRun {
                 details: details(&result.report),
                 recoding: result.recoding,
                 relocated_cells: 0,
             })
         }
-        LocalAlgorithm::KMember { k, seed } => clustered(k_member(
-            input,
-            &dependencies,
-            &KMemberOptions { k: size(k), seed },
-            control,
-        )),
-        LocalAlgorithm::TopDown { k, seed } => clustered(top_down(
-            input,
-            &dependencies,
-            &TopDownOptions { k: size(k), seed },
-            control,
-        )),
-        LocalAlgorithm::PairEnum {
-            k,
-            exact_match,
-            prefer_preserved,
-            nearest_clusters,
-            incremental,
-        } => clustered(pair_enum(
-            input,
-            &dependencies,
-            &PairEnumOptions {
-                k: size(k),
-                mode: mode(exact_match),
-                prefer_exact: prefer_preserved,
-                neighbours: nearest_clusters.map(size),
-                incremental,
-            },
-            control,
-        )),
-        LocalAlgorithm::KAssemble {
-            k,
-            seed,
-            pool,
-            exact_match,
-            prefer_preserved,
-            incremental,
-        } => clustered(k_assemble(
-            input,
-            &dependencies,
-            &KAssembleOptions {
-                k: size(k),
-                pool: size(pool),
-                seed,
-                mode: mode(exact_match),
-                prefer_exact: prefer_preserved,
-                incremental,
-            },
-            control,
-        )),
-        LocalAlgorithm::Hybrid {
+        LocalAlgorithm::KMember(options) => {
+            clustered(k_member(input, &dependencies, options, control))
+        }
+        LocalAlgorithm::TopDown(options) => {
+            clustered(top_down(input, &dependencies, options, control))
+        }
+        LocalAlgorithm::PairEnum(options) => {
+            clustered(pair_enum(input, &dependencies, options, control))
+        }
+        LocalAlgorithm::KAssemble(options) => {
+            clustered(k_assemble(input, &dependencies, options, control))
+        }
+        &LocalAlgorithm::Hybrid {
             k,
             relocation_limit,
             alpha,
-            deterministic,
-            completion_at_least,
+            mode,
+            completion,
         } => {
             let options = HybridOptions {
                 relocation_limit,
                 alpha,
-                mode: if deterministic {
-                    HybridMode::Deterministic
-                } else {
-                    HybridMode::Randomized
-                },
+                mode,
                 key: secret_key()?,
-                completion: if completion_at_least {
-                    Completion::AtLeast
-                } else {
-                    Completion::MoreThan
-                },
+                completion,
             };
             let result = hybrid(input, k, &options, control)?;
             Ok(LocalRun {
@@ -170,11 +109,6 @@ fn dependencies<'t>(table: &'t Table, plan: &LocalPlan) -> Vec<FunctionalDepende
             rhs: side(&fd.rhs),
         })
         .collect()
-}
-
-/// A count from the spec as a size (saturating on 32-bit targets).
-fn size(n: u64) -> usize {
-    usize::try_from(n).unwrap_or(usize::MAX)
 }
 
 /// A 256-bit key from the operating system's randomness, for draws no caller may know or replay:

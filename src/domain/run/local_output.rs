@@ -50,9 +50,9 @@ impl Publication {
 }
 
 /// The output table: quasi-identifiers as their group's cell, others verbatim, in the recoding's order.
-pub fn rendering<'a>(
+pub fn rendering<'a, K>(
     table: &'a Table,
-    prepared: &'a Prepared,
+    prepared: &'a Prepared<K>,
     plan: &'a LocalPlan,
     recoding: &'a Recoding,
     publication: &'a Publication,
@@ -77,7 +77,7 @@ pub fn rendering<'a>(
 
 /// How the verifier checks each published quasi-identifier, from the spec's inputs only: ancestor
 /// labels of every value by hierarchy, numbers, or the declared order.
-pub fn coverage(table: &Table, prepared: &Prepared, plan: &LocalPlan) -> Vec<ColumnCoverage> {
+pub fn coverage<K>(table: &Table, prepared: &Prepared<K>, plan: &LocalPlan) -> Vec<ColumnCoverage> {
     plan.attributes
         .iter()
         .filter_map(|(c, domain)| {
@@ -112,9 +112,9 @@ pub fn coverage(table: &Table, prepared: &Prepared, plan: &LocalPlan) -> Vec<Col
 }
 
 /// The loss measures, risk profiles and achieved privacy of the published groups.
-pub fn analyses(
+pub fn analyses<K>(
     table: &Table,
-    prepared: &Prepared,
+    prepared: &Prepared<K>,
     plan: &LocalPlan,
     recoding: &Recoding,
     publication: &Publication,

@@ -23,7 +23,7 @@ use crate::domain::report::{Analyses, RecodingReport};
 use crate::domain::resolve::local::LocalPlan;
 use crate::domain::run::local::{run_local, LocalRun};
 use crate::domain::verify::{verify, verify_recoded, VerificationError};
-use crate::domain::{prepare, HierarchyResolver, JobSpec, Prepared, Report, SpecError};
+use crate::domain::{prepare, HierarchyResolver, JobKind, JobSpec, Prepared, Report, SpecError};
 use local_output::{coverage, Publication};
 
 /// Why a run produced nothing. Every variant's message is free of cell values.
@@ -44,8 +44,8 @@ pub enum RunError {
 #[derive(Debug)]
 pub struct Completed<'t> {
     table: &'t Table,
-    prepared: Prepared,
-    result: Anonymized,
+    /// The prepared job with what the engine produced.
+    prepared: Prepared<Anonymized>,
     elapsed_ms: f64,
 }
 
@@ -56,7 +56,7 @@ enum Anonymized {
     FullDomain(Outcome),
     /// A local recoding and its published form.
     Local {
-        /// The local part of the spec (taken out of the prepared spec).
+        /// The local part of the spec.
         plan: LocalPlan,
         /// The recoding.
         run: LocalRun,
@@ -72,26 +72,29 @@ pub fn run_job<'t>(
     resolve: &HierarchyResolver<'_>,
     control: &dyn Control,
 ) -> Result<Completed<'t>, RunError> {
-    let mut prepared = prepare(table, spec, resolve)?;
+    let prepared = prepare(table, spec, resolve)?;
     let started = Instant::now();
-    let result = match prepared.local.take() {
-        None => Anonymized::FullDomain(anonymize(&prepared.input(table), &prepared.plan, control)?),
-        Some(plan) => {
-            let input = plan.input(table, prepared.input(table).sensitive);
-            let run = run_local(table, &input, &plan, &prepared.plan.privacy_models, control)?;
-            let publication = Publication::new(table, &plan, &run.recoding);
-            Anonymized::Local {
-                plan,
-                run,
-                publication,
+    let prepared = prepared.then(|parts, kind| -> Result<Anonymized, RunError> {
+        Ok(match kind {
+            JobKind::FullDomain => {
+                Anonymized::FullDomain(anonymize(&parts.input(table), &parts.plan, control)?)
             }
-        }
-    };
+            JobKind::Local(plan) => {
+                let input = plan.input(table, parts.input(table).sensitive);
+                let run = run_local(table, &input, &plan, &parts.plan.privacy_models, control)?;
+                let publication = Publication::new(table, &plan, &run.recoding);
+                Anonymized::Local {
+                    plan,
+                    run,
+                    publication,
+                }
+            }
+        })
+    })?;
     let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
     let completed = Completed {
         table,
         prepared,
-        result,
         elapsed_ms,
     };
     let rendering = completed.rendering();
@@ -100,7 +103,7 @@ pub fn run_job<'t>(
         plan,
         run,
         publication,
-    } = &completed.result
+    } = &completed.prepared.kind
     {
         let expected = if completed.prepared.remove_suppressed {
             publication.suppressed().iter().filter(|&&s| !s).count()
@@ -120,7 +123,7 @@ pub fn run_job<'t>(
 impl Completed<'_> {
     /// The engine's outcome of a full-domain run.
     pub fn outcome(&self) -> Option<&Outcome> {
-        match &self.result {
+        match &self.prepared.kind {
             Anonymized::FullDomain(outcome) => Some(outcome),
             Anonymized::Local { .. } => None,
         }
@@ -128,7 +131,7 @@ impl Completed<'_> {
 
     /// The recoding of a local run.
     pub fn recoding(&self) -> Option<&LocalRun> {
-        match &self.result {
+        match &self.prepared.kind {
             Anonymized::FullDomain(_) => None,
             Anonymized::Local { run, .. } => Some(run),
         }
@@ -140,7 +143,7 @@ impl Completed<'_> {
     }
 
     fn rendering(&self) -> Rendering<'_> {
-        match &self.result {
+        match &self.prepared.kind {
             Anonymized::Local {
                 plan,
                 run,
@@ -170,7 +173,7 @@ impl Completed<'_> {
             .iter()
             .map(|m| m.describe())
             .collect();
-        match &self.result {
+        match &self.prepared.kind {
             Anonymized::Local {
                 plan,
                 run,
