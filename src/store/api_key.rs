@@ -41,15 +41,16 @@ pub struct ApiKeyRecord {
     pub last_used_at: Option<i64>,
 }
 
-#[derive(sqlx::FromRow)]
-struct ApiKeyRow {
-    id: String,
-    tenant_id: String,
-    tenant_name: String,
-    prefix: String,
-    created_at: i64,
-    revoked_at: Option<i64>,
-    last_used_at: Option<i64>,
+row_struct! {
+    struct ApiKeyRow {
+        id: String,
+        tenant_id: String,
+        tenant_name: String,
+        prefix: String,
+        created_at: i64,
+        revoked_at: Option<i64>,
+        last_used_at: Option<i64>,
+    }
 }
 
 impl TryFrom<ApiKeyRow> for ApiKeyRecord {

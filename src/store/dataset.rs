@@ -40,19 +40,20 @@ pub struct DatasetMeta {
     pub delimiter: String,
 }
 
-#[derive(sqlx::FromRow)]
-struct DatasetRow {
-    id: String,
-    tenant_id: String,
-    name: String,
-    byte_size: i64,
-    sha256: String,
-    row_count: i64,
-    columns_json: String,
-    delimiter: String,
-    chunk_count: i64,
-    created_at: i64,
-    updated_at: i64,
+row_struct! {
+    struct DatasetRow {
+        id: String,
+        tenant_id: String,
+        name: String,
+        byte_size: i64,
+        sha256: String,
+        row_count: i64,
+        columns_json: String,
+        delimiter: String,
+        chunk_count: i64,
+        created_at: i64,
+        updated_at: i64,
+    }
 }
 
 impl TryFrom<DatasetRow> for Dataset {

@@ -14,14 +14,15 @@ pub struct StoredHierarchy {
     pub updated_at: i64,
 }
 
-#[derive(sqlx::FromRow)]
-struct HierarchyRow {
-    id: String,
-    tenant_id: String,
-    name: String,
-    content_json: String,
-    created_at: i64,
-    updated_at: i64,
+row_struct! {
+    struct HierarchyRow {
+        id: String,
+        tenant_id: String,
+        name: String,
+        content_json: String,
+        created_at: i64,
+        updated_at: i64,
+    }
 }
 
 impl Store {

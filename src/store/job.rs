@@ -131,26 +131,27 @@ macro_rules! job_status_columns {
     };
 }
 
-#[derive(sqlx::FromRow)]
-struct JobRow {
-    id: String,
-    tenant_id: String,
-    dataset_id: String,
-    state: String,
-    spec_json: String,
-    idempotency_key: Option<String>,
-    request_hash: String,
-    attempt: i64,
-    cancel_requested: bool,
-    progress_json: Option<String>,
-    failure_code: Option<String>,
-    failure_message: Option<String>,
-    lease_owner: Option<String>,
-    lease_expires_at: Option<i64>,
-    created_at: i64,
-    updated_at: i64,
-    started_at: Option<i64>,
-    finished_at: Option<i64>,
+row_struct! {
+    struct JobRow {
+        id: String,
+        tenant_id: String,
+        dataset_id: String,
+        state: String,
+        spec_json: String,
+        idempotency_key: Option<String>,
+        request_hash: String,
+        attempt: i64,
+        cancel_requested: bool,
+        progress_json: Option<String>,
+        failure_code: Option<String>,
+        failure_message: Option<String>,
+        lease_owner: Option<String>,
+        lease_expires_at: Option<i64>,
+        created_at: i64,
+        updated_at: i64,
+        started_at: Option<i64>,
+        finished_at: Option<i64>,
+    }
 }
 
 fn parse_state(text: &str) -> Result<JobState> {

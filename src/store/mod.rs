@@ -13,12 +13,36 @@
 //! Another tenant's row is indistinguishable from a missing one: every tenant-scoped read or write filters
 //! on `tenant_id` and answers [`StoreError::NotFound`].
 
+/// Declares a row struct and reads it from a query result by column name (what sqlx's `FromRow` derive
+/// does, without its proc-macro crate).
+macro_rules! row_struct {
+    ($(#[$meta:meta])* struct $name:ident { $($field:ident: $ty:ty,)* }) => {
+        $(#[$meta])*
+        struct $name {
+            $($field: $ty,)*
+        }
+
+        impl<'r, R: sqlx::Row> sqlx::FromRow<'r, R> for $name
+        where
+            &'static str: sqlx::ColumnIndex<R>,
+            $($ty: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,)*
+        {
+            fn from_row(row: &'r R) -> std::result::Result<Self, sqlx::Error> {
+                Ok(Self {
+                    $($field: row.try_get(stringify!($field))?,)*
+                })
+            }
+        }
+    };
+}
+
 mod api_key;
 mod chunk;
 mod dataset;
 mod error;
 mod hierarchy;
 mod job;
+pub mod migrations;
 mod probe;
 mod retention;
 
@@ -226,8 +250,16 @@ impl Store {
     /// sqlx holds an advisory lock, so several processes may migrate at once.
     pub async fn migrate(&self) -> Result<()> {
         match &self.pool {
-            Pool::Postgres(pool) => sqlx::migrate!("migrations/postgres").run(pool).await?,
-            Pool::Sqlite(pool) => sqlx::migrate!("migrations/sqlite").run(pool).await?,
+            Pool::Postgres(pool) => {
+                let migrator = migrations::Embedded(migrations::POSTGRES)
+                    .migrator()
+                    .await?;
+                migrator.run(pool).await?
+            }
+            Pool::Sqlite(pool) => {
+                let migrator = migrations::Embedded(migrations::SQLITE).migrator().await?;
+                migrator.run(pool).await?
+            }
         }
         Ok(())
     }
