@@ -11,8 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use crate::codec::parse_arx_hierarchy;
-use crate::core::data::{Column, GeneralizationMap, Hierarchy, Table};
+use crate::core::data::{Column, Table};
 use crate::core::privacy::EarthMovers;
 use crate::core::risk::classes::group_keys;
 use crate::core::risk::{ClassSizes, KeyColumn, MatchedClass, RiskProfile};
@@ -22,6 +21,7 @@ use crate::domain::analysis::achieved::{measure, SensitiveDistribution, Sensitiv
 use crate::domain::analysis::risk::risk_settings;
 use crate::domain::models::t_closeness::hierarchical_distance;
 use crate::domain::resolve::roles::declared_columns;
+use crate::domain::resolve::{bind_hierarchy, HierarchyResolver};
 use crate::domain::spec::{
     parse_json, pointer_segment, AttributeSpec, CsvSpec, HierarchySpec, Problems, RiskSpec, Role,
     SpecError,
@@ -153,32 +153,14 @@ pub fn assess_against(
     })
 }
 
-/// The hierarchical EMD of a sensitive attribute whose hierarchy is given inline (`levels` or `arx`);
-/// stored hierarchies and files are not resolved here.
+/// The hierarchical EMD of a sensitive attribute whose hierarchy is given inline (`levels` or `arx`),
+/// loaded and bound as a job's are; stored hierarchies and files are not resolved here.
 fn sensitive_hierarchy(source: &HierarchySpec, column: &Column) -> Result<EarthMovers, SpecError> {
-    let pointer = format!("/attributes/{}/hierarchy", pointer_segment(&column.name));
-    let invalid = |m: String| SpecError::new(pointer.clone(), ErrorCode::InvalidHierarchy, m);
-    let hierarchy = match source {
-        HierarchySpec::Levels { levels } => {
-            Hierarchy::from_rows(levels).map_err(|e| invalid(e.to_string()))?
-        }
-        HierarchySpec::Arx { arx, delimiter } => {
-            let d = match delimiter.as_deref() {
-                None => b';',
-                Some(d) if d.len() == 1 => d.as_bytes()[0],
-                Some(_) => return Err(invalid("the delimiter must be one byte".into())),
-            };
-            parse_arx_hierarchy(arx.as_bytes(), d).map_err(|e| invalid(e.to_string()))?
-        }
-        HierarchySpec::Path { .. } | HierarchySpec::Id { .. } => {
-            return Err(invalid(
-                "an assessment takes a sensitive attribute's hierarchy inline (levels or arx)"
-                    .into(),
-            ))
-        }
+    let inline_only: &HierarchyResolver<'_> = &|_| {
+        Err("an assessment takes a sensitive attribute's hierarchy inline (levels or arx)".into())
     };
-    let map = GeneralizationMap::bind(hierarchy, column)
-        .map_err(|e| SpecError::new(pointer.clone(), ErrorCode::UncoveredValues, e.to_string()))?;
+    let pointer = format!("/attributes/{}", pointer_segment(&column.name));
+    let map = bind_hierarchy(source, column, &pointer, inline_only)?;
     Ok(hierarchical_distance(column.value_counts(), &map))
 }
 
@@ -404,6 +386,38 @@ mod tests {
                 ("/attributes", "undeclared_column"),
                 ("/risk/threshold", "invalid_threshold"),
             ]
+        );
+    }
+
+    #[test]
+    fn sensitive_hierarchies_are_loaded_as_for_jobs() {
+        let with = |hierarchy: &str| {
+            let json = format!(
+                r#"{{"attributes": {{"zip": {{"role": "quasi_identifier"}},
+                                   "diagnosis": {{"role": "sensitive", "hierarchy": {hierarchy}}},
+                                   "name": {{"role": "identifying"}}}}}}"#
+            );
+            assess(&table(), &spec(&json)).map(|_| ()).map_err(|e| {
+                e.all()
+                    .map(|p| (p.pointer.clone(), p.code.as_str()))
+                    .collect::<Vec<_>>()
+            })
+        };
+        let at = "/attributes/diagnosis/hierarchy".to_string();
+        // a stored hierarchy is not resolved here
+        assert_eq!(
+            with(r#"{"id": "00000000-0000-4000-8000-000000000000"}"#),
+            Err(vec![(at.clone(), "invalid_hierarchy")])
+        );
+        // the ARX delimiter is checked as a job's is, at its own pointer
+        assert_eq!(
+            with(r#"{"arx": "flu;*", "delimiter": ";;"}"#),
+            Err(vec![(format!("{at}/delimiter"), "invalid_delimiter")])
+        );
+        // a hierarchy that misses a value of the column
+        assert_eq!(
+            with(r#"{"levels": [["flu", "*"]]}"#),
+            Err(vec![(at, "uncovered_values")])
         );
     }
 

@@ -445,8 +445,9 @@ fn query_workload(spec: &QueryWorkloadSpec) -> Result<QueryWorkload, SpecError> 
     })
 }
 
-/// Loads the hierarchy `source` of `column` (declared at `pointer`) and binds it to the column.
-fn bind_hierarchy(
+/// Loads the hierarchy `source` of `column` (declared at `pointer`) and binds it to the column (jobs and
+/// assessments alike).
+pub(crate) fn bind_hierarchy(
     source: &HierarchySpec,
     column: &Column,
     pointer: &str,
