@@ -154,11 +154,11 @@ impl Report {
         }
     }
 
-    /// Builds the report of a local recoding: `suppressed` marks the suppressed records, `group_sizes`
-    /// are the published groups.
+    /// Builds the report of a local recoding: `suppressed` marks the suppressed records, `class_sizes`
+    /// are the sizes of the published table's classes (groups that publish the same cells are one).
     pub fn local(
         suppressed: &[bool],
-        group_sizes: &[u64],
+        class_sizes: &[u64],
         models: Vec<String>,
         removed: bool,
         recoding: RecodingReport,
@@ -184,13 +184,13 @@ impl Report {
             loss: None,
             metrics: None,
             equivalence_classes: ClassStatistics {
-                count: group_sizes.len() as u64,
-                min: group_sizes.iter().copied().min().unwrap_or(0),
-                max: group_sizes.iter().copied().max().unwrap_or(0),
-                mean: if group_sizes.is_empty() {
+                count: class_sizes.len() as u64,
+                min: class_sizes.iter().copied().min().unwrap_or(0),
+                max: class_sizes.iter().copied().max().unwrap_or(0),
+                mean: if class_sizes.is_empty() {
                     0.0
                 } else {
-                    kept as f64 / group_sizes.len() as f64
+                    kept as f64 / class_sizes.len() as f64
                 },
             },
             search: None,

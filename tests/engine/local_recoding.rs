@@ -102,6 +102,42 @@ fn published(table: &Table, spec: &JobSpec) -> (Vec<Vec<String>>, serde_json::Va
     (rows, serde_json::to_value(done.report()).unwrap())
 }
 
+/// The report's class figures are those of the published table (`sizes`: its classes, suppressed rows
+/// left out), not the algorithm's groups: two groups that publish the same cells are one class.
+fn assert_report_counts_published_classes(
+    report: &serde_json::Value,
+    sizes: impl IntoIterator<Item = u64>,
+    what: &str,
+) {
+    let sizes: Vec<u64> = sizes.into_iter().collect();
+    let records = report["records"].as_u64().unwrap();
+    let suppressed = report["suppressed_records"].as_u64().unwrap();
+    let kept: u64 = sizes.iter().sum();
+    // every row left out as all `*` is a suppressed record
+    assert_eq!(kept + suppressed, records, "{what}");
+    let stats = &report["equivalence_classes"];
+    assert_eq!(stats["count"].as_u64(), Some(sizes.len() as u64), "{what}");
+    assert_eq!(stats["min"].as_u64(), sizes.iter().copied().min(), "{what}");
+    assert_eq!(stats["max"].as_u64(), sizes.iter().copied().max(), "{what}");
+    let mean = kept as f64 / sizes.len() as f64;
+    assert!(
+        (stats["mean"].as_f64().unwrap() - mean).abs() < 1e-9,
+        "{what}"
+    );
+    let metrics = &report["recoding"]["metrics"];
+    let discernibility =
+        sizes.iter().map(|&n| (n * n) as f64).sum::<f64>() + (suppressed * records) as f64;
+    assert_eq!(
+        metrics["discernibility"].as_f64(),
+        Some(discernibility),
+        "{what}"
+    );
+    assert!(
+        (metrics["aecs"].as_f64().unwrap() - mean).abs() < 1e-9,
+        "{what}"
+    );
+}
+
 /// Whether a published age text covers the original age.
 fn age_covers(published: &str, original: &str) -> bool {
     let value: f64 = original.parse().unwrap();
@@ -184,6 +220,7 @@ fn mondrian_on_adult_is_k_anonymous_diverse_and_truthful() {
                 class.1.insert(row[salary].as_str());
             }
             assert!(classes.values().all(|(n, _)| *n >= 5), "{what}");
+            assert_report_counts_published_classes(&report, classes.values().map(|c| c.0), &what);
             assert!(classes.values().all(|(_, s)| s.len() as u64 >= l), "{what}");
             // local recoding is far finer than full-domain generalization (a few hundred classes)
             assert!(classes.len() > 1000, "{what}: {} classes", classes.len());
@@ -429,16 +466,30 @@ fn clustering_jobs_are_k_anonymous_and_report_dependency_loss() {
             .map(|c| header.iter().position(|h| h == c).unwrap())
             .collect();
         let mut classes: HashMap<Vec<String>, u32> = HashMap::new();
+        let mut stars = 0u64;
         for line in text.lines().skip(1) {
             let cells: Vec<&str> = line.split(',').collect();
             let key: Vec<String> = qi.iter().map(|&c| cells[c].to_string()).collect();
             if key.iter().all(|c| c == "*") {
+                stars += 1;
                 continue;
             }
             *classes.entry(key).or_default() += 1;
         }
         assert!(classes.values().all(|&n| n >= 3), "{algorithm}");
         let report = serde_json::to_value(done.report()).unwrap();
+        // rows with every quasi-identifier `*` are the suppressed records and, when a group was
+        // generalized to the top of every hierarchy, that group's class
+        let suppressed = report["suppressed_records"].as_u64().unwrap();
+        let top = stars - suppressed;
+        assert_report_counts_published_classes(
+            &report,
+            classes
+                .values()
+                .map(|&n| u64::from(n))
+                .chain((top > 0).then_some(top)),
+            &algorithm.to_string(),
+        );
         let details = &report["recoding"]["details"];
         assert_eq!(
             report["recoding"]["algorithm"], algorithm["type"],
@@ -503,6 +554,11 @@ fn hybrid_on_adult_relocates_within_budget_and_hides_who_moved() {
             *classes.entry(key).or_default() += 1;
         }
         assert!(classes.values().all(|&n| n >= 10), "{mode}");
+        assert_report_counts_published_classes(
+            &report,
+            classes.values().map(|&n| u64::from(n)),
+            mode,
+        );
         // the sensitive column keeps its distribution, in a shuffled order
         let mut published_salaries: Vec<&str> =
             rows[1..].iter().map(|r| r[salary].as_str()).collect();

@@ -17,17 +17,23 @@ pub struct LocalMetrics {
     pub ncp: f64,
     /// GCP: `ncp` over records × quasi-identifiers, in [0, 1].
     pub gcp: f64,
-    /// Sum of squared group sizes, plus the number of records for every suppressed record.
+    /// Sum of squared published class sizes, plus the number of records for every suppressed record.
     pub discernibility: f64,
-    /// Published records per group.
+    /// Published records per published class.
     pub aecs: f64,
     /// Σ over records and quasi-identifiers of log2(records whose value the record's cell covers /
     /// records with the record's value); suppressed records count as covered by the whole domain.
     pub nu_entropy: f64,
 }
 
-/// The metrics of `recoding` on `input`.
-pub fn local_metrics(input: &LocalInput<'_>, recoding: &Recoding) -> LocalMetrics {
+/// The metrics of `recoding` on `input`. `class_sizes` are the sizes of the published classes, suppressed
+/// records left out: groups whose cells publish the same texts are one class of the published table, so
+/// the class-based measures (discernibility, AECS) count classes, not the algorithm's groups.
+pub fn local_metrics(
+    input: &LocalInput<'_>,
+    recoding: &Recoding,
+    class_sizes: &[u64],
+) -> LocalMetrics {
     let rows = input.rows;
     let qis = input.quasi_identifiers.len();
     let groups = recoding.groups();
@@ -67,12 +73,12 @@ pub fn local_metrics(input: &LocalInput<'_>, recoding: &Recoding) -> LocalMetric
         } else {
             ncp / (rows as f64 * qis as f64)
         },
-        discernibility: sizes.iter().map(|&s| (s * s) as f64).sum::<f64>()
+        discernibility: class_sizes.iter().map(|&s| (s * s) as f64).sum::<f64>()
             + suppressed as f64 * rows as f64,
-        aecs: if groups == 0 {
+        aecs: if class_sizes.is_empty() {
             0.0
         } else {
-            kept as f64 / groups as f64
+            kept as f64 / class_sizes.len() as f64
         },
         nu_entropy,
     }
@@ -200,7 +206,7 @@ mod tests {
             sensitive: vec![],
         };
         let recoding = Recoding::from_partition(&input, vec![0, 0, 1, 1], 2);
-        let m = local_metrics(&input, &recoding);
+        let m = local_metrics(&input, &recoding, &recoding.group_sizes());
         // age: 2 × 0.25 + 2 × 0.5; sex: 4 × 1
         assert!((m.ncp - 5.5).abs() < 1e-12, "{}", m.ncp);
         assert!((m.gcp - 5.5 / 8.0).abs() < 1e-12);
@@ -212,7 +218,7 @@ mod tests {
         // suppressing the second group: its cells count 1 each, and cover all 4 records
         let recoding =
             Recoding::from_partition(&input, vec![0, 0, SUPPRESSED_GROUP, SUPPRESSED_GROUP], 1);
-        let m = local_metrics(&input, &recoding);
+        let m = local_metrics(&input, &recoding, &recoding.group_sizes());
         assert!(
             (m.ncp - (2.0 * 0.25 + 2.0 + 4.0)).abs() < 1e-12,
             "{}",
@@ -225,5 +231,9 @@ mod tests {
             "{}",
             m.nu_entropy
         );
+        // two groups whose cells publish the same texts are one class of 4
+        let recoding = Recoding::from_partition(&input, vec![0, 0, 1, 1], 2);
+        let m = local_metrics(&input, &recoding, &[4]);
+        assert_eq!((m.discernibility, m.aecs), (16.0, 4.0));
     }
 }

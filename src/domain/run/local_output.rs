@@ -19,17 +19,26 @@ use crate::domain::resolve::local::{LocalDomain, LocalPlan};
 use crate::domain::verify::{ColumnCoverage, Coverage};
 use crate::domain::Prepared;
 
-/// The published form of a recoding: one [`CellTexts`] per quasi-identifier and the suppression mask.
+/// The published form of a recoding: one [`CellTexts`] per quasi-identifier, the suppression mask, and
+/// the classes of the published table. Published classes are records with equal texts in every
+/// quasi-identifier: two groups of the algorithm may publish the same cells, and then they are one
+/// class for every class-based figure of the report.
 #[derive(Debug)]
 pub struct Publication {
     texts: Vec<CellTexts>,
     suppressed: Vec<bool>,
+    /// Per quasi-identifier, the text id of every record's cell (`u32::MAX` when suppressed).
+    text_ids: Vec<Vec<u32>>,
+    /// The published class of every record (suppressed records share one id of their own).
+    classes: Vec<u32>,
+    /// The size of every published class, suppressed records left out.
+    class_sizes: Vec<u64>,
 }
 
 impl Publication {
-    /// The texts of every group's cells.
+    /// The texts of every group's cells and the classes they form.
     pub fn new(table: &Table, plan: &LocalPlan, recoding: &Recoding) -> Self {
-        let texts = plan
+        let texts: Vec<CellTexts> = plan
             .attributes
             .iter()
             .enumerate()
@@ -37,15 +46,56 @@ impl Publication {
                 CellTexts::new(recoding, j, domain.view(), &table.column(*c).dictionary)
             })
             .collect();
+        let text_ids: Vec<Vec<u32>> = texts
+            .iter()
+            .map(|texts| {
+                recoding
+                    .group_of()
+                    .iter()
+                    .map(|&g| match g {
+                        SUPPRESSED_GROUP => u32::MAX,
+                        g => texts.text_id(g),
+                    })
+                    .collect()
+            })
+            .collect();
+        let keys: Vec<KeyColumn<'_>> = text_ids
+            .iter()
+            .map(|codes| KeyColumn {
+                codes,
+                translate: None,
+            })
+            .collect();
+        let classes = group_keys(&keys, table.row_count());
+        let suppressed = recoding.suppressed();
+        let mut sizes: Vec<u64> = Vec::new();
+        for (&class, &hidden) in classes.iter().zip(&suppressed) {
+            let class = class as usize;
+            if class >= sizes.len() {
+                sizes.resize(class + 1, 0);
+            }
+            if !hidden {
+                sizes[class] += 1;
+            }
+        }
+        sizes.retain(|&n| n > 0);
         Self {
             texts,
-            suppressed: recoding.suppressed(),
+            suppressed,
+            text_ids,
+            classes,
+            class_sizes: sizes,
         }
     }
 
     /// Whether each record is suppressed.
     pub fn suppressed(&self) -> &[bool] {
         &self.suppressed
+    }
+
+    /// The sizes of the published classes (suppressed records left out), in no particular order.
+    pub fn class_sizes(&self) -> &[u64] {
+        &self.class_sizes
     }
 }
 
@@ -129,30 +179,15 @@ pub fn analyses<K>(
         })
         .collect();
     let quasi_identifiers: Vec<usize> = plan.attributes.iter().map(|(c, _)| *c).collect();
-    // published classes are records with equal texts in every quasi-identifier (two groups may publish
-    // the same cells); suppressed records are left out by the mask
-    let text_ids: Vec<Vec<u32>> = publication
-        .texts
-        .iter()
-        .map(|texts| {
-            recoding
-                .group_of()
-                .iter()
-                .map(|&g| match g {
-                    SUPPRESSED_GROUP => u32::MAX,
-                    g => texts.text_id(g),
-                })
-                .collect()
-        })
-        .collect();
-    let published: Vec<KeyColumn<'_>> = text_ids
+    // the published classes; suppressed records are left out by the mask
+    let published: Vec<KeyColumn<'_>> = publication
+        .text_ids
         .iter()
         .map(|codes| KeyColumn {
             codes,
             translate: None,
         })
         .collect();
-    let classes = group_keys(&published, table.row_count());
     Analyses {
         loss_measures: measure_cells(table, prepared, &columns),
         risk: risk_report(
@@ -164,7 +199,7 @@ pub fn analyses<K>(
         ),
         achieved: achieved_by_keys(
             table,
-            &classes,
+            &publication.classes,
             &publication.suppressed,
             &prepared.sensitive_with_hierarchical_emd(),
             &prepared.linear_diagnostics,

@@ -182,13 +182,13 @@ impl Completed<'_> {
                 let input = plan.input(self.table, self.prepared.input(self.table).sensitive);
                 Report::local(
                     publication.suppressed(),
-                    &run.recoding.group_sizes(),
+                    publication.class_sizes(),
                     models,
                     self.prepared.remove_suppressed,
                     RecodingReport {
                         algorithm: plan.algorithm.name(),
                         groups: run.recoding.groups() as u64,
-                        metrics: local_metrics(&input, &run.recoding),
+                        metrics: local_metrics(&input, &run.recoding, publication.class_sizes()),
                         details: run.details.clone(),
                         elapsed_ms: self.elapsed_ms,
                     },
