@@ -47,6 +47,10 @@ pub struct CellColumn<'a> {
     pub cell_of: Vec<u32>,
     /// Cells by id.
     pub cells: Vec<CellCover>,
+    /// Each code's place in an order of the codes in which every cell covers consecutive places (the
+    /// rank order of an ordered domain, the leaf order of a tree hierarchy); empty when no such order is
+    /// known. Box counting over overlapping cells uses it ([`super::box_counts`]).
+    pub position: Vec<u32>,
 }
 
 impl<'a> CellColumn<'a> {
@@ -99,6 +103,7 @@ impl<'a> CellColumn<'a> {
             domain,
             cell_of,
             cells,
+            position: leaf_positions(map),
         }
     }
 
@@ -114,6 +119,10 @@ impl<'a> CellColumn<'a> {
         let (size, top) = match domain {
             Domain::Hierarchy(map) => (map.codes(0).len(), Some(map.max_level() as u32)),
             Domain::Ordered(order) => (order.len(), None),
+        };
+        let position = match domain {
+            Domain::Hierarchy(map) => leaf_positions(map),
+            Domain::Ordered(order) => (0..size as u32).map(|c| order.rank(c)).collect(),
         };
         let covered = |cell: RecodedCell| -> CellCover {
             match (cell, domain) {
@@ -167,6 +176,7 @@ impl<'a> CellColumn<'a> {
             domain: size,
             cell_of,
             cells,
+            position,
         }
     }
 
@@ -188,6 +198,26 @@ impl<'a> CellColumn<'a> {
     pub fn rows(&self) -> usize {
         self.codes.len()
     }
+}
+
+/// Each leaf code's place when the leaves are sorted by their path from the top of the hierarchy down:
+/// in a tree, the leaves under any node are then consecutive.
+fn leaf_positions(map: &GeneralizationMap) -> Vec<u32> {
+    let leaves = map.codes(0).len();
+    let levels: Vec<&[u32]> = (1..=map.max_level()).rev().map(|l| map.codes(l)).collect();
+    let mut order: Vec<u32> = (0..leaves as u32).collect();
+    order.sort_by(|&a, &b| {
+        levels
+            .iter()
+            .map(|codes| codes[a as usize].cmp(&codes[b as usize]))
+            .find(|o| o.is_ne())
+            .unwrap_or_else(|| a.cmp(&b))
+    });
+    let mut position = vec![0u32; leaves];
+    for (place, &code) in order.iter().enumerate() {
+        position[code as usize] = place as u32;
+    }
+    position
 }
 
 #[cfg(test)]

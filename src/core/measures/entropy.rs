@@ -157,6 +157,7 @@ mod tests {
             domain: counts.len(),
             cell_of,
             cells,
+            position: Vec::new(),
         };
         EntropyLoss::of(&c, &ColumnEntropy::new(&c))
     }

@@ -38,6 +38,7 @@ fn column<'a>(
         domain,
         cell_of,
         cells,
+        position: Vec::new(),
     }
 }
 

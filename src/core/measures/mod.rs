@@ -18,6 +18,7 @@
 //! to a coarser one; `Π_e` can (Lemma 4.2.3); `Π_tv` is ≥ 0 for coarsenings only; the hybrid can be
 //! negative even then. Values are reported raw.
 
+mod box_tree;
 mod cells;
 mod classes;
 mod distance;

@@ -85,6 +85,7 @@ mod tests {
                 node(&[0, 1], 2, 3),
                 node(&[0, 1], 3, 3),
             ],
+            position: Vec::new(),
         };
         let loss = RedactionLoss::of(&c);
         assert_eq!(loss.redactions, 1);
@@ -106,6 +107,7 @@ mod tests {
             domain: 3,
             cell_of: vec![0, 0, 1],
             cells: vec![plain(&[0, 1]), plain(&[0, 1, 2])],
+            position: Vec::new(),
         };
         let loss = RedactionLoss::of(&c);
         assert_eq!(loss.redactions, 1);

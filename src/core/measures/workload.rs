@@ -391,6 +391,7 @@ mod tests {
                 domain: 4,
                 cell_of: A.to_vec(),
                 cells: singletons(4),
+                position: Vec::new(),
             },
             CellColumn {
                 name: "b",
@@ -398,6 +399,7 @@ mod tests {
                 domain: 3,
                 cell_of: B.to_vec(),
                 cells: singletons(3),
+                position: Vec::new(),
             },
         ];
         assert_eq!(run(&columns, &QueryWorkload::default()), 0.0);
@@ -419,6 +421,7 @@ mod tests {
             domain: 5,
             cell_of: vec![5; 5],
             cells,
+            position: Vec::new(),
         };
         let error = run(std::slice::from_ref(&column), &QueryWorkload::default());
         assert!(error.abs() < 1e-12, "{error}");
@@ -442,6 +445,7 @@ mod tests {
             domain: 4,
             cell_of: A.iter().map(|&a| 4 + a / 2).collect(),
             cells,
+            position: Vec::new(),
         };
         let columns = std::slice::from_ref(&column);
         let workload = QueryWorkload {
