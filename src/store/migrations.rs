@@ -1,8 +1,8 @@
-//! The schema migrations of each backend, embedded in the binary (one list per folder under
-//! `migrations/`) and handed to sqlx's migrator as a migration source. A file `0007_name.sql` is version 7
-//! with the description `name` (underscores read as spaces), exactly as sqlx names migrations it reads
-//! from a folder, so databases migrated before keep their checksums; a test compares this list with the
-//! folders.
+//! The schema migrations of each backend, embedded in the binary (the folders under `migrations/` hold
+//! files of the same names) and handed to sqlx's migrator as a migration source. A file
+//! `0007_name.sql` is version 7 with the description `name` (underscores read as spaces), exactly as sqlx
+//! names migrations it reads from a folder, so databases migrated before keep their checksums; a test
+//! compares this list with the folders.
 
 use std::borrow::Cow;
 use std::future::Future;
@@ -11,28 +11,25 @@ use std::pin::Pin;
 use sqlx::error::BoxDynError;
 use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
 
-/// Lists a backend's migration files (in order) with their SQL, read at compile time.
+/// Embeds the migration files, which both backends name alike: the file names (in order) and, per
+/// backend, each file's SQL, read at compile time.
 macro_rules! embedded {
-    ($backend:literal: $($file:literal),* $(,)?) => {
-        &[$((
+    ($($file:literal),* $(,)?) => {
+        /// The migrations of PostgreSQL: file name and SQL.
+        pub const POSTGRES: &[(&str, &str)] = &[$((
             $file,
-            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/migrations/", $backend, "/", $file)),
-        )),*]
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/migrations/postgres/", $file)),
+        )),*];
+
+        /// The migrations of SQLite: file name and SQL.
+        pub const SQLITE: &[(&str, &str)] = &[$((
+            $file,
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/migrations/sqlite/", $file)),
+        )),*];
     };
 }
 
-/// The migrations of PostgreSQL: file name and SQL.
-pub const POSTGRES: &[(&str, &str)] = embedded!("postgres":
-    "0001_initial.sql",
-    "0002_dataset_delimiter.sql",
-    "0003_chunk_storage.sql",
-    "0004_fair_claim.sql",
-    "0005_api_key_last_used.sql",
-    "0006_dataset_staging.sql",
-);
-
-/// The migrations of SQLite: file name and SQL.
-pub const SQLITE: &[(&str, &str)] = embedded!("sqlite":
+embedded!(
     "0001_initial.sql",
     "0002_dataset_delimiter.sql",
     "0003_chunk_storage.sql",

@@ -11,10 +11,10 @@ use crate::core::measures::{
 };
 
 use crate::domain::column_values::natural_ranks;
-use crate::domain::Prepared;
+use crate::domain::resolve::ResolvedJob;
 
 /// Every loss measure of `outcome` on `table`.
-pub fn loss_measures<K>(table: &Table, prepared: &Prepared<K>, outcome: &Outcome) -> LossMeasures {
+pub fn loss_measures(table: &Table, prepared: &ResolvedJob, outcome: &Outcome) -> LossMeasures {
     let input = prepared.input(table);
     let columns: Vec<CellColumn<'_>> = input
         .quasi_identifiers
@@ -34,9 +34,9 @@ pub fn loss_measures<K>(table: &Table, prepared: &Prepared<K>, outcome: &Outcome
 }
 
 /// Every loss measure of a published table given cell by cell (any recoding).
-pub fn measure_cells<K>(
+pub fn measure_cells(
     table: &Table,
-    prepared: &Prepared<K>,
+    prepared: &ResolvedJob,
     columns: &[CellColumn<'_>],
 ) -> LossMeasures {
     let input = prepared.input(table);

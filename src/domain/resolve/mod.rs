@@ -5,6 +5,8 @@
 pub mod local;
 pub mod roles;
 
+use std::ops::{Deref, DerefMut};
+
 use crate::codec::{parse_arx_hierarchy, CsvOptions};
 use crate::core::data::{Column, GeneralizationMap, Hierarchy, Table};
 use crate::core::engine::{Outcome, Plan};
@@ -43,10 +45,48 @@ pub enum JobKind {
     Local(LocalPlan),
 }
 
-/// A spec resolved against a table. `K` says what kind of job it is: a [`JobKind`] once prepared; the run
-/// replaces it with what the engine produced ([`Prepared::then`]).
+/// A spec resolved against a table: what every kind of job has ([`ResolvedJob`], reached through
+/// `Deref`) and the kind `K`: a [`JobKind`] once prepared, which the run replaces with what the engine
+/// produced ([`Prepared::then`]).
 #[derive(Debug)]
 pub struct Prepared<K = JobKind> {
+    /// Everything but the kind.
+    pub job: ResolvedJob,
+    /// The kind of job, or what its run produced.
+    pub kind: K,
+}
+
+impl<K> Prepared<K> {
+    /// Replaces the kind by `next(job, kind)`.
+    pub fn then<N, E>(
+        self,
+        next: impl FnOnce(&ResolvedJob, K) -> Result<N, E>,
+    ) -> Result<Prepared<N>, E> {
+        let kind = next(&self.job, self.kind)?;
+        Ok(Prepared {
+            job: self.job,
+            kind,
+        })
+    }
+}
+
+impl<K> Deref for Prepared<K> {
+    type Target = ResolvedJob;
+
+    fn deref(&self) -> &ResolvedJob {
+        &self.job
+    }
+}
+
+impl<K> DerefMut for Prepared<K> {
+    fn deref_mut(&mut self) -> &mut ResolvedJob {
+        &mut self.job
+    }
+}
+
+/// What a resolved spec holds whatever the kind of job.
+#[derive(Debug)]
+pub struct ResolvedJob {
     quasi_identifiers: Vec<(usize, GeneralizationMap)>,
     sensitive: Vec<usize>,
     pub(super) output: Vec<usize>,
@@ -65,71 +105,9 @@ pub struct Prepared<K = JobKind> {
     pub risk: RiskSettings,
     /// The numeric sensitive attributes whose ψ security estimate the report gives.
     pub linear_diagnostics: Vec<LinearDiagnostic>,
-    /// The kind of job, or what its run produced.
-    pub kind: K,
 }
 
-impl<K> Prepared<K> {
-    /// Replaces the kind by `next(parts, kind)`, where `parts` is everything else of the prepared job.
-    pub fn then<N, E>(
-        self,
-        next: impl FnOnce(&Prepared<()>, K) -> Result<N, E>,
-    ) -> Result<Prepared<N>, E> {
-        let Prepared {
-            quasi_identifiers,
-            sensitive,
-            output,
-            plan,
-            remove_suppressed,
-            requirements,
-            ground_distances,
-            query_workload,
-            risk,
-            linear_diagnostics,
-            kind,
-        } = self;
-        let parts = Prepared {
-            quasi_identifiers,
-            sensitive,
-            output,
-            plan,
-            remove_suppressed,
-            requirements,
-            ground_distances,
-            query_workload,
-            risk,
-            linear_diagnostics,
-            kind: (),
-        };
-        let kind = next(&parts, kind)?;
-        let Prepared {
-            quasi_identifiers,
-            sensitive,
-            output,
-            plan,
-            remove_suppressed,
-            requirements,
-            ground_distances,
-            query_workload,
-            risk,
-            linear_diagnostics,
-            kind: (),
-        } = parts;
-        Ok(Prepared {
-            quasi_identifiers,
-            sensitive,
-            output,
-            plan,
-            remove_suppressed,
-            requirements,
-            ground_distances,
-            query_workload,
-            risk,
-            linear_diagnostics,
-            kind,
-        })
-    }
-
+impl ResolvedJob {
     /// The engine's view of `table` (the table `prepare` validated).
     pub fn input<'a>(&'a self, table: &'a Table) -> EngineInput<'a> {
         EngineInput {
@@ -403,16 +381,18 @@ pub fn prepare(
         },
     };
     Ok(Prepared {
-        quasi_identifiers,
-        sensitive,
-        output,
-        plan,
-        remove_suppressed: spec.suppressed_records == SuppressedRecords::Remove,
-        linear_diagnostics: linear_diagnostics(table, &linear_scales),
-        requirements,
-        ground_distances,
-        query_workload,
-        risk,
+        job: ResolvedJob {
+            quasi_identifiers,
+            sensitive,
+            output,
+            plan,
+            remove_suppressed: spec.suppressed_records == SuppressedRecords::Remove,
+            linear_diagnostics: linear_diagnostics(table, &linear_scales),
+            requirements,
+            ground_distances,
+            query_workload,
+            risk,
+        },
         kind,
     })
 }

@@ -16,8 +16,8 @@ use crate::domain::analysis::loss_measures::measure_cells;
 use crate::domain::analysis::risk::risk_report;
 use crate::domain::report::Analyses;
 use crate::domain::resolve::local::{LocalDomain, LocalPlan};
+use crate::domain::resolve::ResolvedJob;
 use crate::domain::verify::{ColumnCoverage, Coverage};
-use crate::domain::Prepared;
 
 /// The published form of a recoding: one [`CellTexts`] per quasi-identifier, the suppression mask, and
 /// the classes of the published table. Published classes are records with equal texts in every
@@ -68,16 +68,15 @@ impl Publication {
             .collect();
         let classes = group_keys(&keys, table.row_count());
         let suppressed = recoding.suppressed();
-        let mut sizes: Vec<u64> = Vec::new();
+        // class ids are dense, in order of first appearance
+        let count = classes.iter().max().map_or(0, |&m| m as usize + 1);
+        let mut sizes = vec![0u64; count];
         for (&class, &hidden) in classes.iter().zip(&suppressed) {
-            let class = class as usize;
-            if class >= sizes.len() {
-                sizes.resize(class + 1, 0);
-            }
             if !hidden {
-                sizes[class] += 1;
+                sizes[class as usize] += 1;
             }
         }
+        // the suppressed records' class holds no published record
         sizes.retain(|&n| n > 0);
         Self {
             texts,
@@ -100,9 +99,9 @@ impl Publication {
 }
 
 /// The output table: quasi-identifiers as their group's cell, others verbatim, in the recoding's order.
-pub fn rendering<'a, K>(
+pub fn rendering<'a>(
     table: &'a Table,
-    prepared: &'a Prepared<K>,
+    prepared: &'a ResolvedJob,
     plan: &'a LocalPlan,
     recoding: &'a Recoding,
     publication: &'a Publication,
@@ -127,7 +126,7 @@ pub fn rendering<'a, K>(
 
 /// How the verifier checks each published quasi-identifier, from the spec's inputs only: ancestor
 /// labels of every value by hierarchy, numbers, or the declared order.
-pub fn coverage<K>(table: &Table, prepared: &Prepared<K>, plan: &LocalPlan) -> Vec<ColumnCoverage> {
+pub fn coverage(table: &Table, prepared: &ResolvedJob, plan: &LocalPlan) -> Vec<ColumnCoverage> {
     plan.attributes
         .iter()
         .filter_map(|(c, domain)| {
@@ -162,9 +161,9 @@ pub fn coverage<K>(table: &Table, prepared: &Prepared<K>, plan: &LocalPlan) -> V
 }
 
 /// The loss measures, risk profiles and achieved privacy of the published groups.
-pub fn analyses<K>(
+pub fn analyses(
     table: &Table,
-    prepared: &Prepared<K>,
+    prepared: &ResolvedJob,
     plan: &LocalPlan,
     recoding: &Recoding,
     publication: &Publication,
