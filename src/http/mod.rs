@@ -4,8 +4,9 @@
 //! Layering, outermost first: set `x-request-id` (a UUID unless the client sent one) → trace span
 //! (method, path, request id; never query strings or bodies) → copy `x-request-id` to the response →
 //! catch panics (500 `internal_error`) → turn bodiless error responses (unknown route, wrong method,
-//! timeout, body limit) into problem+json → record the request's metrics by route template. Timeouts
-//! are applied per route with [`timeout_layer`] by each resource module, so that streaming routes
+//! timeout, body limit) into problem+json → record the request's metrics by route template. Outside
+//! all of them, an answer that left the request's body unread says `Connection: close`
+//! ([`unread_body`]). Timeouts are applied per route with [`timeout_layer`] by each resource module, so that streaming routes
 //! (uploads, downloads) can go without.
 //!
 //! Every request to a data route produces exactly one audit event ([`audit`]), recorded by the
@@ -31,6 +32,7 @@ pub mod request;
 pub mod server;
 pub mod state;
 pub mod time;
+pub mod unread_body;
 pub mod upload_gate;
 
 use std::any::Any;
@@ -145,6 +147,9 @@ where
                 .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
         )
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+        .layer(axum::middleware::from_fn(
+            unread_body::close_when_body_unread,
+        ))
 }
 
 /// The span of one request: method, path and request id only.

@@ -99,6 +99,12 @@ async fn job_bodies_over_the_limit_are_refused(service: Service) {
         .send()
         .await
         .expect("submit");
+    // the chunks after the limit are unread: the answer tells pooling clients not to reuse the connection
+    // (the next request, below, would otherwise be sent on a closing connection)
+    assert_eq!(
+        response.headers().get("connection").map(|v| v.as_bytes()),
+        Some(&b"close"[..])
+    );
     expect_problem(response, 413, "payload_too_large").await;
     // just under the limit is still read (and judged on its content)
     spec["attributes"]["age"]["hierarchy"]["arx"] = Value::String(hierarchy_text("age"));
