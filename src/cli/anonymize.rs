@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use super::progress::TerminalProgress;
 use super::AnonymizeArgs;
 use crate::codec::{parse_arx_hierarchy, parse_json_hierarchy, read_table, CsvOptions};
+use crate::core::control::{Control, Stage};
 use crate::core::data::Hierarchy;
 use crate::core::engine::Outcome;
 use crate::domain::resolve::csv_options;
@@ -25,6 +26,7 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
     let options = csv_options(&spec)
         .map_err(|e| super::spec_problems(&e))?
         .with_max_field_bytes(args.csv_field_limit);
+    let progress = TerminalProgress::new(args.quiet);
     let file = File::open(&args.input)
         .map_err(|e| format!("cannot read input {}: {}", args.input.display(), e.kind()))?;
     let table = read_table(BufReader::with_capacity(1 << 16, file), &options)
@@ -35,17 +37,20 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
         .map(Path::to_path_buf)
         .unwrap_or_default();
     let resolve = |source: &HierarchySpec| load_hierarchy(&base, source);
-    let progress = TerminalProgress::new(args.quiet);
     let completed = run_job(&table, &spec, &resolve, &progress);
-    progress.finish();
+    // on an error the bar is cleared when `progress` is dropped, before the caller prints the error
     let completed = completed.map_err(|e| match e {
         RunError::Spec(e) => super::spec_problems(&e),
         other => other.to_string(),
     })?;
-    write_atomically(&args.output, |w| {
-        completed.write_csv(w, &options).map_err(|e| e.to_string())
-    })?;
+    progress.enter(Stage::Measuring);
     let report = completed.report();
+    progress.enter(Stage::Writing);
+    let written = write_atomically(&args.output, |w| {
+        completed.write_csv(w, &options).map_err(|e| e.to_string())
+    });
+    progress.finish();
+    written?;
     let elapsed_ms = completed.elapsed_ms();
     match &args.report {
         Some(path) => write_atomically(path, |w| {

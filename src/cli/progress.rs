@@ -1,33 +1,89 @@
-//! A terminal progress bar fed by the engine's [`Control`] reports. Hidden when stderr is not a terminal.
+//! A terminal progress bar fed by the run's stages and the engine's [`Control`] reports: the stage (and
+//! the engine's step inside it), the job's fraction, which only grows, and an estimate of the time left.
+//! Hidden when stderr is not a terminal or with `--quiet`.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::core::control::{Control, Phase, Progress};
+use crate::core::control::{Control, Phase, Progress, Stage};
+use crate::domain::run::progress::{JobProgress, ProgressView};
 
-/// Shows engine progress on stderr.
+/// Positions of the bar: the job's fraction in thousandths.
+const BAR_LENGTH: u64 = 1000;
+
+/// Shows a job's progress on stderr.
 pub struct TerminalProgress {
     bar: ProgressBar,
+    progress: JobProgress,
 }
 
 impl TerminalProgress {
-    /// A bar on stderr, or a hidden one when `quiet`.
+    /// A bar on stderr, or a hidden one when `quiet`; the job is loading.
     pub fn new(quiet: bool) -> Self {
         let target = if quiet {
             ProgressDrawTarget::hidden()
         } else {
             ProgressDrawTarget::stderr()
         };
-        let bar = ProgressBar::with_draw_target(None, target);
+        let bar = ProgressBar::with_draw_target(Some(BAR_LENGTH), target);
         if let Ok(style) =
-            ProgressStyle::with_template("{prefix:>10} [{bar:30}] {pos}/{len} {elapsed}")
+            ProgressStyle::with_template("{prefix:>22} [{bar:30}] {percent:>3}% {elapsed} {msg}")
         {
             bar.set_style(style.progress_chars("=> "));
         }
-        Self { bar }
+        let shown = Self {
+            bar,
+            progress: JobProgress::new(),
+        };
+        shown.show();
+        shown
     }
 
     /// Removes the bar.
     pub fn finish(&self) {
+        self.progress.enter(Stage::Done);
+        self.bar.finish_and_clear();
+    }
+
+    fn show(&self) {
+        let view = self.progress.view();
+        self.bar.set_prefix(label(&view));
+        self.bar
+            .set_position((view.fraction * BAR_LENGTH as f64).round() as u64);
+        match self.progress.eta() {
+            Some(eta) => self.bar.set_message(format!("eta {}s", eta.as_secs())),
+            None => self.bar.set_message(""),
+        }
+    }
+}
+
+/// "searching (selecting)", "recoding (partitioning)", "writing"...
+fn label(view: &ProgressView) -> String {
+    let stage = match view.phase {
+        Stage::Loading => "loading",
+        Stage::Searching => "searching",
+        Stage::Recoding => "recoding",
+        Stage::Verifying => "verifying",
+        Stage::Measuring => "measuring",
+        Stage::Writing => "writing",
+        Stage::Done => "done",
+    };
+    let step = view.step.map(|step| match step {
+        Phase::Preparing => "preparing",
+        Phase::Searching => "checking nodes",
+        Phase::Selecting => "selecting",
+        Phase::Rendering => "rendering",
+        Phase::Partitioning => "partitioning",
+        Phase::Clustering => "clustering",
+        Phase::Relocating => "relocating",
+    });
+    match step {
+        Some(step) => format!("{stage} ({step})"),
+        None => stage.to_string(),
+    }
+}
+
+impl Drop for TerminalProgress {
+    fn drop(&mut self) {
         self.bar.finish_and_clear();
     }
 }
@@ -38,17 +94,12 @@ impl Control for TerminalProgress {
     }
 
     fn report(&self, progress: Progress) {
-        let prefix = match progress.phase {
-            Phase::Preparing => "preparing",
-            Phase::Searching => "searching",
-            Phase::Selecting => "selecting",
-            Phase::Rendering => "writing",
-            Phase::Partitioning => "partitioning",
-            Phase::Clustering => "clustering",
-            Phase::Relocating => "relocating",
-        };
-        self.bar.set_prefix(prefix);
-        self.bar.set_length(progress.total);
-        self.bar.set_position(progress.done);
+        self.progress.report(progress);
+        self.show();
+    }
+
+    fn enter(&self, stage: Stage) {
+        self.progress.enter(stage);
+        self.show();
     }
 }

@@ -30,6 +30,28 @@ pub enum Phase {
     Relocating,
 }
 
+/// Which part of a whole job is under way, as its caller reports it (the engine's own [`Phase`]s happen
+/// inside `Searching` or `Recoding`). Stages only move forward, in declaration order; a job runs either
+/// `Searching` (full-domain) or `Recoding` (local recoding), never both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// Reading the dataset and the job's spec and hierarchies.
+    Loading,
+    /// A full-domain search of the generalization lattice.
+    Searching,
+    /// A local recoding (Mondrian, clustering, hybrid).
+    Recoding,
+    /// Checking the output against the privacy models, independently of the engine.
+    Verifying,
+    /// Computing the report: loss measures, risk, achieved privacy.
+    Measuring,
+    /// Writing (and, in the service, storing) the output.
+    Writing,
+    /// Finished.
+    Done,
+}
+
 /// A progress report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Progress {
@@ -47,6 +69,8 @@ pub trait Control: Sync {
     fn is_cancelled(&self) -> bool;
     /// Receives progress; called often, so implementations must be cheap.
     fn report(&self, progress: Progress);
+    /// Told when the caller's job moves to another stage; ignored unless the control shows progress.
+    fn enter(&self, _stage: Stage) {}
 }
 
 /// A control that never cancels and ignores progress.
@@ -118,6 +142,11 @@ impl<'c> Pace<'c> {
             }
             _ => self.check(),
         }
+    }
+
+    /// Forwards progress to the control.
+    pub fn report(&self, progress: Progress) {
+        self.control.report(progress);
     }
 
     /// Polls the control now and starts a new budget.

@@ -575,13 +575,14 @@ impl Store {
             .ok_or(StoreError::LeaseLost)
     }
 
-    /// Stores the output (re-chunked to 1 MiB), the report and the state `succeeded` in one transaction.
-    /// When the fence fails nothing is written and the result is LeaseLost.
+    /// Stores the output (re-chunked to 1 MiB), the report, the final progress and the state `succeeded`
+    /// in one transaction. When the fence fails nothing is written and the result is LeaseLost.
     pub async fn complete_job<I, B>(
         &self,
         id: Uuid,
         attempt: i64,
         report_json: &str,
+        progress_json: &str,
         output: I,
     ) -> Result<()>
     where
@@ -593,14 +594,15 @@ impl Store {
         // the fence first: on PostgreSQL it also locks the row against a concurrent reclaim
         let fenced = with_tx!(&mut tx, conn => {
             sqlx::query(
-                "update job set state = 'succeeded', report_json = $3, lease_owner = null, \
-                 lease_expires_at = null, finished_at = $4, updated_at = $4 \
+                "update job set state = 'succeeded', report_json = $3, progress_json = $5, \
+                 lease_owner = null, lease_expires_at = null, finished_at = $4, updated_at = $4 \
                  where id = $1 and attempt = $2 and state = 'running'",
             )
             .bind(id_text(id))
             .bind(attempt)
             .bind(report_json)
             .bind(now)
+            .bind(progress_json)
             .execute(&mut *conn)
             .await?
             .rows_affected()

@@ -1,13 +1,12 @@
 //! The engine [`Control`] of one running job: a stop flag with its reason (set by the heartbeat, the
-//! deadline or the supervisor) and the latest progress, all in atomics so the engine's per-node calls
-//! stay cheap.
+//! deadline or the supervisor), in an atomic so the engine's frequent polls stay cheap, and the job's
+//! [`JobProgress`] (stage, engine step, fractions that only grow).
 
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Instant;
 
-use serde_json::json;
-
-use crate::core::control::{Control, Phase, Progress};
+use crate::core::control::{Control, Progress, Stage};
+use crate::domain::run::progress::{done_view, JobProgress};
 
 /// Why a running job was told to stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,24 +42,12 @@ impl StopReason {
     }
 }
 
-const PHASES: [Phase; 7] = [
-    Phase::Preparing,
-    Phase::Searching,
-    Phase::Selecting,
-    Phase::Rendering,
-    Phase::Partitioning,
-    Phase::Clustering,
-    Phase::Relocating,
-];
-
 /// The control handed to the engine for one job. The first stop reason wins.
 #[derive(Debug)]
 pub(crate) struct JobControl {
     stop: AtomicU8,
     deadline: Instant,
-    phase: AtomicU8,
-    done: AtomicU64,
-    total: AtomicU64,
+    progress: JobProgress,
 }
 
 impl JobControl {
@@ -69,9 +56,7 @@ impl JobControl {
         JobControl {
             stop: AtomicU8::new(0),
             deadline,
-            phase: AtomicU8::new(0),
-            done: AtomicU64::new(0),
-            total: AtomicU64::new(0),
+            progress: JobProgress::new(),
         }
     }
 
@@ -87,22 +72,20 @@ impl JobControl {
         StopReason::from_code(self.stop.load(Ordering::Acquire))
     }
 
-    /// The latest progress as stored in the job row: `{"phase", "done", "total", "fraction"}`, the
-    /// fraction being `done / total` clamped to [0, 1] (0 while the total is unknown).
+    /// The latest progress as stored in the job row (a [`ProgressView`](crate::domain::run::progress::ProgressView)).
     pub(crate) fn progress_json(&self) -> String {
-        let phase = PHASES
-            .get(usize::from(self.phase.load(Ordering::Relaxed)))
-            .copied()
-            .unwrap_or(Phase::Preparing);
-        let done = self.done.load(Ordering::Relaxed);
-        let total = self.total.load(Ordering::Relaxed);
-        let fraction = if total == 0 {
-            0.0
-        } else {
-            (done as f64 / total as f64).clamp(0.0, 1.0)
-        };
-        json!({"phase": phase, "done": done, "total": total, "fraction": fraction}).to_string()
+        view_json(&self.progress.view())
     }
+}
+
+/// The progress stored with a succeeded job: stage `done`, fraction 1.
+pub(crate) fn done_progress_json() -> String {
+    view_json(&done_view())
+}
+
+fn view_json(view: &crate::domain::run::progress::ProgressView) -> String {
+    // a struct of numbers and enum names always serializes
+    serde_json::to_string(view).unwrap_or_default()
 }
 
 impl Control for JobControl {
@@ -118,19 +101,18 @@ impl Control for JobControl {
     }
 
     fn report(&self, progress: Progress) {
-        let phase = PHASES
-            .iter()
-            .position(|p| *p == progress.phase)
-            .unwrap_or(0);
-        self.phase.store(phase as u8, Ordering::Relaxed);
-        self.done.store(progress.done, Ordering::Relaxed);
-        self.total.store(progress.total, Ordering::Relaxed);
+        self.progress.report(progress);
+    }
+
+    fn enter(&self, stage: Stage) {
+        self.progress.enter(stage);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::control::Phase;
     use std::time::Duration;
 
     #[test]
@@ -152,29 +134,22 @@ mod tests {
     }
 
     #[test]
-    fn progress_is_reported_as_json_with_a_clamped_fraction() {
+    fn progress_is_stored_as_the_job_progress_view() {
         let control = JobControl::new(Instant::now() + Duration::from_secs(60));
-        let parse = |c: &JobControl| -> serde_json::Value {
-            serde_json::from_str(&c.progress_json()).expect("json")
-        };
-        assert_eq!(
-            parse(&control),
-            json!({"phase": "preparing", "done": 0, "total": 0, "fraction": 0.0})
-        );
+        let parse = |json: &str| -> serde_json::Value { serde_json::from_str(json).expect("json") };
+        assert_eq!(parse(&control.progress_json())["phase"], "loading");
+        control.enter(Stage::Searching);
         control.report(Progress {
             phase: Phase::Searching,
             done: 25,
             total: 100,
         });
-        assert_eq!(
-            parse(&control),
-            json!({"phase": "searching", "done": 25, "total": 100, "fraction": 0.25})
-        );
-        control.report(Progress {
-            phase: Phase::Selecting,
-            done: 7,
-            total: 5,
-        });
-        assert_eq!(parse(&control)["fraction"], json!(1.0));
+        let json = parse(&control.progress_json());
+        assert_eq!(json["phase"], "searching");
+        assert_eq!(json["step"], "searching");
+        assert_eq!(json["done"], 25);
+        let done = parse(&done_progress_json());
+        assert_eq!(done["phase"], "done");
+        assert_eq!(done["fraction"], 1.0);
     }
 }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::codec::CsvOptions;
-use crate::core::control::Control;
+use crate::core::control::{Control, Stage};
 use crate::core::data::Table;
 use crate::domain::run::{run_job, RunError};
 use crate::domain::JobSpec;
@@ -49,7 +49,8 @@ pub type Executor =
     Arc<dyn Fn(&JobInput<'_>, &dyn Control) -> Result<JobOutput, ExecuteError> + Send + Sync>;
 
 /// The default executor: validates the spec against the table, runs the engine, verifies the output,
-/// writes it as CSV with the dataset's delimiter and serializes the report.
+/// serializes the report and writes the output as CSV with the dataset's delimiter, telling `control`
+/// each stage as it starts.
 pub fn run_pipeline(
     input: &JobInput<'_>,
     control: &dyn Control,
@@ -58,12 +59,14 @@ pub fn run_pipeline(
     let completed = run_job(input.table, input.spec, &resolve, control)?;
     let options = CsvOptions::with_delimiter(input.delimiter)
         .map_err(|_| ExecuteError::Output("the dataset's delimiter is not usable"))?;
+    control.enter(Stage::Measuring);
+    let report_json = serde_json::to_string(&completed.report())
+        .map_err(|_| ExecuteError::Output("the report could not be serialized"))?;
+    control.enter(Stage::Writing);
     let mut csv = Vec::new();
     completed
         .write_csv(&mut csv, &options)
         .map_err(|_| ExecuteError::Output("the output could not be written"))?;
-    let report_json = serde_json::to_string(&completed.report())
-        .map_err(|_| ExecuteError::Output("the report could not be serialized"))?;
     Ok(JobOutput { csv, report_json })
 }
 

@@ -94,6 +94,7 @@ impl Terminal {
                         id,
                         attempt,
                         &output.report_json,
+                        &super::control::done_progress_json(),
                         output.csv.chunks(CHUNK_SIZE),
                     )
                     .await

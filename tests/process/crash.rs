@@ -322,7 +322,7 @@ fn in_engine(job: &Job) -> bool {
     job.progress_json
         .as_deref()
         .and_then(|p| serde_json::from_str::<serde_json::Value>(p).ok())
-        .is_some_and(|p| p["phase"] == "searching" || p["phase"] == "selecting")
+        .is_some_and(|p| p["step"] == "searching" || p["step"] == "selecting")
 }
 
 async fn read_chunks<F, Fut>(mut chunk: F) -> Vec<u8>

@@ -13,6 +13,9 @@ use anonymizer::store::{
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
+/// The progress a worker stores with a succeeded job.
+const DONE: &str = r#"{"phase":"done","fraction":1.0}"#;
+
 /// Runs `case` on a migrated store of each backend, then cleans up even when the case panicked.
 macro_rules! on_both_backends {
     ($($case:ident),* $(,)?) => {
@@ -583,7 +586,7 @@ async fn delete_dataset_cascades(store: Store) {
         .expect("job");
     assert_eq!(claimed.id, done.id);
     store
-        .complete_job(done.id, claimed.attempt, "{}", [b"out".as_slice()])
+        .complete_job(done.id, claimed.attempt, "{}", DONE, [b"out".as_slice()])
         .await
         .expect("complete");
     let queued = job(&store, t, doomed).await;
@@ -763,7 +766,7 @@ async fn expired_lease_is_reclaimed_and_fenced(store: Store) {
     let big = payload(CHUNK_SIZE + 100, 9);
     assert_lease_lost(
         store
-            .complete_job(job.id, 1, r#"{"stale":true}"#, [&big])
+            .complete_job(job.id, 1, r#"{"stale":true}"#, DONE, [&big])
             .await,
     );
     assert_lease_lost(store.fail_job(job.id, 1, "internal_error", "stale").await);
@@ -786,7 +789,7 @@ async fn expired_lease_is_reclaimed_and_fenced(store: Store) {
         .expect("heartbeat");
     assert!(!ack.cancel_requested);
     store
-        .complete_job(job.id, 2, r#"{"ok":true}"#, [b"a,b\n".as_slice()])
+        .complete_job(job.id, 2, r#"{"ok":true}"#, DONE, [b"a,b\n".as_slice()])
         .await
         .expect("complete");
     assert_eq!(
@@ -801,7 +804,11 @@ async fn expired_lease_is_reclaimed_and_fenced(store: Store) {
     // a finished job is never reclaimed, and its attempt can no longer write
     assert_eq!(store.claim_next("late", 0).await.expect("claim"), None);
     assert_lease_lost(store.record_heartbeat(job.id, 2, "{}", 60_000).await);
-    assert_lease_lost(store.complete_job(job.id, 2, "{}", [b"x".as_slice()]).await);
+    assert_lease_lost(
+        store
+            .complete_job(job.id, 2, "{}", DONE, [b"x".as_slice()])
+            .await,
+    );
 }
 
 async fn cancel_queued_and_running_jobs(store: Store) {
@@ -906,6 +913,7 @@ async fn complete_fail_and_release(store: Store) {
             ok.id,
             claimed.attempt,
             r#"{"k":5}"#,
+            DONE,
             output.chunks(300_001).collect::<Vec<_>>(),
         )
         .await
@@ -995,7 +1003,7 @@ async fn retention_purges_old_data_but_not_live_jobs(store: Store) {
         .expect("job");
     assert_eq!(claimed.id, done.id);
     store
-        .complete_job(done.id, claimed.attempt, "{}", [b"out".as_slice()])
+        .complete_job(done.id, claimed.attempt, "{}", DONE, [b"out".as_slice()])
         .await
         .expect("complete");
     let live = job(&store, t, live_data).await;
@@ -1129,7 +1137,7 @@ async fn claims_are_fair_across_tenants(store: Store) {
     assert_eq!(first.id, backlog[0]);
     let quiet = job(&store, b, data_b).await;
     store
-        .complete_job(first.id, first.attempt, "{}", [b"x".as_slice()])
+        .complete_job(first.id, first.attempt, "{}", DONE, [b"x".as_slice()])
         .await
         .expect("complete");
     // the quiet tenant's job is next, not after the 199 older ones
@@ -1218,7 +1226,7 @@ async fn a_tenant_at_its_cap_waits_while_others_run(store: Store) {
     let first = first.expect("first");
     let third = third.expect("third");
     store
-        .complete_job(first.id, first.attempt, "{}", [b"x".as_slice()])
+        .complete_job(first.id, first.attempt, "{}", DONE, [b"x".as_slice()])
         .await
         .expect("complete");
     store

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anonymizer::core::control::Control;
+use anonymizer::core::control::{Control, Progress, Stage};
 use anonymizer::core::error::CoreError;
 use anonymizer::domain::run::RunError;
 use anonymizer::store::{Backend, DatasetMeta, Job, JobFilter, JobState, Store, CHUNK_SIZE};
@@ -57,6 +57,7 @@ on_both_backends!(
     the_tenant_cap_keeps_a_slot_for_another_tenant,
     a_job_larger_than_the_memory_budget_fails_with_its_code,
     jobs_that_do_not_fit_the_memory_budget_together_run_one_after_another,
+    progress_only_grows_and_ends_at_one_when_done,
 );
 
 async fn run_sqlite<F, Fut>(case: F)
@@ -341,6 +342,99 @@ async fn concurrent_workers_run_distinct_jobs_once(store: Store) {
         text.contains("anonymizer_job_duration_seconds_count{outcome=\"succeeded\"} 20"),
         "{text}"
     );
+}
+
+/// The real pipeline's control, with a pause at each stage so that heartbeats store every stage.
+struct Lingering<'c> {
+    inner: &'c dyn Control,
+}
+
+impl Control for Lingering<'_> {
+    fn is_cancelled(&self) -> bool {
+        self.inner.is_cancelled()
+    }
+    fn report(&self, progress: Progress) {
+        self.inner.report(progress);
+    }
+    fn enter(&self, stage: Stage) {
+        self.inner.enter(stage);
+        std::thread::sleep(Duration::from_millis(80));
+    }
+}
+
+async fn progress_only_grows_and_ends_at_one_when_done(store: Store) {
+    let t = tenant(&store).await;
+    let data = arx_dataset(&store, t).await;
+    let job = queue(&store, t, data, &arx_spec(2)).await;
+    let executor: Executor = Arc::new(|input: &JobInput<'_>, control: &dyn Control| {
+        run_pipeline(input, &Lingering { inner: control })
+    });
+    // a 150 ms lease beats every 50 ms
+    let worker = worker_with(
+        &store,
+        settings(Duration::from_millis(150), Duration::from_secs(60)),
+    )
+    .with_executor(executor);
+    let running = tokio::spawn(async move { worker.run_once().await });
+    let mut seen: Vec<serde_json::Value> = Vec::new();
+    let started = Instant::now();
+    loop {
+        let current = get(&store, t, job.id).await;
+        if let Some(progress) = current.progress_json.as_deref() {
+            let progress: serde_json::Value = serde_json::from_str(progress).expect("json");
+            if seen.last() != Some(&progress) {
+                seen.push(progress);
+            }
+        }
+        if current.state == JobState::Succeeded {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the job did not succeed: {:?}, {seen:?}",
+            current.state
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let summary = running.await.expect("join").expect("claim").expect("a job");
+    assert_eq!(summary.outcome, JobOutcome::Succeeded);
+    let order = [
+        "loading",
+        "searching",
+        "verifying",
+        "measuring",
+        "writing",
+        "done",
+    ];
+    let stage = |p: &serde_json::Value| {
+        order
+            .iter()
+            .position(|s| p["phase"] == *s)
+            .unwrap_or_else(|| panic!("unknown phase in {p}"))
+    };
+    for pair in seen.windows(2) {
+        let (before, after) = (&pair[0], &pair[1]);
+        assert!(stage(before) <= stage(after), "{before} then {after}");
+        let (f0, f1) = (
+            before["fraction"].as_f64().expect("fraction"),
+            after["fraction"].as_f64().expect("fraction"),
+        );
+        assert!(f0 <= f1, "the fraction fell: {before} then {after}");
+        if stage(before) == stage(after) {
+            assert!(before["phase_fraction"].as_f64() <= after["phase_fraction"].as_f64());
+        }
+    }
+    let phases: Vec<&str> = seen.iter().filter_map(|p| p["phase"].as_str()).collect();
+    for expected in ["searching", "verifying", "measuring", "writing"] {
+        assert!(
+            phases.contains(&expected),
+            "{expected} never stored: {phases:?}"
+        );
+    }
+    let last = seen.last().expect("progress");
+    assert_eq!(last["phase"], "done", "{seen:?}");
+    assert_eq!(last["fraction"], 1.0);
+    assert_eq!(last["phase_fraction"], 1.0);
 }
 
 async fn a_panicking_engine_fails_the_job_and_the_worker_lives_on(store: Store) {

@@ -2,7 +2,7 @@
 //! solution, a non-solution makes every specialization a non-solution. One byte per node; tagging walks
 //! the up-set or down-set and stops at nodes already tagged, so all tagging in a run costs O(|lattice| · q).
 
-use crate::core::control::Pace;
+use crate::core::control::{Pace, Phase, Progress};
 use crate::core::error::CoreError;
 use crate::core::lattice::{Lattice, NodeId};
 
@@ -121,6 +121,13 @@ impl Tags {
                 }
             }
         }
+        // a node is settled once tagged or checked (and checked nodes are tagged), so the tagged share
+        // estimates the work done better than the checks over the lattice size
+        pace.report(Progress {
+            phase: Phase::Searching,
+            done: self.tagged,
+            total: self.state.len() as u64,
+        });
         Ok(())
     }
 }

@@ -6,12 +6,13 @@
 pub mod local;
 pub mod local_output;
 pub mod memory;
+pub mod progress;
 
 use std::io::Write;
 use std::time::Instant;
 
 use crate::codec::{write_rendering, CodecError, CsvOptions};
-use crate::core::control::Control;
+use crate::core::control::{Control, Stage};
 use crate::core::data::Table;
 use crate::core::engine::{anonymize, Outcome};
 use crate::core::error::CoreError;
@@ -77,9 +78,11 @@ pub fn run_job<'t>(
     let prepared = prepared.then(|parts, kind| -> Result<Anonymized, RunError> {
         Ok(match kind {
             JobKind::FullDomain => {
+                control.enter(Stage::Searching);
                 Anonymized::FullDomain(anonymize(&parts.input(table), &parts.plan, control)?)
             }
             JobKind::Local(plan) => {
+                control.enter(Stage::Recoding);
                 let input = plan.input(table, parts.input(table).sensitive);
                 let run = run_local(table, &input, &plan, &parts.plan.privacy_models, control)?;
                 let publication = Publication::new(table, &plan, &run.recoding);
@@ -97,6 +100,7 @@ pub fn run_job<'t>(
         prepared,
         elapsed_ms,
     };
+    control.enter(Stage::Verifying);
     let rendering = completed.rendering();
     verify(&rendering, &completed.prepared.requirements)?;
     if let Anonymized::Local {
