@@ -124,7 +124,9 @@ fn cancelled_before_start_does_no_work() {
 }
 
 #[test]
-fn progress_counts_checked_nodes_of_the_lattice() {
+fn progress_counts_settled_nodes_of_the_lattice() {
+    // Flash tags as it checks: its progress is the share of the lattice settled by a check or a tag,
+    // which only grows and reaches the whole lattice when the search ends
     let control = CancelAfter::new(u64::MAX);
     let checked = run("flash", &control).expect("completes");
     let reports = control.reports.lock().unwrap();
@@ -137,5 +139,6 @@ fn progress_counts_checked_nodes_of_the_lattice() {
         .iter()
         .all(|p| p.total == 12_960 && p.done <= p.total));
     assert!(searching.windows(2).all(|w| w[0].done <= w[1].done));
-    assert!(searching.last().unwrap().done <= checked);
+    assert_eq!(searching.last().unwrap().done, 12_960);
+    assert!(checked < 12_960, "tags settled most nodes without a check");
 }

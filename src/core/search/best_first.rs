@@ -38,7 +38,7 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
     let lattice = ev.lattice().clone();
     let metric = ev.metric();
     let exact_bound = metric.is_data_independent();
-    let mut tags = Tags::new(&lattice);
+    let mut tags = Tags::for_search(ev);
     let mut seen = vec![false; lattice.size() as usize];
     let mut heap = BinaryHeap::new();
     let mut levels = vec![0u8; lattice.dimensions()];

@@ -55,6 +55,9 @@ pub struct Evaluator<'a> {
     levels: Vec<u8>,
     /// Checks and grouping work of pre-passes run on sibling evaluators (counted in the statistics).
     pre_pass: (u64, u64),
+    /// The search tags nodes, and its [`Tags`](super::Tags) report the settled share of the lattice;
+    /// checks then report nothing themselves (one counter per report stream).
+    progress_by_tags: bool,
 }
 
 impl<'a> Evaluator<'a> {
@@ -101,6 +104,7 @@ impl<'a> Evaluator<'a> {
             kept: Vec::new(),
             levels: vec![0; dims],
             pre_pass: (0, 0),
+            progress_by_tags: false,
         }
     }
 
@@ -220,7 +224,7 @@ impl<'a> Evaluator<'a> {
         self.known.insert(id, check);
         self.order.push(id);
         let n = self.known.len() as u64;
-        if n.is_power_of_two() || n % 256 == 0 {
+        if !self.progress_by_tags && (n.is_power_of_two() || n % 256 == 0) {
             self.control.report(Progress {
                 phase: Phase::Searching,
                 done: n,
@@ -228,6 +232,11 @@ impl<'a> Evaluator<'a> {
             });
         }
         Ok(check)
+    }
+
+    /// From now on, progress counts the nodes settled by the search's tags, not the checks.
+    pub fn report_progress_by_tags(&mut self) {
+        self.progress_by_tags = true;
     }
 
     /// A [`Pace`] on the caller's control, for search loops that visit many nodes without checking them.

@@ -21,7 +21,7 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
     let lattice = ev.lattice().clone();
     let mut flash = Flash {
         order: Order::new(&lattice),
-        tags: Tags::new(&lattice),
+        tags: Tags::for_search(ev),
         heap: BinaryHeap::new(),
         lattice,
     };

@@ -29,7 +29,7 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
     let lattice = ev.lattice().clone();
     let max = lattice.max_levels().to_vec();
     let dims = max.len();
-    let mut tags = Tags::new(&lattice);
+    let mut tags = Tags::for_search(ev);
     if dims == 0 {
         let check = ev.check(0)?;
         tags.tag(0, check.is_solution, &mut ev.pace())?;

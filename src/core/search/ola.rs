@@ -20,7 +20,7 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
     let lattice = ev.lattice().clone();
     let mut ola = Ola {
         lattice: lattice.clone(),
-        tags: Tags::new(&lattice),
+        tags: Tags::for_search(ev),
         osc: Vec::new(),
     };
     let bottom = vec![0u8; lattice.dimensions()];

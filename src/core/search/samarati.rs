@@ -9,7 +9,7 @@ use crate::core::lattice::{Lattice, NodeId};
 /// Runs Samarati's search and returns the solutions on the lowest solution height.
 pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
     let lattice = ev.lattice().clone();
-    let mut tags = Tags::new(&lattice);
+    let mut tags = Tags::for_search(ev);
     let top = lattice.max_levels().to_vec();
     let top_id = lattice.id(&top);
     if !resolve(ev, &mut tags, top_id)? {

@@ -2,6 +2,7 @@
 //! solution, a non-solution makes every specialization a non-solution. One byte per node; tagging walks
 //! the up-set or down-set and stops at nodes already tagged, so all tagging in a run costs O(|lattice| · q).
 
+use super::Evaluator;
 use crate::core::control::{Pace, Phase, Progress};
 use crate::core::error::CoreError;
 use crate::core::lattice::{Lattice, NodeId};
@@ -30,6 +31,13 @@ pub struct Tags {
 }
 
 impl Tags {
+    /// Tags for the lattice of `ev`'s search, all unknown; the search's progress is then the tagged share
+    /// of the lattice. The caller checks the size against [`MAX_TAGGED_NODES`].
+    pub fn for_search(ev: &mut Evaluator<'_>) -> Self {
+        ev.report_progress_by_tags();
+        Self::new(ev.lattice())
+    }
+
     /// All nodes unknown. The caller checks the size against [`MAX_TAGGED_NODES`].
     pub fn new(lattice: &Lattice) -> Self {
         Self {
