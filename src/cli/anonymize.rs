@@ -51,6 +51,9 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
     });
     progress.finish();
     written?;
+    if args.timings {
+        eprintln!("{}", progress.stage_summary());
+    }
     let elapsed_ms = completed.elapsed_ms();
     match &args.report {
         Some(path) => write_atomically(path, |w| {

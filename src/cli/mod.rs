@@ -2,6 +2,7 @@
 
 pub mod anonymize;
 pub mod assess;
+pub mod generate;
 pub mod keys;
 mod progress;
 pub mod serve;
@@ -29,6 +30,9 @@ pub enum Command {
     Assess(AssessArgs),
     /// Run the HTTP service (API and workers).
     Serve(Box<crate::config::ServeConfig>),
+    /// Write a synthetic census-like table (ZIP code, birth date, sex, ...), its hierarchies and job specs
+    /// into a directory, for benchmarks and trials.
+    Generate(GenerateArgs),
     /// Manage API keys in the service's database.
     #[command(subcommand)]
     Keys(KeysCommand),
@@ -80,10 +84,29 @@ pub struct AnonymizeArgs {
     /// Never show a progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Print the time of each stage (loading, searching or recoding, verifying, measuring, writing) to
+    /// stderr at the end.
+    #[arg(long)]
+    pub timings: bool,
     /// Longest CSV field of the input, in bytes; a longer one is an error naming its line.
     #[arg(long, default_value_t = crate::codec::DEFAULT_MAX_FIELD_BYTES,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub csv_field_limit: usize,
+}
+
+/// Arguments of `generate`.
+#[derive(Debug, clap::Args)]
+pub struct GenerateArgs {
+    /// Number of records.
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub records: usize,
+    /// The generator's seed: the same seed gives the same table.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// The directory to write into (created if missing): `census.csv`, `hierarchy_<column>.csv` and one
+    /// spec per benchmark case.
+    #[arg(long)]
+    pub output: PathBuf,
 }
 
 /// Arguments of `assess`.
@@ -122,6 +145,7 @@ pub fn run(cli: Cli) -> Result<(), String> {
         Command::Anonymize(args) => anonymize::run(&args),
         Command::Assess(args) => assess::run(&args),
         Command::Serve(config) => serve::run(*config),
+        Command::Generate(args) => generate::run(&args),
         Command::Keys(command) => keys::run(command),
     }
 }

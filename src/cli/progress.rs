@@ -44,6 +44,25 @@ impl TerminalProgress {
         self.bar.finish_and_clear();
     }
 
+    /// One line with the time of each stage: `stages: loading 0.41 s (38 %), searching …`.
+    pub fn stage_summary(&self) -> String {
+        let times = self.progress.stage_times();
+        let total: f64 = times.iter().map(|t| t.1.as_secs_f64()).sum();
+        let parts: Vec<String> = times
+            .iter()
+            .map(|(stage, time)| {
+                let seconds = time.as_secs_f64();
+                let share = if total > 0.0 {
+                    100.0 * seconds / total
+                } else {
+                    0.0
+                };
+                format!("{} {seconds:.3} s ({share:.0} %)", stage_name(*stage))
+            })
+            .collect();
+        format!("stages: {} (total {total:.3} s)", parts.join(", "))
+    }
+
     fn show(&self) {
         let view = self.progress.view();
         self.bar.set_prefix(label(&view));
@@ -56,9 +75,8 @@ impl TerminalProgress {
     }
 }
 
-/// "searching (selecting)", "recoding (partitioning)", "writing"...
-fn label(view: &ProgressView) -> String {
-    let stage = match view.phase {
+fn stage_name(stage: Stage) -> &'static str {
+    match stage {
         Stage::Loading => "loading",
         Stage::Searching => "searching",
         Stage::Recoding => "recoding",
@@ -66,7 +84,12 @@ fn label(view: &ProgressView) -> String {
         Stage::Measuring => "measuring",
         Stage::Writing => "writing",
         Stage::Done => "done",
-    };
+    }
+}
+
+/// "searching (selecting)", "recoding (partitioning)", "writing"...
+fn label(view: &ProgressView) -> String {
+    let stage = stage_name(view.phase);
     let step = view.step.map(|step| match step {
         Phase::Preparing => "preparing",
         Phase::Searching => "checking nodes",

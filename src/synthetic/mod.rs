@@ -1,8 +1,9 @@
 //! Synthetic tables for benchmarks and load tests: seeded, deterministic generators that build encoded
-//! [`Table`]s directly (no text per cell): adult-shaped tables at any size, and tables with planted
-//! functional dependencies; a CSV writer for small generated tables.
+//! [`Table`]s directly (no text per cell): adult-shaped tables at any size, census-like tables with
+//! realistic uniqueness, and tables with planted functional dependencies; a CSV writer for small generated tables.
 
 pub mod adult;
+pub mod census;
 pub mod dependencies;
 
 use std::io::{self, Write};

@@ -67,6 +67,8 @@ pub struct ProgressView {
 pub struct JobProgress {
     view: Mutex<ProgressView>,
     started: Instant,
+    /// When each stage after the first was entered, in order.
+    entered: Mutex<Vec<(Stage, Instant)>>,
 }
 
 impl Default for JobProgress {
@@ -88,6 +90,7 @@ impl JobProgress {
                 fraction: 0.0,
             }),
             started: Instant::now(),
+            entered: Mutex::new(Vec::new()),
         }
     }
 
@@ -98,6 +101,9 @@ impl JobProgress {
             return;
         }
         let (start, _) = stage_span(stage);
+        if let Ok(mut entered) = self.entered.lock() {
+            entered.push((stage, Instant::now()));
+        }
         *view = ProgressView {
             phase: stage,
             step: None,
@@ -130,6 +136,24 @@ impl JobProgress {
     /// Time since the job started.
     pub fn elapsed(&self) -> Duration {
         self.started.elapsed()
+    }
+
+    /// How long each stage took so far, in order (the current one until now).
+    pub fn stage_times(&self) -> Vec<(Stage, Duration)> {
+        let entered = match self.entered.lock() {
+            Ok(entered) => entered.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        };
+        let mut times = Vec::with_capacity(entered.len() + 1);
+        let mut current = (Stage::Loading, self.started);
+        for (stage, at) in entered {
+            times.push((current.0, at.duration_since(current.1)));
+            current = (stage, at);
+        }
+        if current.0 != Stage::Done {
+            times.push((current.0, current.1.elapsed()));
+        }
+        times
     }
 
     /// The time left if the rest goes at the pace so far; none before 2 % of the job is done.
@@ -225,6 +249,19 @@ mod tests {
             loading,
             serde_json::json!({"phase": "loading", "done": 0, "total": 0, "phase_fraction": 0.0, "fraction": 0.0})
         );
+    }
+
+    #[test]
+    fn stage_times_follow_the_stages_entered() {
+        let p = JobProgress::new();
+        p.enter(Stage::Searching);
+        p.enter(Stage::Writing);
+        let stages: Vec<Stage> = p.stage_times().iter().map(|t| t.0).collect();
+        assert_eq!(stages, [Stage::Loading, Stage::Searching, Stage::Writing]);
+        p.enter(Stage::Done);
+        let times = p.stage_times();
+        assert_eq!(times.len(), 3);
+        assert!(times.iter().map(|t| t.1).sum::<Duration>() <= p.elapsed());
     }
 
     #[test]
