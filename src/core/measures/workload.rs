@@ -15,8 +15,10 @@
 //! - Relative error `|published − true| / max(true, 1)`, averaged over the queries.
 //!
 //! Cost: records are aggregated once into original and published classes; a query then costs
-//! `O(classes · d)` lookups plus `O(cells · log)` for the covered fractions of the used cells.
+//! `O(classes · d)` lookups plus `O(cells · log)` for the covered fractions of the used cells. Queries
+//! are independent and answered in parallel on the caller's rayon pool (the job's threads).
 
+use rayon::prelude::*;
 use serde::Serialize;
 
 use super::cells::CellColumn;
@@ -202,27 +204,37 @@ pub fn query_workload(
         .enumerate()
         .map(|(j, c)| CellIndex::new(c, &ranks[j], &published_cells, q, j))
         .collect();
-    let mut seen: Vec<Vec<u32>> = columns
-        .iter()
-        .map(|c| vec![u32::MAX; c.cells.len()])
-        .collect();
+    // the queries are drawn in order (the workload depends on the seed only), answered on the job's
+    // rayon pool, and their errors summed in order (the same mean whatever the number of threads)
     let mut generator = SplitMix64(workload.seed);
-    let mut total_error = 0.0;
-    for number in 0..workload.queries {
-        let query = draw(&mut generator, &domains, workload.max_dimensions);
-        let truth = true_count(&query, &original_ranks, q, &original.sizes, &originals);
-        let estimate = published_estimate(
-            &query,
-            number,
-            &publisheds,
-            &published_cells,
-            q,
-            &published.sizes,
-            &domains,
-            &mut seen,
-        );
-        total_error += (estimate - truth as f64).abs() / (truth.max(1) as f64);
-    }
+    let queries: Vec<Query> = (0..workload.queries)
+        .map(|_| draw(&mut generator, &domains, workload.max_dimensions))
+        .collect();
+    let fresh_seen = || -> Vec<Vec<u32>> {
+        columns
+            .iter()
+            .map(|c| vec![u32::MAX; c.cells.len()])
+            .collect()
+    };
+    let errors: Vec<f64> = queries
+        .par_iter()
+        .enumerate()
+        .map_init(fresh_seen, |seen, (number, query)| {
+            let truth = true_count(query, &original_ranks, q, &original.sizes, &originals);
+            let estimate = published_estimate(
+                query,
+                number as u32,
+                &publisheds,
+                &published_cells,
+                q,
+                &published.sizes,
+                &domains,
+                seen,
+            );
+            (estimate - truth as f64).abs() / (truth.max(1) as f64)
+        })
+        .collect();
+    let total_error: f64 = errors.iter().sum();
     result.mean_relative_error = total_error / workload.queries as f64;
     result
 }
