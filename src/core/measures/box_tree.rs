@@ -5,7 +5,10 @@
 //! combinations (Bentley 1975), each node holding its bounding box and the records below it. A query adds
 //! whole subtrees that lie inside the box and skips those outside, so narrow boxes cost about
 //! `O(log n + reported boundary)` each instead of a scan of every combination. Exact: the counts are the
-//! same integers as the scan's, which stays the test oracle.
+//! same integers as the scan's, which stays the test oracle. The classes are counted in parallel on the
+//! caller's rayon pool.
+
+use rayon::prelude::*;
 
 use super::cells::CellColumn;
 use super::classes::Classes;
@@ -27,6 +30,9 @@ struct Node {
 /// A k-d tree over weighted points of `dims` coordinates.
 struct KdTree {
     dims: usize,
+    /// Per dimension, the number of places (a split divides the dimension whose points spread over the
+    /// largest share of it, so small domains such as sex are split as well as ZIP codes).
+    extents: Vec<u32>,
     /// Coordinates, point by point (`dims` each), in tree order.
     coordinates: Vec<u32>,
     weights: Vec<u64>,
@@ -36,10 +42,11 @@ struct KdTree {
 }
 
 impl KdTree {
-    fn new(dims: usize, coordinates: Vec<u32>, weights: Vec<u64>) -> Self {
+    fn new(dims: usize, extents: Vec<u32>, coordinates: Vec<u32>, weights: Vec<u64>) -> Self {
         let points = weights.len();
         let mut tree = KdTree {
             dims,
+            extents,
             coordinates,
             weights,
             nodes: Vec::with_capacity(2 * points / LEAF + 2),
@@ -88,8 +95,9 @@ impl KdTree {
         self.bounds.extend_from_slice(&low);
         self.bounds.extend_from_slice(&high);
         // split the widest dimension at its median, unless the node is small or a single point
+        let spread = |d: usize| f64::from(high[d] - low[d]) / f64::from(self.extents[d].max(1));
         let split = (0..dims)
-            .max_by_key(|&d| high[d] - low[d])
+            .max_by(|&a, &b| spread(a).total_cmp(&spread(b)))
             .filter(|&d| end - start > LEAF && high[d] > low[d]);
         if let Some(d) = split {
             let middle = start + (end - start) / 2;
@@ -191,21 +199,24 @@ pub(super) fn by_ranges(
             coordinates.push(column.position[column.codes[r as usize] as usize]);
         }
     }
-    let tree = KdTree::new(dims, coordinates, original.sizes.clone());
-    let mut low = vec![0u32; dims];
-    let mut high = vec![0u32; dims];
+    let extents = columns.iter().map(|c| c.domain as u32).collect();
+    let tree = KdTree::new(dims, extents, coordinates, original.sizes.clone());
+    // the classes' counts are independent: counted in parallel on the caller's rayon pool
     Some(
         published
             .representative
-            .iter()
-            .map(|&r| {
-                for (j, column) in columns.iter().enumerate() {
-                    let (l, h) = ranges[j][column.cell_of[r as usize] as usize];
-                    low[j] = l;
-                    high[j] = h;
-                }
-                tree.count(&low, &high)
-            })
+            .par_iter()
+            .map_init(
+                || (vec![0u32; dims], vec![0u32; dims]),
+                |(low, high), &r| {
+                    for (j, column) in columns.iter().enumerate() {
+                        let (l, h) = ranges[j][column.cell_of[r as usize] as usize];
+                        low[j] = l;
+                        high[j] = h;
+                    }
+                    tree.count(low, high)
+                },
+            )
             .collect(),
     )
 }
@@ -225,7 +236,7 @@ mod tests {
                 weights.push(u64::from(x) + 1);
             }
         }
-        let tree = KdTree::new(2, coordinates, weights);
+        let tree = KdTree::new(2, vec![40, 40], coordinates, weights);
         let brute = |low: [u32; 2], high: [u32; 2]| -> u64 {
             (low[0]..=high[0])
                 .map(|x| u64::from(x + 1) * u64::from(high[1] - low[1] + 1))
@@ -244,7 +255,10 @@ mod tests {
             );
         }
         assert_eq!(tree.count(&[41, 0], &[50, 39]), 0);
-        assert_eq!(KdTree::new(2, vec![], vec![]).count(&[0, 0], &[9, 9]), 0);
+        assert_eq!(
+            KdTree::new(2, vec![10, 10], vec![], vec![]).count(&[0, 0], &[9, 9]),
+            0
+        );
     }
 
     mod properties {
