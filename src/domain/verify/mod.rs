@@ -1,5 +1,5 @@
 //! Verifies an anonymized table before it is published, independently of the engine: the rendered
-//! quasi-identifier texts of every output record are grouped with a hash map (no dictionaries, no
+//! quasi-identifier texts of every output record are grouped with hash maps (no engine dictionaries, no
 //! hierarchies, no lattice), and every class must meet the requested privacy models. Records whose
 //! quasi-identifiers are all `*` reveal nothing and are exempt (they are the suppressed records, or the
 //! single class of the most general transformation).
@@ -22,6 +22,8 @@ pub use requirement::{CategorySets, ClassRequirement, ClosenessGround, MinClassS
 
 use std::collections::HashMap;
 
+use rustc_hash::FxHashMap;
+
 use crate::core::render::{Rendering, SUPPRESSED};
 
 /// Checks that every published class has at least `min_class_size` records.
@@ -42,15 +44,7 @@ pub fn verify(
     let quasi: Vec<usize> = (0..width)
         .filter(|&c| rendering.is_generalized(c))
         .collect();
-    // class key → record indices
-    let mut classes: HashMap<Vec<&str>, Vec<usize>> = HashMap::new();
-    for row in rendering.rows() {
-        let key: Vec<&str> = quasi.iter().map(|&c| rendering.cell(row, c)).collect();
-        if key.iter().all(|&v| v == SUPPRESSED) {
-            continue;
-        }
-        classes.entry(key).or_default().push(row);
-    }
+    let classes = rendered_classes(rendering, &quasi);
     let column_of = |name: &str| {
         header
             .iter()
@@ -60,7 +54,7 @@ pub fn verify(
     for requirement in requirements {
         if let Some(needed) = requirement.min_class_size() {
             if let Some(size) = classes
-                .values()
+                .iter()
                 .map(|rows| rows.len() as u64)
                 .filter(|&n| n < needed)
                 .min()
@@ -73,7 +67,7 @@ pub fn verify(
             continue;
         };
         let column = column_of(column)?;
-        for rows in classes.values() {
+        for rows in &classes {
             let mut counts: HashMap<&str, u64> = HashMap::new();
             for &row in rows {
                 *counts.entry(rendering.cell(row, column)).or_insert(0) += 1;
@@ -88,6 +82,42 @@ pub fn verify(
         }
     }
     Ok(())
+}
+
+/// The records of every class of the rendered table: records are grouped by the texts of their
+/// `quasi` cells (records whose cells are all `*` are left out). Each column's texts are numbered first,
+/// so a record's key is a row of numbers in one flat array (no allocation per record).
+fn rendered_classes(rendering: &Rendering<'_>, quasi: &[usize]) -> Vec<Vec<usize>> {
+    let width = quasi.len();
+    let rows: Vec<usize> = rendering.rows().collect();
+    let mut numbers: Vec<FxHashMap<&str, u32>> = vec![FxHashMap::default(); width];
+    let mut keys: Vec<u32> = Vec::with_capacity(rows.len() * width);
+    let mut exempt: Vec<bool> = Vec::with_capacity(rows.len());
+    for &row in &rows {
+        let mut all_suppressed = true;
+        for (i, &c) in quasi.iter().enumerate() {
+            let text = rendering.cell(row, c);
+            all_suppressed &= text == SUPPRESSED;
+            let next = numbers[i].len() as u32;
+            keys.push(*numbers[i].entry(text).or_insert(next));
+        }
+        exempt.push(all_suppressed);
+    }
+    let mut class_of: FxHashMap<&[u32], usize> = FxHashMap::default();
+    let mut classes: Vec<Vec<usize>> = Vec::new();
+    for (i, &row) in rows.iter().enumerate() {
+        if exempt[i] {
+            continue;
+        }
+        let key = &keys[i * width..(i + 1) * width];
+        let next = classes.len();
+        let class = *class_of.entry(key).or_insert(next);
+        if class == next {
+            classes.push(Vec::new());
+        }
+        classes[class].push(row);
+    }
+    classes
 }
 
 #[cfg(test)]

@@ -7,6 +7,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use rustc_hash::FxHashMap;
+
 use crate::core::render::{Rendering, SUPPRESSED};
 
 use super::error::VerificationError;
@@ -40,28 +42,41 @@ pub fn verify_recoded(
     expected: usize,
     allowed_uncovered: u64,
 ) -> Result<(), VerificationError> {
-    let mut seen = HashSet::with_capacity(expected);
+    let mut seen: Vec<bool> = Vec::with_capacity(expected);
+    let mut listed = 0usize;
     let mut uncovered = 0u64;
+    // the same published text and original value recur in many records: each pair is checked once per
+    // column (keyed by where the text lives, its length and the value's code)
+    let mut checked: Vec<FxHashMap<(usize, usize, u32), bool>> =
+        vec![FxHashMap::default(); columns.len()];
     for row in rendering.rows() {
-        if !seen.insert(row) {
+        if row >= seen.len() {
+            seen.resize(row + 1, false);
+        }
+        if std::mem::replace(&mut seen[row], true) {
             return Err(VerificationError::RecordsNotPreserved {
                 expected: expected as u64,
-                found: seen.len() as u64 + 1,
+                found: listed as u64 + 1,
             });
         }
-        for check in columns {
+        listed += 1;
+        for (check, memo) in columns.iter().zip(checked.iter_mut()) {
             let published = rendering.cell(row, check.column);
             let source = rendering.source(check.column);
-            let original = source.dictionary.value(source.codes[row]);
-            if !covers(&check.coverage, published, original) {
+            let code = source.codes[row];
+            let key = (published.as_ptr() as usize, published.len(), code);
+            let covered = *memo.entry(key).or_insert_with(|| {
+                covers(&check.coverage, published, source.dictionary.value(code))
+            });
+            if !covered {
                 uncovered += 1;
             }
         }
     }
-    if seen.len() != expected {
+    if listed != expected {
         return Err(VerificationError::RecordsNotPreserved {
             expected: expected as u64,
-            found: seen.len() as u64,
+            found: listed as u64,
         });
     }
     if uncovered > allowed_uncovered {
@@ -121,6 +136,58 @@ fn range_splits(text: &str) -> impl Iterator<Item = (&str, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::data::Table;
+    use crate::core::render::{CellTexts, OutputColumn};
+
+    /// Ages 25, 25, 31, 31, 40 in groups 0, 0, 1, 1, 1 publishing `[20-29]` and `[30-39]`: the last
+    /// record's cell does not cover 40, and each repeated (text, value) pair counts every time.
+    #[test]
+    fn counts_every_uncovered_cell_and_every_listed_record() {
+        let table = Table::from_rows(
+            &["age"],
+            &[vec!["25"], vec!["25"], vec!["31"], vec!["31"], vec!["40"]],
+        );
+        let texts = CellTexts::from_parts(vec!["[20-29]".into(), "[30-39]".into()], vec![0, 1]);
+        let group_of = [0u32, 0, 1, 1, 1];
+        let column = || OutputColumn::Recoded {
+            column: table.column(0),
+            group_of: &group_of,
+            texts: &texts,
+        };
+        let none = [false; 5];
+        let numeric = [ColumnCoverage {
+            column: 0,
+            coverage: Coverage::Numeric,
+        }];
+        let rendering = Rendering::new(vec![column()], &none, false);
+        assert_eq!(
+            verify_recoded(&rendering, &numeric, 5, 0),
+            Err(VerificationError::CellsNotCovering {
+                cells: 1,
+                allowed: 0
+            })
+        );
+        assert_eq!(verify_recoded(&rendering, &numeric, 5, 1), Ok(()));
+        // the record of age 40 listed twice (and one record missing)
+        let order = [0u32, 1, 2, 4, 4];
+        let twice = Rendering::new(vec![column()], &none, false).with_order(&order);
+        assert_eq!(
+            verify_recoded(&twice, &numeric, 5, 5),
+            Err(VerificationError::RecordsNotPreserved {
+                expected: 5,
+                found: 5
+            })
+        );
+        let short = [0u32, 1, 2, 3];
+        let missing = Rendering::new(vec![column()], &none, false).with_order(&short);
+        assert_eq!(
+            verify_recoded(&missing, &numeric, 5, 5),
+            Err(VerificationError::RecordsNotPreserved {
+                expected: 5,
+                found: 4
+            })
+        );
+    }
 
     #[test]
     fn ranges_cover_by_number_or_position() {
