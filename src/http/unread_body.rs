@@ -63,7 +63,12 @@ impl HttpBody for EndTracking {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
+        // a reader that stops once told the body has ended has read it all
+        let ended = self.inner.is_end_stream();
+        if ended {
+            self.finished.store(true, Ordering::Release);
+        }
+        ended
     }
 
     fn size_hint(&self) -> SizeHint {
