@@ -28,9 +28,10 @@ pub fn run(args: &GenerateArgs) -> Result<(), String> {
             w.write_all(text.as_bytes())
         })?;
     }
-    for (name, spec) in specs() {
+    let specs = specs();
+    for (name, spec) in &specs {
         write_file(&dir.join(format!("{name}.json")), |w| {
-            serde_json::to_writer_pretty(&mut *w, &spec)?;
+            serde_json::to_writer_pretty(&mut *w, spec)?;
             w.write_all(b"\n")
         })?;
     }
@@ -39,7 +40,7 @@ pub fn run(args: &GenerateArgs) -> Result<(), String> {
         args.records,
         dir.join(TABLE_FILE).display(),
         CENSUS_QUASI_IDENTIFIERS.len(),
-        specs().len()
+        specs.len()
     );
     Ok(())
 }
@@ -88,7 +89,7 @@ pub fn specs() -> Vec<(&'static str, Value)> {
 
 fn spec(models: &Value, suppression_limit: f64, algorithm: Value) -> Value {
     let mut attributes = serde_json::Map::new();
-    for name in CENSUS_QUASI_IDENTIFIERS {
+    for &name in CENSUS_QUASI_IDENTIFIERS {
         attributes.insert(
             name.to_string(),
             json!({"role": "quasi_identifier", "hierarchy": {"path": hierarchy_file(name)}}),

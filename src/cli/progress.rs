@@ -57,7 +57,7 @@ impl TerminalProgress {
                 } else {
                     0.0
                 };
-                format!("{} {seconds:.3} s ({share:.0} %)", stage_name(*stage))
+                format!("{} {seconds:.3} s ({share:.0} %)", stage.name())
             })
             .collect();
         format!("stages: {} (total {total:.3} s)", parts.join(", "))
@@ -75,21 +75,9 @@ impl TerminalProgress {
     }
 }
 
-fn stage_name(stage: Stage) -> &'static str {
-    match stage {
-        Stage::Loading => "loading",
-        Stage::Searching => "searching",
-        Stage::Recoding => "recoding",
-        Stage::Verifying => "verifying",
-        Stage::Measuring => "measuring",
-        Stage::Writing => "writing",
-        Stage::Done => "done",
-    }
-}
-
 /// "searching (selecting)", "recoding (partitioning)", "writing"...
 fn label(view: &ProgressView) -> String {
-    let stage = stage_name(view.phase);
+    let stage = view.phase.name();
     let step = view.step.map(|step| match step {
         Phase::Preparing => "preparing",
         Phase::Searching => "checking nodes",

@@ -52,6 +52,21 @@ pub enum Stage {
     Done,
 }
 
+impl Stage {
+    /// The stage's name, as serialized.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Loading => "loading",
+            Stage::Searching => "searching",
+            Stage::Recoding => "recoding",
+            Stage::Verifying => "verifying",
+            Stage::Measuring => "measuring",
+            Stage::Writing => "writing",
+            Stage::Done => "done",
+        }
+    }
+}
+
 /// A progress report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Progress {
@@ -163,6 +178,21 @@ impl<'c> Pace<'c> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stage_names_are_their_serialized_names() {
+        for stage in [
+            Stage::Loading,
+            Stage::Searching,
+            Stage::Recoding,
+            Stage::Verifying,
+            Stage::Measuring,
+            Stage::Writing,
+            Stage::Done,
+        ] {
+            assert_eq!(serde_json::to_value(stage).unwrap(), stage.name());
+        }
+    }
     use std::sync::atomic::AtomicU64;
 
     /// Counts its polls; cancels from the given poll on.

@@ -1,6 +1,7 @@
 //! The anonymization engine. Pure: it sees encoded tables, a resolved [`engine::Plan`] and a
 //! [`control::Control`]; it reads no clock, environment, file or network.
 
+pub mod calendar;
 pub mod control;
 pub mod data;
 pub mod engine;

@@ -9,7 +9,6 @@
 //! once.
 
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Instant;
@@ -22,6 +21,7 @@ use axum::response::Response;
 use http_body::{Frame, SizeHint};
 use uuid::Uuid;
 
+use super::request_body::BodyWatch;
 use super::REQUEST_ID_HEADER;
 use crate::audit::{now_rfc3339, AuditEvent, AuditSink, Outcome};
 use crate::store::Principal;
@@ -82,11 +82,13 @@ pub async fn layer(State(sink): State<AuditSink>, request: Request<Body>, next: 
         return next.run(request).await;
     };
     let slot = AuditSlot::default();
-    let bytes_in = Arc::new(AtomicU64::new(0));
+    let head = request.method() == Method::HEAD;
+    let (mut parts, body) = request.into_parts();
+    let (body, request_body) = BodyWatch::wrap(body);
     let mut pending = Pending {
         sink,
         slot: slot.clone(),
-        bytes_in: bytes_in.clone(),
+        request_body,
         started: Instant::now(),
         expected_out: None,
         event: Some(AuditEvent {
@@ -97,22 +99,16 @@ pub async fn layer(State(sink): State<AuditSink>, request: Request<Body>, next: 
             status: None,
             tenant_id: None,
             key_id: None,
-            method: Some(request.method().as_str().to_string()),
+            method: Some(parts.method.as_str().to_string()),
             route: Some(route.as_str().to_string()),
-            resource_id: path_id(route.as_str(), request.uri().path()),
+            resource_id: path_id(route.as_str(), parts.uri.path()),
             bytes_in: 0,
             bytes_out: 0,
             request_id: None,
             duration_ms: None,
         }),
     };
-    let head = request.method() == Method::HEAD;
-    let (mut parts, body) = request.into_parts();
     parts.extensions.insert(slot);
-    let body = Body::new(CountingBody {
-        inner: body,
-        count: bytes_in,
-    });
     // if the client goes away now, dropping `pending` records the request as aborted
     let response = next.run(Request::from_parts(parts, body)).await;
     pending.answered(&response);
@@ -148,7 +144,8 @@ fn request_id(headers: &HeaderMap) -> Option<String> {
 struct Pending {
     sink: AuditSink,
     slot: AuditSlot,
-    bytes_in: Arc<AtomicU64>,
+    /// The request body as the handler reads it.
+    request_body: Arc<BodyWatch>,
     started: Instant,
     /// The answer's `Content-Length`: a server stops polling a body once it has sent that much.
     expected_out: Option<u64>,
@@ -198,7 +195,7 @@ impl Pending {
             event.tenant_id = Some(principal.tenant_id);
             event.key_id = Some(principal.key_id);
         }
-        event.bytes_in = self.bytes_in.load(Ordering::Relaxed);
+        event.bytes_in = self.request_body.bytes_read();
         event.duration_ms =
             Some(u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX));
         event.time = now_rfc3339();
@@ -209,38 +206,6 @@ impl Pending {
 impl Drop for Pending {
     fn drop(&mut self) {
         self.finish(Some(Outcome::Aborted));
-    }
-}
-
-/// A request body that counts the bytes the handler reads.
-struct CountingBody {
-    inner: Body,
-    count: Arc<AtomicU64>,
-}
-
-impl HttpBody for CountingBody {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        let polled = Pin::new(&mut self.inner).poll_frame(cx);
-        if let Poll::Ready(Some(Ok(frame))) = &polled {
-            if let Some(data) = frame.data_ref() {
-                self.count.fetch_add(data.len() as u64, Ordering::Relaxed);
-            }
-        }
-        polled
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
     }
 }
 

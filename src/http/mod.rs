@@ -29,6 +29,7 @@ pub mod linger;
 pub mod metrics;
 pub mod ready;
 pub mod request;
+pub mod request_body;
 pub mod server;
 pub mod state;
 pub mod time;

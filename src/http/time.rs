@@ -1,6 +1,8 @@
 //! Timestamps on the wire: the store keeps unix milliseconds; the API shows RFC 3339 UTC strings with
 //! millisecond precision (`2026-11-21T10:17:00.123Z`).
 
+use crate::core::calendar::civil_from_days;
+
 /// The current time in unix milliseconds (process clock).
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
@@ -21,21 +23,6 @@ pub fn rfc3339(unix_ms: i64) -> String {
         second_of_day % 3600 / 60,
         second_of_day % 60
     )
-}
-
-/// Proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z.rem_euclid(146_097);
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let mp = (5 * day_of_year + 2) / 153;
-    let day = (day_of_year - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 #[cfg(test)]

@@ -9,16 +9,12 @@
 //! answer. This layer marks such answers `Connection: close` (RFC 9112 §9.6), so clients open a new
 //! connection for their next request.
 
-use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::task::{Context, Poll};
-
-use axum::body::{Body, Bytes, HttpBody};
+use axum::body::{Body, HttpBody};
 use axum::http::{header, HeaderValue, Request};
 use axum::middleware::Next;
 use axum::response::Response;
-use http_body::{Frame, SizeHint};
+
+use super::request_body::BodyWatch;
 
 /// Middleware: runs the request with its body wrapped so that reaching the body's end is recorded, and
 /// adds `Connection: close` to the answer when a body was sent and not read to its end.
@@ -27,13 +23,9 @@ pub async fn close_when_body_unread(request: Request<Body>, next: Next) -> Respo
     if body.is_end_stream() {
         return next.run(Request::from_parts(parts, body)).await;
     }
-    let finished = Arc::new(AtomicBool::new(false));
-    let body = Body::new(EndTracking {
-        inner: body,
-        finished: finished.clone(),
-    });
+    let (body, watch) = BodyWatch::wrap(body);
     let mut response = next.run(Request::from_parts(parts, body)).await;
-    if !finished.load(Ordering::Acquire) {
+    if !watch.ended() {
         response
             .headers_mut()
             .insert(header::CONNECTION, HeaderValue::from_static("close"));
@@ -41,44 +33,10 @@ pub async fn close_when_body_unread(request: Request<Body>, next: Next) -> Respo
     response
 }
 
-/// A request body that records when its end has been reached.
-struct EndTracking {
-    inner: Body,
-    finished: Arc<AtomicBool>,
-}
-
-impl HttpBody for EndTracking {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        let polled = Pin::new(&mut self.inner).poll_frame(cx);
-        if matches!(polled, Poll::Ready(None)) || self.inner.is_end_stream() {
-            self.finished.store(true, Ordering::Release);
-        }
-        polled
-    }
-
-    fn is_end_stream(&self) -> bool {
-        // a reader that stops once told the body has ended has read it all
-        let ended = self.inner.is_end_stream();
-        if ended {
-            self.finished.store(true, Ordering::Release);
-        }
-        ended
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::body::Bytes;
     use axum::routing::post;
     use axum::Router;
     use tower::ServiceExt;

@@ -6,6 +6,7 @@
 //! template's range, so the bundled ARX hierarchies (ages 1–100) cover the output. Codes are written
 //! straight into the columns (first-appearance order, like the CSV reader); no text is made per cell.
 
+use super::renumber;
 use crate::core::data::{Column, Dictionary, Table};
 use crate::core::rng::SplitMix64;
 
@@ -149,20 +150,13 @@ impl AdultShape {
     /// Renumbers `column` (template codes, or age offsets) in first-appearance order and returns its
     /// dictionary: one text per distinct value, not per cell.
     fn recode(&self, j: usize, domain: usize, column: &mut [u32]) -> Dictionary {
-        let mut new_code = vec![u32::MAX; domain];
-        let mut dictionary = Dictionary::new();
-        for code in column.iter_mut() {
-            let slot = &mut new_code[*code as usize];
-            if *slot == u32::MAX {
-                *slot = if j == AGE {
-                    dictionary.intern(&(self.min_age + *code).to_string())
-                } else {
-                    dictionary.intern(self.dictionaries[j].value(*code))
-                };
+        renumber(column, domain, |code| {
+            if j == AGE {
+                (self.min_age + code).to_string()
+            } else {
+                self.dictionaries[j].value(code).to_string()
             }
-            *code = *slot;
-        }
-        dictionary
+        })
     }
 }
 

@@ -16,7 +16,9 @@
 //! ZIP digit masking, date → month → year → 5 years → decade, grouped categories. Everything is
 //! deterministic for a seed; codes go straight into the columns (no text per cell).
 
-use crate::core::data::{Column, Dictionary, Table};
+use super::renumber;
+use crate::core::calendar::{civil_from_days, days_from_civil};
+use crate::core::data::{Column, Table};
 use crate::core::rng::SplitMix64;
 
 /// The columns of a census table, in order.
@@ -30,15 +32,8 @@ pub const CENSUS_COLUMNS: [&str; 7] = [
     "diagnosis",
 ];
 
-/// The quasi-identifiers among [`CENSUS_COLUMNS`] (all but `diagnosis`).
-pub const CENSUS_QUASI_IDENTIFIERS: [&str; 6] = [
-    "zip",
-    "birth_date",
-    "sex",
-    "race",
-    "marital_status",
-    "education",
-];
+/// The quasi-identifiers among [`CENSUS_COLUMNS`]: all but the last, `diagnosis`.
+pub const CENSUS_QUASI_IDENTIFIERS: &[&str] = CENSUS_COLUMNS.split_at(6).0;
 
 const AREAS: usize = 900;
 const LOCAL_CODES: usize = 45;
@@ -145,26 +140,6 @@ fn zip_code(area: usize, local: usize) -> u32 {
     (prefix * 100 + suffix) as u32
 }
 
-/// The civil date of `day` days after 1970-01-01 (proleptic Gregorian; Hinnant's algorithm).
-fn civil_from_days(day: i64) -> (i64, u32, u32) {
-    let z = day + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
-}
-
-/// Days from 1970-01-01 to `year`-01-01.
-fn days_to_year(year: i64) -> i64 {
-    let y = year - 1;
-    365 * (year - 1970) + (y / 4 - y / 100 + y / 400) - (1969 / 4 - 1969 / 100 + 1969 / 400)
-}
-
 /// A census table of `rows` records; the same `seed` gives the same table.
 pub fn census_table(rows: usize, seed: u64) -> Table {
     let mut rng = SplitMix64(seed);
@@ -175,8 +150,8 @@ pub fn census_table(rows: usize, seed: u64) -> Table {
     let marital = Weighted::new(MARITAL.iter().map(|s| u64::from(s.1)));
     let education = Weighted::new(EDUCATION.iter().map(|s| u64::from(s.1)));
     let diagnoses = Weighted::new(DIAGNOSES.iter().map(|s| u64::from(s.1)));
-    let first_day = days_to_year(FIRST_YEAR);
-    let days = (days_to_year(FIRST_YEAR + YEARS) - first_day) as u64;
+    let first_day = days_from_civil(FIRST_YEAR, 1, 1);
+    let days = (days_from_civil(FIRST_YEAR + YEARS, 1, 1) - first_day) as u64;
 
     // raw values first (ZIP code, day offset, category index), recoded in first-appearance order below
     let mut raw: Vec<Vec<u32>> = (0..CENSUS_COLUMNS.len())
@@ -211,15 +186,7 @@ pub fn census_table(rows: usize, seed: u64) -> Table {
         .enumerate()
         .map(|(j, mut codes)| {
             let domain = codes.iter().copied().max().map_or(0, |m| m as usize + 1);
-            let mut new_code = vec![u32::MAX; domain];
-            let mut dictionary = Dictionary::new();
-            for code in codes.iter_mut() {
-                let slot = &mut new_code[*code as usize];
-                if *slot == u32::MAX {
-                    *slot = dictionary.intern(&text(j, *code));
-                }
-                *code = *slot;
-            }
+            let dictionary = renumber(&mut codes, domain, |value| text(j, value));
             Column {
                 name: CENSUS_COLUMNS[j].to_string(),
                 dictionary,
@@ -289,15 +256,6 @@ mod tests {
     use super::*;
     use crate::codec::parse_arx_hierarchy;
     use std::collections::HashMap;
-
-    #[test]
-    fn dates_are_civil_dates() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(days_to_year(1930)), (1930, 1, 1));
-        assert_eq!(civil_from_days(days_to_year(2000) + 59), (2000, 2, 29));
-        assert_eq!(civil_from_days(days_to_year(2020) - 1), (2019, 12, 31));
-        assert_eq!(days_to_year(2020) - days_to_year(1930), 32_872);
-    }
 
     #[test]
     fn the_same_seed_gives_the_same_table() {

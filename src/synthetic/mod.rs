@@ -8,9 +8,28 @@ pub mod dependencies;
 
 use std::io::{self, Write};
 
-use crate::core::data::Table;
+use crate::core::data::{Dictionary, Table};
 
 pub use adult::{AdultShape, SyntheticError, ADULT_COLUMNS};
+
+/// Renumbers `codes` (raw values below `domain`) in first-appearance order, as the CSV reader numbers
+/// values, and returns their dictionary: `text` is called once per distinct value, not per cell.
+pub(crate) fn renumber(
+    codes: &mut [u32],
+    domain: usize,
+    mut text: impl FnMut(u32) -> String,
+) -> Dictionary {
+    let mut new_code = vec![u32::MAX; domain];
+    let mut dictionary = Dictionary::new();
+    for code in codes.iter_mut() {
+        let slot = &mut new_code[*code as usize];
+        if *slot == u32::MAX {
+            *slot = dictionary.intern(&text(*code));
+        }
+        *code = *slot;
+    }
+    dictionary
+}
 
 /// Writes `table` as CSV: a header line, then one line per record, fields separated by `delimiter`;
 /// a field holding the delimiter, a quote or a line break is quoted (inner quotes doubled).

@@ -65,10 +65,15 @@ pub struct ProgressView {
 /// engine's frequent calls (one uncontended lock).
 #[derive(Debug)]
 pub struct JobProgress {
-    view: Mutex<ProgressView>,
+    state: Mutex<State>,
     started: Instant,
+}
+
+#[derive(Debug)]
+struct State {
+    view: ProgressView,
     /// When each stage after the first was entered, in order.
-    entered: Mutex<Vec<(Stage, Instant)>>,
+    entered: Vec<(Stage, Instant)>,
 }
 
 impl Default for JobProgress {
@@ -81,29 +86,30 @@ impl JobProgress {
     /// A job that is loading.
     pub fn new() -> Self {
         Self {
-            view: Mutex::new(ProgressView {
-                phase: Stage::Loading,
-                step: None,
-                done: 0,
-                total: 0,
-                phase_fraction: 0.0,
-                fraction: 0.0,
+            state: Mutex::new(State {
+                view: ProgressView {
+                    phase: Stage::Loading,
+                    step: None,
+                    done: 0,
+                    total: 0,
+                    phase_fraction: 0.0,
+                    fraction: 0.0,
+                },
+                entered: Vec::new(),
             }),
             started: Instant::now(),
-            entered: Mutex::new(Vec::new()),
         }
     }
 
     /// Moves to `stage`; a stage at or before the current one is ignored (stages only move forward).
     pub fn enter(&self, stage: Stage) {
-        let mut view = self.lock();
-        if stage <= view.phase {
+        let mut state = self.lock();
+        if stage <= state.view.phase {
             return;
         }
         let (start, _) = stage_span(stage);
-        if let Ok(mut entered) = self.entered.lock() {
-            entered.push((stage, Instant::now()));
-        }
+        state.entered.push((stage, Instant::now()));
+        let view = &mut state.view;
         *view = ProgressView {
             phase: stage,
             step: None,
@@ -116,7 +122,8 @@ impl JobProgress {
 
     /// Records an engine report in the current stage.
     pub fn report(&self, progress: Progress) {
-        let mut view = self.lock();
+        let mut state = self.lock();
+        let view = &mut state.view;
         if view.phase == Stage::Done {
             return;
         }
@@ -130,7 +137,7 @@ impl JobProgress {
 
     /// The progress now.
     pub fn view(&self) -> ProgressView {
-        *self.lock()
+        self.lock().view
     }
 
     /// Time since the job started.
@@ -140,10 +147,7 @@ impl JobProgress {
 
     /// How long each stage took so far, in order (the current one until now).
     pub fn stage_times(&self) -> Vec<(Stage, Duration)> {
-        let entered = match self.entered.lock() {
-            Ok(entered) => entered.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        };
+        let entered = self.lock().entered.clone();
         let mut times = Vec::with_capacity(entered.len() + 1);
         let mut current = (Stage::Loading, self.started);
         for (stage, at) in entered {
@@ -165,9 +169,9 @@ impl JobProgress {
         Some(self.elapsed().mul_f64((1.0 - fraction) / fraction))
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, ProgressView> {
-        // a panic while holding the lock leaves a consistent view (every update is a plain assignment)
-        self.view.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // a panic while holding the lock leaves a consistent state (every update is a plain assignment)
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
