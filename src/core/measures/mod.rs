@@ -24,6 +24,7 @@ mod classes;
 mod distance;
 mod entropy;
 mod inflation;
+mod range_cube;
 mod redaction;
 mod variance;
 mod workload;
