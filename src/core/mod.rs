@@ -8,6 +8,7 @@ pub mod engine;
 pub mod error;
 pub mod groupify;
 pub mod input;
+pub mod key_groups;
 pub mod lattice;
 pub mod local;
 pub mod loss;

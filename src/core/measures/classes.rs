@@ -18,6 +18,7 @@
 use rustc_hash::FxHashMap;
 
 use super::cells::CellColumn;
+use crate::core::key_groups::group_by_codes;
 
 /// A grouping of the records.
 #[derive(Debug, Clone, Default)]
@@ -31,42 +32,34 @@ pub struct Classes {
 }
 
 impl Classes {
-    /// Groups `rows` records by the key `key(record, column)` over `width` columns.
-    pub fn group(rows: usize, width: usize, key: impl Fn(usize, usize) -> u32) -> Self {
-        let mut ids: FxHashMap<Box<[u32]>, u32> = FxHashMap::default();
-        let mut out = Classes {
-            class_of: Vec::with_capacity(rows),
-            ..Default::default()
-        };
-        let mut buffer = vec![0u32; width];
-        for r in 0..rows {
-            for (j, slot) in buffer.iter_mut().enumerate() {
-                *slot = key(r, j);
+    /// Groups `rows` records by the key `key(record, column)`; column j's keys are below `bounds[j]`.
+    pub fn group(rows: usize, bounds: &[u64], key: impl Fn(usize, usize) -> u32) -> Self {
+        let groups = group_by_codes(rows, bounds, key);
+        let mut sizes = vec![0u64; groups.groups];
+        let mut representative = vec![u32::MAX; groups.groups];
+        for (r, &id) in groups.ids.iter().enumerate() {
+            sizes[id as usize] += 1;
+            if representative[id as usize] == u32::MAX {
+                representative[id as usize] = r as u32;
             }
-            let id = match ids.get(buffer.as_slice()) {
-                Some(&id) => id,
-                None => {
-                    let id = out.sizes.len() as u32;
-                    ids.insert(buffer.clone().into_boxed_slice(), id);
-                    out.sizes.push(0);
-                    out.representative.push(r as u32);
-                    id
-                }
-            };
-            out.sizes[id as usize] += 1;
-            out.class_of.push(id);
         }
-        out
+        Classes {
+            class_of: groups.ids,
+            sizes,
+            representative,
+        }
     }
 
     /// The original table's q-blocks.
     pub fn original(columns: &[CellColumn<'_>], rows: usize) -> Self {
-        Self::group(rows, columns.len(), |r, j| columns[j].codes[r])
+        let bounds: Vec<u64> = columns.iter().map(|c| c.domain as u64).collect();
+        Self::group(rows, &bounds, |r, j| columns[j].codes[r])
     }
 
     /// The published q*-blocks.
     pub fn published(columns: &[CellColumn<'_>], rows: usize) -> Self {
-        Self::group(rows, columns.len(), |r, j| columns[j].cell_of[r])
+        let bounds: Vec<u64> = columns.iter().map(|c| c.cells.len() as u64).collect();
+        Self::group(rows, &bounds, |r, j| columns[j].cell_of[r])
     }
 
     /// Number of classes.
@@ -243,7 +236,7 @@ mod tests {
 
     #[test]
     fn grouping_follows_first_appearance_and_histograms_are_sorted() {
-        let c = Classes::group(5, 1, |r, _| [7, 3, 7, 3, 9][r]);
+        let c = Classes::group(5, &[10], |r, _| [7, 3, 7, 3, 9][r]);
         assert_eq!(c.class_of, vec![0, 1, 0, 1, 2]);
         assert_eq!(c.sizes, vec![2, 2, 1]);
         assert_eq!(c.representative, vec![0, 1, 4]);

@@ -34,6 +34,7 @@ mod golden;
 #[cfg(test)]
 mod properties;
 
+use rayon::prelude::*;
 use serde::Serialize;
 
 pub use cells::{CellColumn, CellCover, TreePosition};
@@ -104,21 +105,32 @@ pub fn measure(
     sensitive: &[SensitiveColumn<'_>],
     workload: Option<Workload<'_>>,
 ) -> LossMeasures {
-    let mut attributes = Vec::with_capacity(columns.len());
-    for column in columns {
-        let redaction = RedactionLoss::of(column);
-        let entropy = EntropyLoss::of(column, &ColumnEntropy::new(column));
-        attributes.push(AttributeLoss {
-            attribute: column.name.to_string(),
-            redactions: redaction.redactions,
-            tree: redaction.tree,
-            entropy: entropy.entropy,
-            monotone_entropy: entropy.monotone_entropy,
-            non_uniform_entropy: entropy.non_uniform_entropy,
-        });
-    }
-    let original = Classes::original(columns, rows);
-    let published = Classes::published(columns, rows);
+    // the per-column measures and the two groupings are independent: computed side by side
+    let (attributes, (original, published)) = rayon::join(
+        || {
+            columns
+                .par_iter()
+                .map(|column| {
+                    let redaction = RedactionLoss::of(column);
+                    let entropy = EntropyLoss::of(column, &ColumnEntropy::new(column));
+                    AttributeLoss {
+                        attribute: column.name.to_string(),
+                        redactions: redaction.redactions,
+                        tree: redaction.tree,
+                        entropy: entropy.entropy,
+                        monotone_entropy: entropy.monotone_entropy,
+                        non_uniform_entropy: entropy.non_uniform_entropy,
+                    }
+                })
+                .collect::<Vec<_>>()
+        },
+        || {
+            rayon::join(
+                || Classes::original(columns, rows),
+                || Classes::published(columns, rows),
+            )
+        },
+    );
     let boxes = box_counts(columns, &published, &original);
     let inflation = Inflation::new(&published, &original, &boxes);
     LossMeasures {

@@ -7,12 +7,13 @@
 //! records): a suppressed record carries no quasi-identifier value an attacker could link, and counting
 //! the `*` rows as one large class would understate the risk of the published classes.
 //!
-//! Grouping is `O(records × quasi-identifiers)`: the key of a record is built one column at a time,
-//! each step mapping the pair (key so far, next code) to a dense id, so no per-record key is allocated.
+//! Grouping is `O(records × quasi-identifiers)` through [`crate::core::key_groups`]: a record's codes
+//! are packed into one word (or, when too wide, numbered one column at a time), so no per-record key is
+//! allocated.
 
 use std::collections::BTreeMap;
 
-use rustc_hash::FxHashMap;
+use crate::core::key_groups::group_by_codes;
 
 /// One column of a grouping key: record `r` has the code `translate[codes[r]]` (or `codes[r]` when
 /// there is no translation, for example original values rather than generalized labels).
@@ -96,20 +97,26 @@ impl ClassSizes {
 
 /// A dense class id per record (ids in order of first appearance).
 pub fn group_keys(columns: &[KeyColumn<'_>], rows: usize) -> Vec<u32> {
-    let mut keys = vec![0u32; rows];
-    for column in columns {
-        let mut ids: FxHashMap<(u32, u32), u32> = FxHashMap::default();
-        for (r, key) in keys.iter_mut().enumerate() {
-            let code = column.codes[r];
-            let code = match column.translate {
-                Some(t) => t[code as usize],
-                None => code,
-            };
-            let next = ids.len() as u32;
-            *key = *ids.entry((*key, code)).or_insert(next);
+    let code = |r: usize, j: usize| {
+        let column = &columns[j];
+        let code = column.codes[r];
+        match column.translate {
+            Some(t) => t[code as usize],
+            None => code,
         }
-    }
-    keys
+    };
+    // the codes' bounds: the largest label a translation yields, else the largest code present
+    let bounds: Vec<u64> = columns
+        .iter()
+        .map(|column| {
+            let largest = match column.translate {
+                Some(t) => t.iter().copied().max(),
+                None => column.codes[..rows].iter().copied().max(),
+            };
+            largest.map_or(1, |m| u64::from(m) + 1)
+        })
+        .collect();
+    group_by_codes(rows, &bounds, code).ids
 }
 
 #[cfg(test)]

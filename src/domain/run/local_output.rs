@@ -187,21 +187,35 @@ pub fn analyses(
             translate: None,
         })
         .collect();
+    // the three analyses are independent: run side by side on the caller's rayon pool
+    let (loss_measures, (risk, achieved)) = rayon::join(
+        || measure_cells(table, prepared, &columns),
+        || {
+            rayon::join(
+                || {
+                    risk_report(
+                        table,
+                        &quasi_identifiers,
+                        &published,
+                        &publication.suppressed,
+                        &prepared.risk,
+                    )
+                },
+                || {
+                    achieved_by_keys(
+                        table,
+                        &publication.classes,
+                        &publication.suppressed,
+                        &prepared.sensitive_with_hierarchical_emd(),
+                        &prepared.linear_diagnostics,
+                    )
+                },
+            )
+        },
+    );
     Analyses {
-        loss_measures: measure_cells(table, prepared, &columns),
-        risk: risk_report(
-            table,
-            &quasi_identifiers,
-            &published,
-            &publication.suppressed,
-            &prepared.risk,
-        ),
-        achieved: achieved_by_keys(
-            table,
-            &publication.classes,
-            &publication.suppressed,
-            &prepared.sensitive_with_hierarchical_emd(),
-            &prepared.linear_diagnostics,
-        ),
+        loss_measures,
+        risk,
+        achieved,
     }
 }

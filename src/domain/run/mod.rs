@@ -205,18 +205,30 @@ impl Completed<'_> {
                     ),
                 )
             }
-            Anonymized::FullDomain(outcome) => Report::new(
-                outcome,
-                &self.prepared.quasi_identifier_names(self.table),
-                models,
-                self.prepared.remove_suppressed,
-                self.elapsed_ms,
-                Analyses {
-                    loss_measures: loss_measures(self.table, &self.prepared, outcome),
-                    risk: self.prepared.risk_report(self.table, outcome),
-                    achieved: self.prepared.achieved(self.table, outcome),
-                },
-            ),
+            Anonymized::FullDomain(outcome) => {
+                // the three analyses are independent: run side by side on the caller's rayon pool
+                let (loss_measures, (risk, achieved)) = rayon::join(
+                    || loss_measures(self.table, &self.prepared, outcome),
+                    || {
+                        rayon::join(
+                            || self.prepared.risk_report(self.table, outcome),
+                            || self.prepared.achieved(self.table, outcome),
+                        )
+                    },
+                );
+                Report::new(
+                    outcome,
+                    &self.prepared.quasi_identifier_names(self.table),
+                    models,
+                    self.prepared.remove_suppressed,
+                    self.elapsed_ms,
+                    Analyses {
+                        loss_measures,
+                        risk,
+                        achieved,
+                    },
+                )
+            }
         }
     }
 }
