@@ -71,22 +71,28 @@ impl RangeCube {
         cell
     }
 
-    /// The weight of the points whose rank lies in `lo[k]..=hi[k]` in every dimension k.
+    /// The weight of the points whose rank lies in `lo[k]..=hi[k]` in every dimension k. Only the
+    /// dimensions whose range starts above 0 add corners, so a dimension left whole costs nothing.
     pub fn count(&self, lo: &[u32], hi: &[u32]) -> u64 {
-        let d = self.extents.len();
+        let mut top = 0usize;
+        let mut steps: Vec<usize> = Vec::new();
+        for k in 0..self.extents.len() {
+            let high = (hi[k] as usize).min(self.extents[k].saturating_sub(1));
+            top += high * self.strides[k];
+            if lo[k] > 0 && lo[k] as usize <= high {
+                // moving this corner from `high` to `lo - 1`
+                steps.push((high + 1 - lo[k] as usize) * self.strides[k]);
+            } else if lo[k] as usize > high {
+                return 0;
+            }
+        }
         let mut total: i64 = 0;
-        'corners: for mask in 0u32..(1 << d) {
-            let mut cell = 0usize;
-            for k in 0..d {
-                let place = if mask & (1 << k) != 0 {
-                    match lo[k].checked_sub(1) {
-                        Some(below) => below as usize,
-                        None => continue 'corners,
-                    }
-                } else {
-                    (hi[k] as usize).min(self.extents[k].saturating_sub(1))
-                };
-                cell += place * self.strides[k];
+        for mask in 0u32..(1 << steps.len()) {
+            let mut cell = top;
+            for (k, step) in steps.iter().enumerate() {
+                if mask & (1 << k) != 0 {
+                    cell -= step;
+                }
             }
             let value = i64::from(self.sums[cell]);
             if mask.count_ones() % 2 == 0 {

@@ -20,7 +20,7 @@
 //! cost `O(classes · d)` lookups plus `O(cells · log)` for the covered fractions of the used cells.
 //! Queries are independent and answered in parallel on the caller's rayon pool (the job's threads).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -70,6 +70,9 @@ pub struct WorkloadError {
     /// Mean of `|published − true| / max(true, 1)` over the queries.
     pub mean_relative_error: f64,
 }
+
+/// Cubes built at the same time (each at most [`MAX_CELLS`] counters).
+const CUBES_AT_ONCE: usize = 4;
 
 /// One query: per constrained column, an inclusive rank range.
 struct Query {
@@ -171,10 +174,13 @@ fn true_count(query: &Query, ranks: &[u32], q: usize, sizes: &[u64], indexes: &[
     truth
 }
 
-/// The true answer of every query. Queries that constrain the same set of two or more columns share a
-/// prefix-sum cube over those columns when it has at most `max_cells` cells (one pass over the original
-/// classes, then `O(2^d)` per query); the others scan with [`true_count`]. The sets are answered in
-/// parallel on the caller's rayon pool.
+/// The true answer of every query. A prefix-sum cube over a set of columns answers every query that
+/// constrains a subset of them (the other columns left whole), so the sets of two or more columns the
+/// queries constrain are covered by a few cubes of at most `max_cells` cells: each uncovered set, largest
+/// first, grows by the columns of smallest domain that still fit, and covers every set inside it. Building
+/// a cube is one pass over the original classes, then a query costs at most `2^d` lookups. One-column
+/// queries are differences of prefix sums; sets no cube can hold scan with [`true_count`]. The cubes are
+/// built and their queries answered in parallel on the caller's rayon pool.
 fn true_counts(
     queries: &[Query],
     ranks: &[u32],
@@ -185,47 +191,97 @@ fn true_counts(
     max_cells: usize,
 ) -> Vec<u64> {
     let total: u64 = sizes.iter().sum();
+    let fits = |columns: &[usize]| {
+        let extents: Vec<usize> = columns.iter().map(|&j| domains[j]).collect();
+        RangeCube::fits(&extents, total, max_cells)
+    };
     let mut sets: BTreeMap<Vec<usize>, Vec<usize>> = BTreeMap::new();
     for (number, query) in queries.iter().enumerate() {
         let mut columns: Vec<usize> = query.ranges.iter().map(|r| r.0).collect();
         columns.sort_unstable();
         sets.entry(columns).or_default().push(number);
     }
-    let answered: Vec<Vec<(usize, u64)>> = sets
-        .into_par_iter()
-        .map(|(columns, members)| {
-            let extents: Vec<usize> = columns.iter().map(|&j| domains[j]).collect();
-            if columns.len() < 2 || !RangeCube::fits(&extents, total, max_cells) {
-                return members
-                    .into_iter()
-                    .map(|n| (n, true_count(&queries[n], ranks, q, sizes, indexes)))
-                    .collect();
+    // the covering cubes, each with the query sets it answers; the rest are scanned
+    let mut order: Vec<&Vec<usize>> = sets.keys().collect();
+    order.sort_by_key(|columns| std::cmp::Reverse(columns.len()));
+    let mut narrow: Vec<usize> = (0..q).collect();
+    narrow.sort_by_key(|&j| domains[j]);
+    let mut cubes: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
+    let mut covered: BTreeSet<&Vec<usize>> = BTreeSet::new();
+    let mut scanned: Vec<usize> = Vec::new();
+    for &set in &order {
+        if covered.contains(set) {
+            continue;
+        }
+        if set.len() < 2 || !fits(set) {
+            scanned.extend(&sets[set]);
+            continue;
+        }
+        let mut cube = set.clone();
+        for &j in &narrow {
+            if cube.binary_search(&j).is_err() {
+                let mut grown = cube.clone();
+                grown.insert(grown.partition_point(|&c| c < j), j);
+                if fits(&grown) {
+                    cube = grown;
+                }
             }
-            let cube = RangeCube::new(
-                &extents,
-                sizes.iter().enumerate().map(|(o, &size)| {
-                    let row = &ranks[o * q..(o + 1) * q];
-                    let cell =
-                        RangeCube::cell_of(&extents, columns.iter().map(|&j| row[j] as usize));
-                    (cell, size)
-                }),
-            );
-            let (mut lo, mut hi) = (vec![0u32; columns.len()], vec![0u32; columns.len()]);
-            members
-                .into_iter()
-                .map(|n| {
-                    for &(j, l, h) in &queries[n].ranges {
-                        let k = columns.partition_point(|&c| c < j);
-                        lo[k] = l;
-                        hi[k] = h;
-                    }
-                    (n, cube.count(&lo, &hi))
-                })
+        }
+        let mut members = Vec::new();
+        for &other in &order {
+            if other.len() >= 2
+                && !covered.contains(other)
+                && other.iter().all(|j| cube.binary_search(j).is_ok())
+            {
+                covered.insert(other);
+                members.extend(&sets[other]);
+            }
+        }
+        cubes.push((cube, members));
+    }
+    let answer = |(columns, members): &(Vec<usize>, Vec<usize>)| -> Vec<(usize, u64)> {
+        let extents: Vec<usize> = columns.iter().map(|&j| domains[j]).collect();
+        let cube = RangeCube::new(
+            &extents,
+            sizes.iter().enumerate().map(|(o, &size)| {
+                let row = &ranks[o * q..(o + 1) * q];
+                let cell = RangeCube::cell_of(&extents, columns.iter().map(|&j| row[j] as usize));
+                (cell, size)
+            }),
+        );
+        members
+            .iter()
+            .map(|&n| {
+                let mut lo = vec![0u32; columns.len()];
+                let mut hi: Vec<u32> = extents.iter().map(|&e| e.max(1) as u32 - 1).collect();
+                for &(j, l, h) in &queries[n].ranges {
+                    let k = columns.partition_point(|&c| c < j);
+                    lo[k] = l;
+                    hi[k] = h;
+                }
+                (n, cube.count(&lo, &hi))
+            })
+            .collect()
+    };
+    // the scans in parallel, beside the cubes, built a few at a time so that their memory stays bounded
+    // whatever the number of threads
+    let (mut answered, scans): (Vec<(usize, u64)>, Vec<(usize, u64)>) = rayon::join(
+        || {
+            cubes
+                .chunks(CUBES_AT_ONCE)
+                .flat_map(|chunk| chunk.par_iter().flat_map_iter(answer).collect::<Vec<_>>())
                 .collect()
-        })
-        .collect();
+        },
+        || {
+            scanned
+                .par_iter()
+                .map(|&n| (n, true_count(&queries[n], ranks, q, sizes, indexes)))
+                .collect()
+        },
+    );
+    answered.extend(scans);
     let mut truths = vec![0u64; queries.len()];
-    for (number, truth) in answered.into_iter().flatten() {
+    for (number, truth) in answered {
         truths[number] = truth;
     }
     truths
@@ -565,6 +621,9 @@ mod tests {
             let cubes = true_counts(&queries, args.0, args.1, args.2, args.3, args.4, MAX_CELLS);
             let scans = true_counts(&queries, args.0, args.1, args.2, args.3, args.4, 0);
             assert_eq!(cubes, scans);
+            // small cubes: some sets covered by a larger cube, some by their own, some scanned
+            let mixed = true_counts(&queries, args.0, args.1, args.2, args.3, args.4, 40);
+            assert_eq!(mixed, scans);
             for (query, &truth) in queries.iter().zip(&cubes) {
                 let brute = (0..rows)
                     .filter(|&r| {
