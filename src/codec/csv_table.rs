@@ -9,6 +9,8 @@
 
 use std::io::{Read, Write};
 
+use rayon::prelude::*;
+
 use super::csv_guard::{codec_error, CsvGuard};
 use super::CodecError;
 use crate::core::data::{Column, Dictionary, Table};
@@ -37,8 +39,9 @@ impl Default for CsvOptions {
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
-/// Reads a whole table.
-pub fn read_table<R: Read>(input: R, options: &CsvOptions) -> Result<Table, CodecError> {
+/// Reads a whole table. Parsing and interning overlap: while one batch of records is interned (each
+/// column on its own thread of the caller's rayon pool), the next batch is parsed.
+pub fn read_table<R: Read + Send>(input: R, options: &CsvOptions) -> Result<Table, CodecError> {
     let guarded = CsvGuard::new(input, options.delimiter, options.max_field_bytes);
     read_records(csv_reader(guarded, options.delimiter))
 }
@@ -51,33 +54,102 @@ fn csv_reader<R: Read>(input: R, delimiter: u8) -> csv::Reader<R> {
         .from_reader(input)
 }
 
+/// Records parsed per batch.
+const BATCH_RECORDS: usize = 1 << 14;
+
+/// Parsed records waiting to be interned: their fields' bytes back to back.
+#[derive(Default)]
+struct Batch {
+    bytes: Vec<u8>,
+    /// End of each field in `bytes`, record by record (`width` per record).
+    ends: Vec<usize>,
+    /// Line of each record.
+    lines: Vec<u64>,
+}
+
+impl Batch {
+    fn records(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// Fills the batch with the next records of `reader` (none at the end of the input).
+    fn fill<R: Read>(
+        &mut self,
+        reader: &mut csv::Reader<R>,
+        record: &mut csv::ByteRecord,
+        width: usize,
+    ) -> Result<(), CodecError> {
+        self.bytes.clear();
+        self.ends.clear();
+        self.lines.clear();
+        while self.records() < BATCH_RECORDS && next(reader, record)? {
+            let line = record.position().map_or(0, |p| p.line());
+            if record.len() != width {
+                return Err(CodecError::RaggedRow {
+                    line,
+                    found: record.len(),
+                    expected: width,
+                });
+            }
+            for field in record.iter() {
+                self.bytes.extend_from_slice(field);
+                self.ends.push(self.bytes.len());
+            }
+            self.lines.push(line);
+        }
+        Ok(())
+    }
+
+    /// Interns the batch's fields column by column, in parallel; the first invalid field (by line, then
+    /// column) is the error.
+    fn intern(&self, columns: &mut [Column]) -> Result<(), CodecError> {
+        let width = columns.len();
+        let failures: Vec<(u64, usize)> = columns
+            .par_iter_mut()
+            .enumerate()
+            .filter_map(|(j, column)| {
+                column.codes.reserve(self.records());
+                for (i, &line) in self.lines.iter().enumerate() {
+                    let at = i * width + j;
+                    let start = if at == 0 { 0 } else { self.ends[at - 1] };
+                    let Ok(text) = std::str::from_utf8(&self.bytes[start..self.ends[at]]) else {
+                        return Some((line, j + 1));
+                    };
+                    let code = column.dictionary.intern(text);
+                    column.codes.push(code);
+                }
+                None
+            })
+            .collect();
+        match failures.into_iter().min() {
+            Some((line, column)) => Err(CodecError::InvalidUtf8 { line, column }),
+            None => Ok(()),
+        }
+    }
+}
+
 /// The header and the records of `reader`, interned column by column.
-fn read_records<R: Read>(mut reader: csv::Reader<R>) -> Result<Table, CodecError> {
+fn read_records<R: Read + Send>(mut reader: csv::Reader<R>) -> Result<Table, CodecError> {
     let mut record = csv::ByteRecord::new();
     if !next(&mut reader, &mut record)? {
         return Err(CodecError::Empty);
     }
     let mut columns = header(&record)?;
     let width = columns.len();
+    let mut current = Batch::default();
+    current.fill(&mut reader, &mut record, width)?;
+    let mut spare = Batch::default();
     let mut rows = 0usize;
-    while next(&mut reader, &mut record)? {
-        let line = record.position().map_or(0, |p| p.line());
-        if record.len() != width {
-            return Err(CodecError::RaggedRow {
-                line,
-                found: record.len(),
-                expected: width,
-            });
-        }
-        for (index, (field, column)) in record.iter().zip(columns.iter_mut()).enumerate() {
-            let text = std::str::from_utf8(field).map_err(|_| CodecError::InvalidUtf8 {
-                line,
-                column: index + 1,
-            })?;
-            let code = column.dictionary.intern(text);
-            column.codes.push(code);
-        }
-        rows += 1;
+    while current.records() > 0 {
+        let (parsed, interned) = rayon::join(
+            || spare.fill(&mut reader, &mut record, width),
+            || current.intern(&mut columns),
+        );
+        // the earlier batch's error first: the input is reported in order
+        interned?;
+        parsed?;
+        rows += current.records();
+        std::mem::swap(&mut current, &mut spare);
     }
     if rows == 0 {
         return Err(CodecError::NoRecords);
