@@ -25,6 +25,7 @@ pub mod config;
 pub mod core;
 pub mod domain;
 pub mod error_code;
+pub mod frame_reader;
 pub mod hierarchy_refs;
 pub mod http;
 pub mod private_fs;

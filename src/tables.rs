@@ -1,14 +1,18 @@
 //! Stored datasets as encoded tables, with a small in-process cache shared by job validation (the API)
 //! and the workers, so that a job submitted right after its upload is not parsed twice. Datasets are
-//! immutable once committed, so an entry never goes stale; deleted datasets simply age out.
+//! immutable once committed, so an entry never goes stale; deleted datasets simply age out. A dataset is
+//! parsed as its chunks arrive from the store, so loading holds the table and a few chunks, not the CSV.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
+use axum::body::Bytes;
+use tokio::sync::mpsc;
 use uuid::Uuid;
 
 use crate::codec::{read_table, CodecError, CsvOptions};
 use crate::core::data::Table;
+use crate::frame_reader::FrameReader;
 use crate::store::{Dataset, Store, StoreError};
 
 /// Default budget of the cache: 512 MiB of estimated table memory.
@@ -108,30 +112,50 @@ impl TableCache {
     }
 
     /// The table of `dataset`: from the cache, or read chunk by chunk from the store and parsed on a
-    /// blocking thread with the dataset's delimiter.
+    /// blocking thread with the dataset's delimiter as the chunks arrive (a few chunks in flight, so the
+    /// CSV is never held whole in memory).
     pub async fn load(&self, store: &Store, dataset: &Dataset) -> Result<Arc<Table>, LoadError> {
         if let Some(table) = self.get(dataset.id) {
             return Ok(table);
         }
-        let capacity = usize::try_from(dataset.byte_size).unwrap_or(0);
-        let mut bytes = Vec::with_capacity(capacity);
-        for seq in 0..dataset.chunk_count {
-            match store.dataset_chunk(dataset.id, seq).await? {
-                Some(chunk) => bytes.extend_from_slice(&chunk),
-                None => return Err(LoadError::Store(StoreError::NotFound)),
-            }
-        }
         // the stored bytes passed the upload's field limit, which may have been lowered since
         let options =
             CsvOptions::with_delimiter(&dataset.delimiter)?.with_max_field_bytes(usize::MAX);
-        let table = tokio::task::spawn_blocking(move || read_table(bytes.as_slice(), &options))
-            .await
-            .map_err(|_| LoadError::Internal)??;
-        let table = Arc::new(table);
+        let (sender, receiver) = mpsc::channel::<Bytes>(CHUNKS_IN_FLIGHT);
+        let parser =
+            tokio::task::spawn_blocking(move || read_table(FrameReader::new(receiver), &options));
+        let mut missing = None;
+        for seq in 0..dataset.chunk_count {
+            let chunk = match store.dataset_chunk(dataset.id, seq).await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => {
+                    missing = Some(StoreError::NotFound);
+                    break;
+                }
+                Err(error) => {
+                    missing = Some(error);
+                    break;
+                }
+            };
+            if sender.send(Bytes::from(chunk)).await.is_err() {
+                // the parser stopped early: its error is the answer
+                break;
+            }
+        }
+        drop(sender);
+        let parsed = parser.await.map_err(|_| LoadError::Internal)?;
+        // a chunk that could not be read makes the table incomplete, whatever the parser made of it
+        if let Some(error) = missing {
+            return Err(LoadError::Store(error));
+        }
+        let table = Arc::new(parsed?);
         self.insert(dataset.id, table.clone());
         Ok(table)
     }
 }
+
+/// Stored chunks queued for the parser at most (each up to [`crate::store::CHUNK_SIZE`]).
+const CHUNKS_IN_FLIGHT: usize = 2;
 
 /// Memory of a cached table: its heap bytes counted from capacities (see [`Table::heap_bytes`]) plus the
 /// cache entry.

@@ -18,7 +18,6 @@
 //!
 //! Errors name lines, columns and counts, never cell values.
 
-use std::io::{self, Read};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -44,6 +43,7 @@ use crate::codec::profile::{profile_table, ColumnProfile};
 use crate::codec::{read_table, CodecError, CsvOptions};
 use crate::core::data::Table;
 use crate::error_code::ErrorCode;
+use crate::frame_reader::FrameReader;
 use crate::store::{Dataset, DatasetUpload};
 
 /// Body frames queued between the upload and its parser. Frames are up to a few hundred KiB, so the
@@ -264,7 +264,7 @@ async fn receive(
 ) -> Result<(Table, Vec<ColumnProfile>), ApiError> {
     let (sender, receiver) = mpsc::channel::<Bytes>(PARSER_QUEUE_FRAMES);
     let parser = tokio::task::spawn_blocking(move || {
-        let table = read_table(ChannelReader::new(receiver), &options)?;
+        let table = read_table(FrameReader::new(receiver), &options)?;
         let columns = profile_table(&table);
         Ok::<_, CodecError>((table, columns))
     });
@@ -310,37 +310,6 @@ async fn receive(
             tracing::error!("the upload parser panicked");
             Err(ApiError::internal())
         }
-    }
-}
-
-/// An [`io::Read`] over body frames arriving on a channel; end of input when the sender is dropped.
-/// Runs on a blocking thread.
-struct ChannelReader {
-    receiver: mpsc::Receiver<Bytes>,
-    current: Bytes,
-}
-
-impl ChannelReader {
-    fn new(receiver: mpsc::Receiver<Bytes>) -> Self {
-        ChannelReader {
-            receiver,
-            current: Bytes::new(),
-        }
-    }
-}
-
-impl Read for ChannelReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        while self.current.is_empty() {
-            match self.receiver.blocking_recv() {
-                Some(frame) => self.current = frame,
-                None => return Ok(0),
-            }
-        }
-        let n = buf.len().min(self.current.len());
-        let head = self.current.split_to(n);
-        buf[..n].copy_from_slice(&head);
-        Ok(n)
     }
 }
 
@@ -429,22 +398,5 @@ mod tests {
         };
         assert!(none.check_rate(0, Duration::from_secs(300)).is_ok());
         assert_eq!(pacing.idle_error().code(), "upload_timeout");
-    }
-
-    #[test]
-    fn channel_reader_concatenates_frames() {
-        let (sender, receiver) = mpsc::channel(4);
-        let reader = std::thread::spawn(move || {
-            let mut text = String::new();
-            ChannelReader::new(receiver)
-                .read_to_string(&mut text)
-                .unwrap();
-            text
-        });
-        for frame in ["a;b\n1", "", ";2\n", "3;4\n"] {
-            sender.blocking_send(Bytes::from(frame)).unwrap();
-        }
-        drop(sender);
-        assert_eq!(reader.join().unwrap(), "a;b\n1;2\n3;4\n");
     }
 }

@@ -589,6 +589,31 @@ impl Store {
         I: IntoIterator<Item = B>,
         B: AsRef<[u8]>,
     {
+        let pieces = output.into_iter().map(Ok::<B, std::io::Error>);
+        self.complete_job_streamed(
+            id,
+            attempt,
+            report_json,
+            progress_json,
+            futures_util::stream::iter(pieces),
+        )
+        .await
+    }
+
+    /// [`Store::complete_job`] with the output read from a stream as the transaction goes (a spooled
+    /// file, one chunk in memory at a time); a read error rolls everything back.
+    pub async fn complete_job_streamed<S, B>(
+        &self,
+        id: Uuid,
+        attempt: i64,
+        report_json: &str,
+        progress_json: &str,
+        output: S,
+    ) -> Result<()>
+    where
+        S: futures_util::Stream<Item = std::io::Result<B>>,
+        B: AsRef<[u8]>,
+    {
         let now = now_ms();
         let mut tx = self.begin_write().await?;
         // the fence first: on PostgreSQL it also locks the row against a concurrent reclaim
@@ -612,7 +637,9 @@ impl Store {
             return Err(StoreError::LeaseLost);
         }
         let mut writer = ChunkWriter::new(ChunkTable::JobOutput, id_text(id));
-        for piece in output {
+        let mut output = std::pin::pin!(output);
+        while let Some(piece) = futures_util::StreamExt::next(&mut output).await {
+            let piece = piece.map_err(sqlx::Error::Io)?;
             writer.write(&mut tx, piece.as_ref()).await?;
         }
         let (chunk_count, byte_size, sha256) = writer.finish(&mut tx).await?;

@@ -1,9 +1,11 @@
 //! What a worker runs on its blocking thread: the [`Executor`] (by default [`run_pipeline`], the shared
 //! run pipeline), its input (a loaded table, the job's spec and its stored hierarchies) and its output
-//! (the CSV bytes and the report JSON). Tests substitute an executor that panics or loops.
+//! (the CSV, spooled to a temporary file, and the report JSON). Tests substitute an executor that
+//! panics or loops.
 
 use std::sync::Arc;
 
+use super::output::OutputCsv;
 use crate::codec::CsvOptions;
 use crate::core::control::{Control, Stage};
 use crate::core::data::Table;
@@ -25,10 +27,10 @@ pub struct JobInput<'a> {
 }
 
 /// The result of a successful run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct JobOutput {
     /// The anonymized table as CSV (header first).
-    pub csv: Vec<u8>,
+    pub csv: OutputCsv,
     /// The run's report as JSON.
     pub report_json: String,
 }
@@ -63,9 +65,8 @@ pub fn run_pipeline(
     let report_json = serde_json::to_string(&completed.report())
         .map_err(|_| ExecuteError::Output("the report could not be serialized"))?;
     control.enter(Stage::Writing);
-    let mut csv = Vec::new();
-    completed
-        .write_csv(&mut csv, &options)
+    let csv = OutputCsv::spool(|writer| completed.write_csv(writer, &options))
+        .map_err(|_| ExecuteError::Output("the output could not be spooled to a temporary file"))?
         .map_err(|_| ExecuteError::Output("the output could not be written"))?;
     Ok(JobOutput { csv, report_json })
 }

@@ -16,6 +16,7 @@ mod control;
 mod execute;
 mod heartbeat;
 mod memory;
+mod output;
 mod runner;
 mod supervisor;
 mod terminal;
@@ -28,6 +29,7 @@ use uuid::Uuid;
 
 pub use control::StopReason;
 pub use execute::{default_executor, run_pipeline, ExecuteError, Executor, JobInput, JobOutput};
+pub use output::OutputCsv;
 
 pub use terminal::JobOutcome;
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use uuid::Uuid;
 
 use super::execute::JobOutput;
-use crate::store::{Store, StoreError, CHUNK_SIZE};
+use crate::store::{Store, StoreError};
 
 /// How many times a terminal write is tried before the job is left to its expiring lease.
 const WRITE_TRIES: u32 = 5;
@@ -90,12 +90,12 @@ impl Terminal {
         match self {
             Terminal::Complete(output) => {
                 store
-                    .complete_job(
+                    .complete_job_streamed(
                         id,
                         attempt,
                         &output.report_json,
                         &super::control::done_progress_json(),
-                        output.csv.chunks(CHUNK_SIZE),
+                        output.csv.chunks(),
                     )
                     .await
             }

@@ -190,7 +190,7 @@ fn endless(return_output: bool) -> Executor {
         }
         if return_output {
             Ok(JobOutput {
-                csv: b"stale\n".to_vec(),
+                csv: b"stale\n".to_vec().into(),
                 report_json: r#"{"stale":true}"#.to_string(),
             })
         } else {
@@ -815,7 +815,7 @@ fn overlap_counter(hold: Duration) -> (Executor, Arc<AtomicUsize>) {
         std::thread::sleep(hold);
         running.fetch_sub(1, Ordering::SeqCst);
         Ok(JobOutput {
-            csv: b"age\n*\n".to_vec(),
+            csv: b"age\n*\n".to_vec().into(),
             report_json: "{}".to_string(),
         })
     });
