@@ -283,6 +283,9 @@ pub struct Grouper {
     scaled: Vec<u64>,
     /// Largest radix product before keys are renumbered; 0 means `u64::MAX` (tests lower it).
     radix_limit: u64,
+    /// Fewest entries grouped in parallel; 0 means [`PARALLEL_MIN`] (tests lower it, which also sends
+    /// small key ranges to the parallel path).
+    parallel_min: usize,
     /// Source classes (or records) read so far: the work grouping has done.
     processed: u64,
     /// `value_sets[s]`: keep only the value sets of sensitive slot `s`, not its histograms.
@@ -411,6 +414,14 @@ impl Grouper {
         }
     }
 
+    fn parallel_min(&self) -> usize {
+        if self.parallel_min == 0 {
+            PARALLEL_MIN
+        } else {
+            self.parallel_min
+        }
+    }
+
     /// Source classes (or records) read by all groupings so far.
     pub fn processed(&self) -> u64 {
         self.processed
@@ -515,8 +526,8 @@ impl Grouper {
         levels: &[u8],
         radix: u64,
         (n, keep_class_of): (usize, bool),
-        row_at: impl Fn(usize) -> u32,
-        count_at: impl Fn(usize) -> u32,
+        row_at: impl Fn(usize) -> u32 + Sync,
+        count_at: impl Fn(usize) -> u32 + Sync,
     ) -> (Vec<u32>, Vec<u32>) {
         // key = Σ_j label_j · stride_j (the mixed-radix number, most significant column first): each
         // column's labels are pre-multiplied by its stride once per grouping, so a key is a sum of
@@ -557,6 +568,27 @@ impl Grouper {
         self.class_of.clear();
         if keep_class_of {
             self.class_of.reserve(n);
+        }
+        let parts = rayon::current_num_threads().min(MAX_PARTS);
+        // small key ranges keep the direct table (faster than threads), unless a test asks otherwise
+        let dense = self.ids.would_be_dense(radix, n) && self.parallel_min == 0;
+        if parts > 1
+            && n >= self.parallel_min()
+            && !dense
+            && n.saturating_mul(parts) < u32::MAX as usize
+        {
+            let (counts, rows) = group_in_parallel(
+                parts,
+                n,
+                keep_class_of.then_some(&mut self.class_of),
+                &mut self.keys,
+                |i| key_of(row_at(i)),
+                &row_at,
+                &count_at,
+            );
+            drop(tables);
+            self.scaled = scaled;
+            return (counts, rows);
         }
         let dense = self.ids.begin(radix, n);
         for i in 0..n {
@@ -660,6 +692,101 @@ impl Grouper {
     }
 }
 
+/// Fewest source entries grouped on several threads (below, the threads cost more than they save).
+const PARALLEL_MIN: usize = 1 << 16;
+/// Most key partitions of a parallel grouping.
+const MAX_PARTS: usize = 16;
+
+/// Groups `n` entries on `parts` threads with the same result as the sequential pass: class ids in order
+/// of first appearance, each class's size (the sum of `count_at`) and first row (`row_at`), and, when
+/// `class_of` is given, each entry's class. The keys are computed in parallel; each thread then numbers
+/// the keys of its own partition (a hash of the key) in entry order, so its classes are in order of first
+/// appearance among themselves; one pass over the entries' first appearances merges the partitions into
+/// the global order.
+fn group_in_parallel(
+    parts: usize,
+    n: usize,
+    class_of: Option<&mut Vec<u32>>,
+    keys: &mut Vec<u64>,
+    key_at: impl Fn(usize) -> u64 + Sync,
+    row_at: impl Fn(usize) -> u32 + Sync,
+    count_at: impl Fn(usize) -> u32 + Sync,
+) -> (Vec<u32>, Vec<u32>) {
+    use rayon::prelude::*;
+
+    let part_of = |key: u64| ((key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize) % parts;
+    (0..n).into_par_iter().map(&key_at).collect_into_vec(keys);
+    let keys = &*keys;
+    let keep = class_of.is_some();
+    struct Part {
+        /// First entry of each local class, ascending.
+        firsts: Vec<u32>,
+        counts: Vec<u32>,
+        /// Local class of each of the partition's entries, in entry order (when kept).
+        ids: Vec<u32>,
+    }
+    let partitions: Vec<Part> = (0..parts)
+        .into_par_iter()
+        .map(|p| {
+            let mut map: FxHashMap<u64, u32> = FxHashMap::default();
+            let mut part = Part {
+                firsts: Vec::new(),
+                counts: Vec::new(),
+                ids: Vec::new(),
+            };
+            for (i, &key) in keys.iter().enumerate() {
+                if part_of(key) != p {
+                    continue;
+                }
+                let next = part.firsts.len() as u32;
+                let id = *map.entry(key).or_insert(next);
+                if id == next {
+                    part.firsts.push(i as u32);
+                    part.counts.push(0);
+                }
+                part.counts[id as usize] += count_at(i);
+                if keep {
+                    part.ids.push(id);
+                }
+            }
+            part
+        })
+        .collect();
+    // global ids in order of first appearance: mark each class's first entry, then number the marks
+    let mut first_of = vec![u32::MAX; n];
+    for (p, part) in partitions.iter().enumerate() {
+        for (local, &first) in part.firsts.iter().enumerate() {
+            first_of[first as usize] = (local * parts + p) as u32;
+        }
+    }
+    let classes: usize = partitions.iter().map(|part| part.firsts.len()).sum();
+    let mut global: Vec<Vec<u32>> = partitions
+        .iter()
+        .map(|part| vec![0; part.firsts.len()])
+        .collect();
+    let mut counts = Vec::with_capacity(classes);
+    let mut rows = Vec::with_capacity(classes);
+    for (i, &mark) in first_of.iter().enumerate() {
+        if mark != u32::MAX {
+            let (local, p) = (mark as usize / parts, mark as usize % parts);
+            global[p][local] = counts.len() as u32;
+            counts.push(partitions[p].counts[local]);
+            rows.push(row_at(i));
+        }
+    }
+    if let Some(class_of) = class_of {
+        let mut cursors = vec![0usize; parts];
+        class_of.clear();
+        class_of.extend(keys.iter().map(|&key| {
+            let p = part_of(key);
+            let local = partitions[p].ids[cursors[p]];
+            cursors[p] += 1;
+            global[p][local as usize]
+        }));
+    }
+    (counts, rows)
+}
+
 /// Key → class id: a direct-address table for small key ranges, a hash map otherwise. Between calls the
 /// table is all empty (only the slots a call used are reset).
 #[derive(Debug, Default)]
@@ -669,9 +796,14 @@ struct KeyIds {
 }
 
 impl KeyIds {
+    /// Whether keys below `radix` from `n` entries are numbered through the direct table.
+    fn would_be_dense(&self, radix: u64, n: usize) -> bool {
+        radix <= DENSE_LIMIT.min((4 * n as u64).max(DENSE_FLOOR))
+    }
+
     /// Prepares for keys below `radix` from `n` entries; returns whether the direct table is used.
     fn begin(&mut self, radix: u64, n: usize) -> bool {
-        let dense = radix <= DENSE_LIMIT.min((4 * n as u64).max(DENSE_FLOOR));
+        let dense = self.would_be_dense(radix, n);
         if dense {
             if self.dense.len() < radix as usize {
                 self.dense.resize(radix as usize, u32::MAX);
@@ -839,6 +971,72 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// Grouping on several threads gives the classes, sizes, first rows, histograms and class of
+        /// every entry of the sequential pass, from records and after a rollup.
+        #[test]
+        fn parallel_grouping_equals_the_sequential_pass(
+            records in proptest::collection::vec((0u32..9, 0u32..7, 0u32..4), 1..200),
+            levels in (0u8..3, 0u8..3),
+        ) {
+            let rows: Vec<Vec<String>> = records
+                .iter()
+                .map(|&(a, b, c)| vec![a.to_string(), b.to_string(), c.to_string()])
+                .collect();
+            let rows_ref: Vec<Vec<&str>> = rows
+                .iter()
+                .map(|r| r.iter().map(String::as_str).collect())
+                .collect();
+            let table = Table::from_rows(&["a", "b", "s"], &rows_ref);
+            let column = |j: usize| {
+                let text = table.column(j).dictionary.values()
+                    .map(|v| {
+                        let n: u32 = v.parse().unwrap_or(0);
+                        format!("{v};{};*", n % 3)
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                hierarchy(&text, &table, j)
+            };
+            let maps = [column(0), column(1)];
+            let input = EngineInput {
+                rows: rows.len(),
+                quasi_identifiers: (0..2)
+                    .map(|j| QuasiIdentifier {
+                        name: "q",
+                        codes: &table.column(j).codes,
+                        hierarchy: &maps[j],
+                    })
+                    .collect(),
+                sensitive: vec![SensitiveAttribute {
+                    name: "s",
+                    codes: &table.column(2).codes,
+                    distinct: table.column(2).dictionary.len(),
+                }],
+            };
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+            pool.install(|| {
+                let mut sequential = Grouper::new(&input);
+                sequential.parallel_min = usize::MAX;
+                let mut parallel = Grouper::new(&input);
+                parallel.parallel_min = 1;
+                let s0 = sequential.group_rows(&input, &[0, 0], true);
+                let p0 = parallel.group_rows(&input, &[0, 0], true);
+                proptest::prop_assert_eq!(sequential.class_of(), parallel.class_of());
+                let top = [levels.0, levels.1];
+                let s1 = sequential.rollup(&input, &s0, &top);
+                let p1 = parallel.rollup(&input, &p0, &top);
+                proptest::prop_assert_eq!(sequential.class_of(), parallel.class_of());
+                for (s, p) in [(&s0, &p0), (&s1, &p1)] {
+                    proptest::prop_assert_eq!(s.counts(), p.counts());
+                    proptest::prop_assert_eq!(s.representative_rows(), p.representative_rows());
+                    for c in 0..s.len() {
+                        proptest::prop_assert_eq!(s.histogram(0, c), p.histogram(0, c));
+                    }
+                }
+                Ok(())
+            })?;
+        }
+
         /// Value sets (bitsets) give every class the same number of distinct values as histograms, when
         /// grouped from records and after rollups, for domains of one and of several words.
         #[test]
