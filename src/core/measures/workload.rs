@@ -99,79 +99,98 @@ fn draw(generator: &mut SplitMix64, domains: &[usize], max_dimensions: u32) -> Q
     Query { ranges }
 }
 
-/// The original classes of one column in rank order, with record counts, so a range is a slice.
+/// Per rank of one column, the original classes and records at or below it, so that a range's classes
+/// and records are differences (`O(domain)` memory, whatever the number of classes).
 struct RankIndex {
-    /// Class ids sorted by the column's rank.
-    order: Vec<u32>,
-    /// `starts[rank]`: the first position of `order` with that rank or a higher one (`domain + 1` long).
+    /// `starts[rank]`: the classes with a lower rank (`domain + 1` long).
     starts: Vec<usize>,
-    /// `records[i]`: records of the classes `order[..i]`.
+    /// `records[rank]`: the records of the classes with a lower rank (`domain + 1` long).
     records: Vec<u64>,
 }
 
 impl RankIndex {
     fn new(ranks: &[u32], q: usize, j: usize, domain: usize, sizes: &[u64]) -> Self {
-        let classes = sizes.len();
         let mut starts = vec![0usize; domain + 1];
-        for o in 0..classes {
-            starts[ranks[o * q + j] as usize + 1] += 1;
+        let mut records = vec![0u64; domain + 1];
+        for (o, &size) in sizes.iter().enumerate() {
+            let rank = ranks[o * q + j] as usize;
+            starts[rank + 1] += 1;
+            records[rank + 1] += size;
         }
         for r in 0..domain {
             starts[r + 1] += starts[r];
+            records[r + 1] += records[r];
         }
-        let mut next = starts.clone();
-        let mut order = vec![0u32; classes];
-        for o in 0..classes {
-            let slot = &mut next[ranks[o * q + j] as usize];
-            order[*slot] = o as u32;
-            *slot += 1;
-        }
-        let mut records = Vec::with_capacity(classes + 1);
-        records.push(0);
-        let mut total = 0;
-        for &o in &order {
-            total += sizes[o as usize];
-            records.push(total);
-        }
-        Self {
-            order,
-            starts,
-            records,
-        }
+        Self { starts, records }
     }
 
-    /// Positions of `order` whose rank lies in `lo..=hi`.
+    /// Positions, in the column's rank order of the classes, of the classes whose rank lies in `lo..=hi`.
     fn span(&self, lo: u32, hi: u32) -> std::ops::Range<usize> {
         self.starts[lo as usize]..self.starts[hi as usize + 1]
     }
+
+    /// The class ids sorted by the column's rank (a counting sort), for the scans driven by this column.
+    fn order(&self, ranks: &[u32], q: usize, j: usize) -> Vec<u32> {
+        let mut next = self.starts.clone();
+        let mut order = vec![0u32; self.starts.last().copied().unwrap_or(0)];
+        for (o, row) in ranks.chunks_exact(q).enumerate() {
+            let slot = &mut next[row[j] as usize];
+            order[*slot] = o as u32;
+            *slot += 1;
+        }
+        order
+    }
+}
+
+/// The column whose range holds the fewest original classes (the one a scan is driven by).
+fn driver(query: &Query, indexes: &[RankIndex]) -> Option<(usize, u32, u32)> {
+    query
+        .ranges
+        .iter()
+        .min_by_key(|&&(j, lo, hi)| {
+            let span = indexes[j].span(lo, hi);
+            span.end - span.start
+        })
+        .copied()
 }
 
 /// The records whose original values fall in every range: a one-column query is a difference of prefix
-/// sums; otherwise the classes in range of the narrowest column are checked against the other ranges.
-fn true_count(query: &Query, ranks: &[u32], q: usize, sizes: &[u64], indexes: &[RankIndex]) -> u64 {
-    let Some(&(driver, lo, hi)) = query.ranges.iter().min_by_key(|&&(j, lo, hi)| {
-        let span = indexes[j].span(lo, hi);
-        span.end - span.start
-    }) else {
+/// sums; otherwise the classes in range of the narrowest column (`orders[driver]`, built by the caller;
+/// without it every class) are checked against the ranges.
+fn true_count(
+    query: &Query,
+    ranks: &[u32],
+    q: usize,
+    sizes: &[u64],
+    indexes: &[RankIndex],
+    orders: &[Option<Vec<u32>>],
+) -> u64 {
+    let Some((driver, lo, hi)) = driver(query, indexes) else {
         return sizes.iter().sum();
     };
     let index = &indexes[driver];
-    let span = index.span(lo, hi);
     if query.ranges.len() == 1 {
-        return index.records[span.end] - index.records[span.start];
+        return index.records[hi as usize + 1] - index.records[lo as usize];
     }
-    let mut truth = 0;
-    for &o in &index.order[span] {
-        let row = &ranks[o as usize * q..(o as usize + 1) * q];
-        if query
+    let inside = |o: usize| {
+        let row = &ranks[o * q..(o + 1) * q];
+        query
             .ranges
             .iter()
-            .all(|&(j, lo, hi)| j == driver || (lo..=hi).contains(&row[j]))
-        {
-            truth += sizes[o as usize];
-        }
+            .all(|&(j, lo, hi)| (lo..=hi).contains(&row[j]))
+    };
+    match &orders[driver] {
+        Some(order) => order[index.span(lo, hi)]
+            .iter()
+            .filter(|&&o| inside(o as usize))
+            .map(|&o| sizes[o as usize])
+            .sum(),
+        // no order built for this column: every class is checked
+        None => (0..sizes.len())
+            .filter(|&o| inside(o))
+            .map(|o| sizes[o])
+            .sum(),
     }
-    truth
 }
 
 /// The true answer of every query. A prefix-sum cube over a set of columns answers every query that
@@ -273,9 +292,27 @@ fn true_counts(
                 .collect()
         },
         || {
+            // the class orders of the columns that drive a multi-column scan, and only those
+            let mut driving = vec![false; q];
+            for &n in &scanned {
+                if let (Some((j, _, _)), true) =
+                    (driver(&queries[n], indexes), queries[n].ranges.len() > 1)
+                {
+                    driving[j] = true;
+                }
+            }
+            let orders: Vec<Option<Vec<u32>>> = (0..q)
+                .into_par_iter()
+                .map(|j| driving[j].then(|| indexes[j].order(ranks, q, j)))
+                .collect();
             scanned
                 .par_iter()
-                .map(|&n| (n, true_count(&queries[n], ranks, q, sizes, indexes)))
+                .map(|&n| {
+                    (
+                        n,
+                        true_count(&queries[n], ranks, q, sizes, indexes, &orders),
+                    )
+                })
                 .collect()
         },
     );
