@@ -196,8 +196,10 @@ fn true_count(
 /// The true answer of every query. A prefix-sum cube over a set of columns answers every query that
 /// constrains a subset of them (the other columns left whole), so the sets of two or more columns the
 /// queries constrain are covered by a few cubes of at most `max_cells` cells: each uncovered set, largest
-/// first, grows by the columns of smallest domain that still fit, and covers every set inside it. Building
-/// a cube is one pass over the original classes, then a query costs at most `2^d` lookups. One-column
+/// first, grows by the columns of smallest domain that still fit while the cube saves at least as much,
+/// and covers every set inside it. A cube is built only when it costs less (one pass over the original
+/// classes and one over its cells per dimension) than scanning its queries would (the classes in range
+/// of each query's narrowest column); a query on a cube then costs at most `2^d` lookups. One-column
 /// queries are differences of prefix sums; sets no cube can hold scan with [`true_count`]. The cubes are
 /// built and their queries answered in parallel on the caller's rayon pool.
 fn true_counts(
@@ -228,30 +230,57 @@ fn true_counts(
     let mut cubes: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
     let mut covered: BTreeSet<&Vec<usize>> = BTreeSet::new();
     let mut scanned: Vec<usize> = Vec::new();
+    // a query's scan visits the classes in range of its narrowest column; a cube costs one pass over the
+    // classes and one over its cells per dimension
+    let scan_cost: Vec<u128> = queries
+        .iter()
+        .map(|query| {
+            driver(query, indexes).map_or(0, |(j, lo, hi)| {
+                let span = indexes[j].span(lo, hi);
+                (span.end - span.start) as u128
+            })
+        })
+        .collect();
+    let classes = sizes.len() as u128;
+    let inside = |cube: &[usize], other: &[usize]| other.iter().all(|j| cube.binary_search(j).is_ok());
+    let saving = |cube: &[usize], covered: &BTreeSet<&Vec<usize>>| -> i128 {
+        let cells: u128 = cube.iter().map(|&j| domains[j].max(1) as u128).product();
+        let scans: u128 = order
+            .iter()
+            .filter(|other| other.len() >= 2 && !covered.contains(**other) && inside(cube, other))
+            .flat_map(|other| &sets[*other])
+            .map(|&n| scan_cost[n])
+            .sum();
+        scans as i128 - (classes + cells * cube.len() as u128) as i128
+    };
     for &set in &order {
         if covered.contains(set) {
             continue;
         }
-        if set.len() < 2 || !fits(set) {
+        if set.len() < 2 || !fits(set) || saving(set, &covered) <= 0 {
+            covered.insert(set);
             scanned.extend(&sets[set]);
             continue;
         }
+        // grow while a column still fits and the cube saves at least as much
         let mut cube = set.clone();
+        let mut best = saving(&cube, &covered);
         for &j in &narrow {
             if cube.binary_search(&j).is_err() {
                 let mut grown = cube.clone();
                 grown.insert(grown.partition_point(|&c| c < j), j);
                 if fits(&grown) {
-                    cube = grown;
+                    let grown_saving = saving(&grown, &covered);
+                    if grown_saving >= best {
+                        cube = grown;
+                        best = grown_saving;
+                    }
                 }
             }
         }
         let mut members = Vec::new();
         for &other in &order {
-            if other.len() >= 2
-                && !covered.contains(other)
-                && other.iter().all(|j| cube.binary_search(j).is_ok())
-            {
+            if other.len() >= 2 && !covered.contains(other) && inside(&cube, other) {
                 covered.insert(other);
                 members.extend(&sets[other]);
             }
