@@ -242,7 +242,8 @@ fn true_counts(
         })
         .collect();
     let classes = sizes.len() as u128;
-    let inside = |cube: &[usize], other: &[usize]| other.iter().all(|j| cube.binary_search(j).is_ok());
+    let inside =
+        |cube: &[usize], other: &[usize]| other.iter().all(|j| cube.binary_search(j).is_ok());
     let saving = |cube: &[usize], covered: &BTreeSet<&Vec<usize>>| -> i128 {
         let cells: u128 = cube.iter().map(|&j| domains[j].max(1) as u128).product();
         let scans: u128 = order
