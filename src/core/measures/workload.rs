@@ -71,6 +71,9 @@ pub struct WorkloadError {
     pub mean_relative_error: f64,
 }
 
+/// True answers by query number.
+type Answers = Vec<(usize, u64)>;
+
 /// Cubes built at the same time (each at most [`MAX_CELLS`] counters).
 const CUBES_AT_ONCE: usize = 4;
 
@@ -314,7 +317,7 @@ fn true_counts(
     };
     // the scans in parallel, beside the cubes, built a few at a time so that their memory stays bounded
     // whatever the number of threads
-    let (mut answered, scans): (Vec<(usize, u64)>, Vec<(usize, u64)>) = rayon::join(
+    let (mut answered, scans): (Answers, Answers) = rayon::join(
         || {
             cubes
                 .chunks(CUBES_AT_ONCE)
