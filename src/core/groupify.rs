@@ -970,6 +970,57 @@ mod tests {
         }
     }
 
+    /// A table of two numeric columns `a` and `b`, one record per pair.
+    fn numeric_table(records: impl Iterator<Item = (u32, u32)>) -> Table {
+        let rows: Vec<Vec<String>> = records
+            .map(|(a, b)| vec![a.to_string(), b.to_string()])
+            .collect();
+        let rows_ref: Vec<Vec<&str>> = rows
+            .iter()
+            .map(|r| r.iter().map(String::as_str).collect())
+            .collect();
+        Table::from_rows(&["a", "b"], &rows_ref)
+    }
+
+    /// A three-level hierarchy over column `j`: the value, the value modulo `groups`, `*`.
+    fn modulo_hierarchy(table: &Table, j: usize, groups: u32) -> GeneralizationMap {
+        let text = table
+            .column(j)
+            .dictionary
+            .values()
+            .map(|v| {
+                let n: u32 = v.parse().unwrap_or(0);
+                format!("{v};{};*", n % groups)
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        hierarchy(&text, table, j)
+    }
+
+    /// The engine input over the table's two columns and one sensitive attribute of `distinct` codes.
+    fn two_column_input<'a>(
+        table: &'a Table,
+        maps: &'a [GeneralizationMap; 2],
+        codes: &'a [u32],
+        distinct: usize,
+    ) -> EngineInput<'a> {
+        EngineInput {
+            rows: table.row_count(),
+            quasi_identifiers: (0..2)
+                .map(|j| QuasiIdentifier {
+                    name: "q",
+                    codes: &table.column(j).codes,
+                    hierarchy: &maps[j],
+                })
+                .collect(),
+            sensitive: vec![SensitiveAttribute {
+                name: "s",
+                codes,
+                distinct,
+            }],
+        }
+    }
+
     proptest::proptest! {
         /// Grouping on several threads gives the classes, sizes, first rows, histograms and class of
         /// every entry of the sequential pass, from records and after a rollup.
@@ -978,41 +1029,10 @@ mod tests {
             records in proptest::collection::vec((0u32..9, 0u32..7, 0u32..4), 1..200),
             levels in (0u8..3, 0u8..3),
         ) {
-            let rows: Vec<Vec<String>> = records
-                .iter()
-                .map(|&(a, b, c)| vec![a.to_string(), b.to_string(), c.to_string()])
-                .collect();
-            let rows_ref: Vec<Vec<&str>> = rows
-                .iter()
-                .map(|r| r.iter().map(String::as_str).collect())
-                .collect();
-            let table = Table::from_rows(&["a", "b", "s"], &rows_ref);
-            let column = |j: usize| {
-                let text = table.column(j).dictionary.values()
-                    .map(|v| {
-                        let n: u32 = v.parse().unwrap_or(0);
-                        format!("{v};{};*", n % 3)
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                hierarchy(&text, &table, j)
-            };
-            let maps = [column(0), column(1)];
-            let input = EngineInput {
-                rows: rows.len(),
-                quasi_identifiers: (0..2)
-                    .map(|j| QuasiIdentifier {
-                        name: "q",
-                        codes: &table.column(j).codes,
-                        hierarchy: &maps[j],
-                    })
-                    .collect(),
-                sensitive: vec![SensitiveAttribute {
-                    name: "s",
-                    codes: &table.column(2).codes,
-                    distinct: table.column(2).dictionary.len(),
-                }],
-            };
+            let table = numeric_table(records.iter().map(|&(a, b, _)| (a, b)));
+            let maps = [modulo_hierarchy(&table, 0, 3), modulo_hierarchy(&table, 1, 3)];
+            let codes: Vec<u32> = records.iter().map(|&(_, _, c)| c).collect();
+            let input = two_column_input(&table, &maps, &codes, 4);
             let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
             pool.install(|| {
                 let mut sequential = Grouper::new(&input);
@@ -1045,46 +1065,14 @@ mod tests {
             values in proptest::sample::select(vec![3usize, 64, 65, 130]),
             top in (0u8..3, 0u8..3),
         ) {
-            let rows: Vec<Vec<String>> = records
-                .iter()
-                .map(|&(a, b, _)| vec![a.to_string(), b.to_string()])
-                .collect();
-            let rows_ref: Vec<Vec<&str>> = rows
-                .iter()
-                .map(|r| r.iter().map(String::as_str).collect())
-                .collect();
-            let table = Table::from_rows(&["a", "b"], &rows_ref);
+            let table = numeric_table(records.iter().map(|&(a, b, _)| (a, b)));
             // sensitive codes spread over the whole domain of `values` codes
             let codes: Vec<u32> = records
                 .iter()
                 .map(|&(a, b, s)| (s * 61 + a * 7 + b) % values as u32)
                 .collect();
-            let column = |j: usize| {
-                let text = table.column(j).dictionary.values()
-                    .map(|v| {
-                        let n: u32 = v.parse().unwrap_or(0);
-                        format!("{v};{};*", n % 2)
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                hierarchy(&text, &table, j)
-            };
-            let maps = [column(0), column(1)];
-            let input = EngineInput {
-                rows: rows.len(),
-                quasi_identifiers: (0..2)
-                    .map(|j| QuasiIdentifier {
-                        name: "q",
-                        codes: &table.column(j).codes,
-                        hierarchy: &maps[j],
-                    })
-                    .collect(),
-                sensitive: vec![SensitiveAttribute {
-                    name: "s",
-                    codes: &codes,
-                    distinct: values,
-                }],
-            };
+            let maps = [modulo_hierarchy(&table, 0, 2), modulo_hierarchy(&table, 1, 2)];
+            let input = two_column_input(&table, &maps, &codes, values);
             let mut histograms = Grouper::new(&input);
             let mut sets = Grouper::new(&input);
             sets.keep_value_sets_only(vec![true]);
