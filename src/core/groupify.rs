@@ -911,45 +911,13 @@ mod tests {
 
     #[test]
     fn histograms_merge_on_rollup_and_dense_renumbering_is_exact() {
-        let rows: Vec<Vec<String>> = (0..40)
-            .map(|i| {
-                vec![
-                    format!("{}", i % 7),
-                    format!("{}", i % 5),
-                    format!("s{}", i % 3),
-                ]
-            })
-            .collect();
-        let rows_ref: Vec<Vec<&str>> = rows
-            .iter()
-            .map(|r| r.iter().map(String::as_str).collect())
-            .collect();
-        let table = Table::from_rows(&["a", "b", "s"], &rows_ref);
-        let flat = |n: usize| {
-            (0..n)
-                .map(|v| format!("{v};{};*", v % 2))
-                .collect::<Vec<_>>()
-                .join("\n")
-        };
+        let table = numeric_table((0..40u32).map(|i| (i % 7, i % 5)));
         let maps = [
-            hierarchy(&flat(7), &table, 0),
-            hierarchy(&flat(5), &table, 1),
+            modulo_hierarchy(&table, 0, 2),
+            modulo_hierarchy(&table, 1, 2),
         ];
-        let input = EngineInput {
-            rows: 40,
-            quasi_identifiers: (0..2)
-                .map(|j| QuasiIdentifier {
-                    name: "q",
-                    codes: &table.column(j).codes,
-                    hierarchy: &maps[j],
-                })
-                .collect(),
-            sensitive: vec![SensitiveAttribute {
-                name: "s",
-                codes: &table.column(2).codes,
-                distinct: 3,
-            }],
-        };
+        let codes: Vec<u32> = (0..40u32).map(|i| i % 3).collect();
+        let input = two_column_input(&table, &maps, &codes, 3);
         let mut g = Grouper::new(&input);
         let bottom = g.group_rows(&input, &[0, 0], true);
         assert_eq!(bottom.len(), 35);

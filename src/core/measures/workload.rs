@@ -245,13 +245,17 @@ fn true_counts(
         })
         .collect();
     let classes = sizes.len() as u128;
-    let inside =
-        |cube: &[usize], other: &[usize]| other.iter().all(|j| cube.binary_search(j).is_ok());
+    // a set of two or more columns, not yet answered, inside the cube's columns
+    let answerable = |cube: &[usize], other: &Vec<usize>, covered: &BTreeSet<&Vec<usize>>| {
+        other.len() >= 2
+            && !covered.contains(other)
+            && other.iter().all(|j| cube.binary_search(j).is_ok())
+    };
     let saving = |cube: &[usize], covered: &BTreeSet<&Vec<usize>>| -> i128 {
         let cells: u128 = cube.iter().map(|&j| domains[j].max(1) as u128).product();
         let scans: u128 = order
             .iter()
-            .filter(|other| other.len() >= 2 && !covered.contains(**other) && inside(cube, other))
+            .filter(|other| answerable(cube, other, covered))
             .flat_map(|other| &sets[*other])
             .map(|&n| scan_cost[n])
             .sum();
@@ -284,7 +288,7 @@ fn true_counts(
         }
         let mut members = Vec::new();
         for &other in &order {
-            if other.len() >= 2 && !covered.contains(other) && inside(&cube, other) {
+            if answerable(&cube, other, &covered) {
                 covered.insert(other);
                 members.extend(&sets[other]);
             }
@@ -315,8 +319,8 @@ fn true_counts(
             })
             .collect()
     };
-    // the scans in parallel, beside the cubes, built a few at a time so that their memory stays bounded
-    // whatever the number of threads
+    // the cubes and the scans side by side; the cubes are built a few at a time, so that their memory
+    // stays bounded whatever the number of threads
     let (mut answered, scans): (Answers, Answers) = rayon::join(
         || {
             cubes
@@ -328,10 +332,10 @@ fn true_counts(
             // the class orders of the columns that drive a multi-column scan, and only those
             let mut driving = vec![false; q];
             for &n in &scanned {
-                if let (Some((j, _, _)), true) =
-                    (driver(&queries[n], indexes), queries[n].ranges.len() > 1)
-                {
-                    driving[j] = true;
+                if queries[n].ranges.len() > 1 {
+                    if let Some((j, _, _)) = driver(&queries[n], indexes) {
+                        driving[j] = true;
+                    }
                 }
             }
             let orders: Vec<Option<Vec<u32>>> = (0..q)
