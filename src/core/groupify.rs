@@ -265,13 +265,12 @@ impl FrequencySet {
 
 /// Reusable scratch space and per-run tables for grouping; keep one per thread and run.
 ///
-/// The quasi-identifier codes are copied once into a row-major matrix, so generalizing one class reads a
-/// single cache line, and labels are renumbered per level to the ones that occur in the data, so keys stay
-/// small enough for a direct-address table more often.
+/// Codes are read from the input's columns (no copy: the representatives of a frequency set's classes
+/// come in ascending record order, so each column is read as a forward stream), and labels are
+/// renumbered per level to the ones that occur in the data, so keys stay small enough for a
+/// direct-address table more often.
 #[derive(Debug, Default)]
 pub struct Grouper {
-    /// Row-major quasi-identifier codes, `q` per record.
-    matrix: Vec<u32>,
     /// `labels[j][level][column code]`: dense label of the code at that level.
     labels: Vec<Vec<Vec<u32>>>,
     /// `widths[j][level]`: number of dense labels.
@@ -317,12 +316,6 @@ impl Grouper {
     /// A grouper for `input`.
     pub fn new(input: &EngineInput<'_>) -> Self {
         let q = input.quasi_identifiers.len();
-        let mut matrix = vec![0u32; input.rows * q];
-        for (j, qi) in input.quasi_identifiers.iter().enumerate() {
-            for (row, &code) in qi.codes.iter().enumerate() {
-                matrix[row * q + j] = code;
-            }
-        }
         let mut labels = Vec::with_capacity(q);
         let mut widths = Vec::with_capacity(q);
         for qi in &input.quasi_identifiers {
@@ -356,7 +349,6 @@ impl Grouper {
             widths.push(per_width);
         }
         Self {
-            matrix,
             labels,
             widths,
             ..Self::default()
@@ -500,7 +492,7 @@ impl Grouper {
         }
         match (product, source) {
             (Some(radix), Source::Rows(_)) => self.assign_packed(
-                input.quasi_identifiers.len(),
+                input,
                 levels,
                 radix,
                 (n, keep_class_of),
@@ -508,7 +500,7 @@ impl Grouper {
                 |_| 1,
             ),
             (Some(radix), Source::Set(set)) => self.assign_packed(
-                input.quasi_identifiers.len(),
+                input,
                 levels,
                 radix,
                 (n, keep_class_of),
@@ -522,7 +514,7 @@ impl Grouper {
     /// One pass when every key fits in `radix`: key, class id, size and representative per source entry.
     fn assign_packed(
         &mut self,
-        q: usize,
+        input: &EngineInput<'_>,
         levels: &[u8],
         radix: u64,
         (n, keep_class_of): (usize, bool),
@@ -532,6 +524,7 @@ impl Grouper {
         // key = Σ_j label_j · stride_j (the mixed-radix number, most significant column first): each
         // column's labels are pre-multiplied by its stride once per grouping, so a key is a sum of
         // independent lookups instead of a chain of multiplications
+        let q = input.quasi_identifiers.len();
         let mut scaled = std::mem::take(&mut self.scaled);
         scaled.clear();
         let mut columns: Vec<(usize, usize, usize)> = Vec::with_capacity(q);
@@ -551,16 +544,15 @@ impl Grouper {
             columns.push((j, start, scaled.len()));
             stride = stride.wrapping_mul(width);
         }
-        let tables: Vec<(usize, &[u64])> = columns
+        // each grouped column's codes beside its scaled labels
+        let tables: Vec<(&[u32], &[u64])> = columns
             .iter()
-            .map(|&(j, start, end)| (j, &scaled[start..end]))
+            .map(|&(j, start, end)| (input.quasi_identifiers[j].codes, &scaled[start..end]))
             .collect();
-        let matrix = &self.matrix;
         let key_of = |row: u32| {
-            let codes = &matrix[row as usize * q..row as usize * q + q];
             tables
                 .iter()
-                .map(|&(j, table)| table[codes[j] as usize])
+                .map(|&(codes, table)| table[codes[row as usize] as usize])
                 .sum::<u64>()
         };
         let mut counts: Vec<u32> = Vec::new();
@@ -618,11 +610,10 @@ impl Grouper {
         limit: u64,
     ) -> (Vec<u32>, Vec<u32>) {
         let n = source.len();
-        let q = input.quasi_identifiers.len();
         self.keys.clear();
         self.keys.resize(n, 0);
         let mut radix: u64 = 1;
-        for j in 0..q {
+        for (j, qi) in input.quasi_identifiers.iter().enumerate() {
             let level = levels[j] as usize;
             let width = self.widths[j][level];
             if width <= 1 {
@@ -632,16 +623,16 @@ impl Grouper {
                 radix = self.densify() as u64;
             }
             let labels = &self.labels[j][level];
-            let matrix = &self.matrix;
+            let codes = qi.codes;
             match source.rows() {
                 None => {
-                    for (row, key) in self.keys.iter_mut().enumerate() {
-                        *key = *key * width + labels[matrix[row * q + j] as usize] as u64;
+                    for (key, &code) in self.keys.iter_mut().zip(codes) {
+                        *key = *key * width + labels[code as usize] as u64;
                     }
                 }
                 Some(rows) => {
                     for (key, &row) in self.keys.iter_mut().zip(rows) {
-                        *key = *key * width + labels[matrix[row as usize * q + j] as usize] as u64;
+                        *key = *key * width + labels[codes[row as usize] as usize] as u64;
                     }
                 }
             }
