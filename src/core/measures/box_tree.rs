@@ -35,42 +35,39 @@ struct KdTree {
     extents: Vec<u32>,
     /// Coordinates, point by point (`dims` each), in tree order.
     coordinates: Vec<u32>,
-    weights: Vec<u64>,
+    /// Weight of each point, in tree order (a class size: below 2³²).
+    weights: Vec<u32>,
     nodes: Vec<Node>,
-    /// Bounding boxes, node by node: `dims` lows then `dims` highs.
+    /// Bounds, node by node: `dims` lows then `dims` highs.
     bounds: Vec<u32>,
 }
 
 impl KdTree {
-    fn new(dims: usize, extents: Vec<u32>, coordinates: Vec<u32>, weights: Vec<u64>) -> Self {
+    /// The tree over the points whose coordinates `coordinates` lists point by point, point `p`
+    /// weighing `weights[p]`. The coordinates are reordered in place (at 10M points a second copy
+    /// would cost hundreds of megabytes).
+    fn new(dims: usize, extents: Vec<u32>, coordinates: Vec<u32>, weights: &[u64]) -> Self {
         let points = weights.len();
         let mut tree = KdTree {
             dims,
             extents,
             coordinates,
-            weights,
+            weights: Vec::new(),
             nodes: Vec::with_capacity(2 * points / LEAF + 2),
             bounds: Vec::new(),
         };
         let mut order: Vec<u32> = (0..points as u32).collect();
         if points > 0 {
-            tree.build(&mut order, 0, points);
+            tree.build(&mut order, weights, 0, points);
         }
         // store the points in tree order, so a leaf's points are contiguous
-        let mut coordinates = Vec::with_capacity(tree.coordinates.len());
-        let mut weights = Vec::with_capacity(points);
-        for &p in &order {
-            let p = p as usize;
-            coordinates.extend_from_slice(&tree.coordinates[p * dims..(p + 1) * dims]);
-            weights.push(tree.weights[p]);
-        }
-        tree.coordinates = coordinates;
-        tree.weights = weights;
+        tree.weights = order.iter().map(|&p| weights[p as usize] as u32).collect();
+        permute_rows(&mut tree.coordinates, dims, &order);
         tree
     }
 
     /// Builds the node over `order[start..end]` and returns its index.
-    fn build(&mut self, order: &mut [u32], start: usize, end: usize) -> u32 {
+    fn build(&mut self, order: &mut [u32], weights: &[u64], start: usize, end: usize) -> u32 {
         let dims = self.dims;
         let mut low = vec![u32::MAX; dims];
         let mut high = vec![0u32; dims];
@@ -82,7 +79,7 @@ impl KdTree {
                 low[d] = low[d].min(x);
                 high[d] = high[d].max(x);
             }
-            weight += self.weights[p];
+            weight += weights[p];
         }
         let index = self.nodes.len() as u32;
         self.nodes.push(Node {
@@ -105,8 +102,8 @@ impl KdTree {
             order[start..end].select_nth_unstable_by_key(middle - start, |&p| {
                 coordinates[p as usize * dims + d]
             });
-            let left = self.build(order, start, middle);
-            let right = self.build(order, middle, end);
+            let left = self.build(order, weights, start, middle);
+            let right = self.build(order, weights, middle, end);
             let node = &mut self.nodes[index as usize];
             node.left = left;
             node.right = right;
@@ -148,7 +145,7 @@ impl KdTree {
                 for p in node.start as usize..node.end as usize {
                     let point = &self.coordinates[p * dims..(p + 1) * dims];
                     if (0..dims).all(|d| low[d] <= point[d] && point[d] <= high[d]) {
-                        total += self.weights[p];
+                        total += u64::from(self.weights[p]);
                     }
                 }
             } else {
@@ -157,6 +154,30 @@ impl KdTree {
             }
         }
         total
+    }
+}
+
+/// Reorders the rows of `width` values of `values` in place so that row `i` becomes the old row
+/// `order[i]` (`order` a permutation), following each cycle once with one row of scratch.
+fn permute_rows(values: &mut [u32], width: usize, order: &[u32]) {
+    let mut placed = vec![false; order.len()];
+    let mut scratch = vec![0u32; width];
+    for start in 0..order.len() {
+        if placed[start] {
+            continue;
+        }
+        scratch.copy_from_slice(&values[start * width..(start + 1) * width]);
+        let mut at = start;
+        loop {
+            placed[at] = true;
+            let from = order[at] as usize;
+            if from == start {
+                values[at * width..(at + 1) * width].copy_from_slice(&scratch);
+                break;
+            }
+            values.copy_within(from * width..(from + 1) * width, at * width);
+            at = from;
+        }
     }
 }
 
@@ -176,7 +197,7 @@ pub(super) fn by_ranges(
         }
         let mut used = vec![false; column.cells.len()];
         for &r in &published.representative {
-            used[column.cell_of[r as usize] as usize] = true;
+            used[column.cell_of.get(r as usize) as usize] = true;
         }
         let mut column_ranges = vec![(1, 0); column.cells.len()];
         for (id, cell) in column.cells.iter().enumerate() {
@@ -200,7 +221,7 @@ pub(super) fn by_ranges(
         }
     }
     let extents = columns.iter().map(|c| c.domain as u32).collect();
-    let tree = KdTree::new(dims, extents, coordinates, original.sizes.clone());
+    let tree = KdTree::new(dims, extents, coordinates, &original.sizes);
     // the classes' counts are independent: counted in parallel on the caller's rayon pool
     Some(
         published
@@ -210,7 +231,7 @@ pub(super) fn by_ranges(
                 || (vec![0u32; dims], vec![0u32; dims]),
                 |(low, high), &r| {
                     for (j, column) in columns.iter().enumerate() {
-                        let (l, h) = ranges[j][column.cell_of[r as usize] as usize];
+                        let (l, h) = ranges[j][column.cell_of.get(r as usize) as usize];
                         low[j] = l;
                         high[j] = h;
                     }
@@ -236,7 +257,7 @@ mod tests {
                 weights.push(u64::from(x) + 1);
             }
         }
-        let tree = KdTree::new(2, vec![40, 40], coordinates, weights);
+        let tree = KdTree::new(2, vec![40, 40], coordinates, &weights);
         let brute = |low: [u32; 2], high: [u32; 2]| -> u64 {
             (low[0]..=high[0])
                 .map(|x| u64::from(x + 1) * u64::from(high[1] - low[1] + 1))
@@ -256,9 +277,19 @@ mod tests {
         }
         assert_eq!(tree.count(&[41, 0], &[50, 39]), 0);
         assert_eq!(
-            KdTree::new(2, vec![10, 10], vec![], vec![]).count(&[0, 0], &[9, 9]),
+            KdTree::new(2, vec![10, 10], vec![], &[]).count(&[0, 0], &[9, 9]),
             0
         );
+    }
+
+    #[test]
+    fn rows_are_permuted_in_place() {
+        // rows of two values; row i holds (i, 10 + i)
+        let mut values: Vec<u32> = (0..6).flat_map(|i| [i, 10 + i]).collect();
+        let order = [3u32, 0, 4, 1, 2, 5];
+        permute_rows(&mut values, 2, &order);
+        let expected: Vec<u32> = order.iter().flat_map(|&i| [i, 10 + i]).collect();
+        assert_eq!(values, expected);
     }
 
     mod properties {
@@ -298,7 +329,11 @@ mod tests {
                 name: "q",
                 codes,
                 domain,
-                cell_of: pick.iter().map(|&p| (p % cells.len()) as u32).collect(),
+                cell_of: pick
+                    .iter()
+                    .map(|&p| (p % cells.len()) as u32)
+                    .collect::<Vec<u32>>()
+                    .into(),
                 cells,
                 position: places.to_vec(),
             }

@@ -10,6 +10,8 @@
 //! Published classes are formed by cell ids: two records are in the same class when they have the same
 //! cell id in every column. Builders give one id per distinct published cell.
 
+use std::borrow::Cow;
+
 use rustc_hash::FxHashMap;
 
 use crate::core::data::GeneralizationMap;
@@ -44,13 +46,82 @@ pub struct CellColumn<'a> {
     /// Number of distinct original codes (codes are `0..domain`).
     pub domain: usize,
     /// The id of each record's cell.
-    pub cell_of: Vec<u32>,
+    pub cell_of: CellIds<'a>,
     /// Cells by id.
     pub cells: Vec<CellCover>,
     /// Each code's place in an order of the codes in which every cell covers consecutive places (the
     /// rank order of an ordered domain, the leaf order of a tree hierarchy); empty when no such order is
     /// known. Box counting over overlapping cells uses it ([`super::box_counts`]).
     pub position: Vec<u32>,
+}
+
+/// The cell id of every record, without a per-record array when it can be looked up: record `r`
+/// has the id `table[keys[r]]` (the key itself when there is no table), or `root` when it is hidden
+/// (suppressed). At 10M records and six quasi-identifiers, listing the ids would cost 240 MB.
+#[derive(Debug, Clone)]
+pub struct CellIds<'a> {
+    keys: Cow<'a, [u32]>,
+    /// Key → cell id; empty when the keys are the ids.
+    table: Vec<u32>,
+    hidden: Hidden<'a>,
+    root: u32,
+}
+
+/// Which records show the root cell whatever their key.
+#[derive(Debug, Clone, Copy)]
+enum Hidden<'a> {
+    None,
+    /// The records `mask` marks.
+    Mask(&'a [bool]),
+    /// The records whose key is this value.
+    Key(u32),
+}
+
+impl CellIds<'_> {
+    /// The cell id of record `r`.
+    #[inline]
+    pub fn get(&self, r: usize) -> u32 {
+        let key = self.keys[r];
+        let hidden = match self.hidden {
+            Hidden::None => false,
+            Hidden::Mask(mask) => mask[r],
+            Hidden::Key(k) => key == k,
+        };
+        if hidden {
+            self.root
+        } else if self.table.is_empty() {
+            key
+        } else {
+            self.table[key as usize]
+        }
+    }
+
+    /// Number of records.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether there are no records.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// The cell ids of every record, in record order.
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.len()).map(|r| self.get(r))
+    }
+}
+
+impl From<Vec<u32>> for CellIds<'_> {
+    /// Ids listed record by record.
+    fn from(ids: Vec<u32>) -> Self {
+        Self {
+            keys: Cow::Owned(ids),
+            table: Vec::new(),
+            hidden: Hidden::None,
+            root: 0,
+        }
+    }
 }
 
 impl<'a> CellColumn<'a> {
@@ -62,7 +133,7 @@ impl<'a> CellColumn<'a> {
         codes: &'a [u32],
         map: &GeneralizationMap,
         level: usize,
-        suppressed: &[bool],
+        suppressed: &'a [bool],
     ) -> Self {
         let labels = map.codes(level);
         let domain = labels.len();
@@ -92,11 +163,12 @@ impl<'a> CellColumn<'a> {
             });
             cells.len() as u32 - 1
         };
-        let cell_of = codes
-            .iter()
-            .zip(suppressed)
-            .map(|(&c, &s)| if s { root } else { labels[c as usize] })
-            .collect();
+        let cell_of = CellIds {
+            keys: Cow::Borrowed(codes),
+            table: labels.to_vec(),
+            hidden: Hidden::Mask(suppressed),
+            root,
+        };
         Self {
             name,
             codes,
@@ -114,7 +186,7 @@ impl<'a> CellColumn<'a> {
         name: &'a str,
         codes: &'a [u32],
         domain: Domain<'_>,
-        recoding: &Recoding,
+        recoding: &'a Recoding,
         qi: usize,
     ) -> Self {
         let (size, top) = match domain {
@@ -163,14 +235,12 @@ impl<'a> CellColumn<'a> {
             covers: (0..size as u32).collect(),
             tree: top.map(|top| TreePosition { level: top, top }),
         });
-        let cell_of = recoding
-            .group_of()
-            .iter()
-            .map(|&g| match g {
-                SUPPRESSED_GROUP => root,
-                g => group_cell[g as usize],
-            })
-            .collect();
+        let cell_of = CellIds {
+            keys: Cow::Borrowed(recoding.group_of()),
+            table: group_cell,
+            hidden: Hidden::Key(SUPPRESSED_GROUP),
+            root,
+        };
         Self {
             name,
             codes,
@@ -239,19 +309,19 @@ mod tests {
         let codes = &table.column(0).codes;
         let c = CellColumn::full_domain("zip", codes, &map, 1, &[false, false, true]);
         // 1302 and 1301 share 130*; the suppressed 1401 goes to the extra root cell
-        assert_eq!(c.cell_of[0], c.cell_of[1]);
-        assert_eq!(c.cells[c.cell_of[0] as usize].covers, vec![0, 1]);
-        assert_eq!(c.cell_of[2], 2);
+        assert_eq!(c.cell_of.get(0), c.cell_of.get(1));
+        assert_eq!(c.cells[c.cell_of.get(0) as usize].covers, vec![0, 1]);
+        assert_eq!(c.cell_of.get(2), 2);
         assert!(c.is_redacted(2));
-        assert!(!c.is_redacted(c.cell_of[0]));
+        assert!(!c.is_redacted(c.cell_of.get(0)));
         assert_eq!(c.cells[2].covers, vec![0, 1, 2]);
         let top = CellColumn::full_domain("zip", codes, &map, 2, &[false, false, true]);
         assert_eq!(top.cells.len(), 1);
-        assert!(top.cell_of.iter().all(|&id| id == 0));
+        assert!(top.cell_of.iter().all(|id| id == 0));
         assert!(top.is_redacted(0));
         let bottom = CellColumn::full_domain("zip", codes, &map, 0, &[false; 3]);
         // level-0 cell ids are the hierarchy's leaf codes; each covers exactly the record's own value
-        for (&code, &cell) in codes.iter().zip(&bottom.cell_of) {
+        for (&code, cell) in codes.iter().zip(bottom.cell_of.iter()) {
             assert_eq!(bottom.cells[cell as usize].covers, vec![code]);
         }
         assert!(!bottom.is_redacted(0));

@@ -59,7 +59,7 @@ impl Classes {
     /// The published q*-blocks.
     pub fn published(columns: &[CellColumn<'_>], rows: usize) -> Self {
         let bounds: Vec<u64> = columns.iter().map(|c| c.cells.len() as u64).collect();
-        Self::group(rows, &bounds, |r, j| columns[j].cell_of[r])
+        Self::group(rows, &bounds, |r, j| columns[j].cell_of.get(r))
     }
 
     /// Number of classes.
@@ -72,23 +72,48 @@ impl Classes {
         self.sizes.is_empty()
     }
 
-    /// Sorted `(code, count)` histograms of `codes` per class.
-    pub fn histograms(&self, codes: &[u32]) -> Vec<Vec<(u32, u32)>> {
-        let mut pairs: Vec<(u32, u32)> = self
-            .class_of
-            .iter()
-            .zip(codes)
-            .map(|(&c, &s)| (c, s))
-            .collect();
-        pairs.sort_unstable();
-        let mut out: Vec<Vec<(u32, u32)>> = vec![Vec::new(); self.len()];
-        for (class, code) in pairs {
-            let h = &mut out[class as usize];
-            match h.last_mut() {
-                Some((last, n)) if *last == code => *n += 1,
-                _ => h.push((code, 1)),
-            }
+    /// Calls `visit(class, histogram)` for every class in id order, with the class's sorted
+    /// `(code, count)` histogram of `codes` (one code per record). The records are bucketed by class
+    /// with a counting sort and one histogram buffer is reused, so the cost is `O(records)` plus the
+    /// sorting of each class's few codes, with no allocation per class.
+    pub fn for_each_histogram(&self, codes: &[u32], mut visit: impl FnMut(usize, &[(u32, u32)])) {
+        let classes = self.len();
+        let mut starts = vec![0u32; classes + 1];
+        for &c in &self.class_of {
+            starts[c as usize + 1] += 1;
         }
+        for c in 0..classes {
+            starts[c + 1] += starts[c];
+        }
+        let mut cursor = starts.clone();
+        let mut bucketed = vec![0u32; self.class_of.len()];
+        for (&c, &code) in self.class_of.iter().zip(codes) {
+            let at = &mut cursor[c as usize];
+            bucketed[*at as usize] = code;
+            *at += 1;
+        }
+        drop(cursor);
+        let mut histogram: Vec<(u32, u32)> = Vec::new();
+        for class in 0..classes {
+            let members = &mut bucketed[starts[class] as usize..starts[class + 1] as usize];
+            members.sort_unstable();
+            histogram.clear();
+            for &code in members.iter() {
+                match histogram.last_mut() {
+                    Some((last, n)) if *last == code => *n += 1,
+                    _ => histogram.push((code, 1)),
+                }
+            }
+            visit(class, &histogram);
+        }
+    }
+
+    /// Sorted `(code, count)` histograms of `codes` per class (tests; the report streams them with
+    /// [`Classes::for_each_histogram`]).
+    #[cfg(test)]
+    pub fn histograms(&self, codes: &[u32]) -> Vec<Vec<(u32, u32)>> {
+        let mut out = Vec::with_capacity(self.len());
+        self.for_each_histogram(codes, |_, h| out.push(h.to_vec()));
         out
     }
 }
@@ -113,7 +138,7 @@ fn disjoint_slots(columns: &[CellColumn<'_>], published: &Classes) -> Option<Vec
     for column in columns {
         let mut used = vec![false; column.cells.len()];
         for &r in &published.representative {
-            used[column.cell_of[r as usize] as usize] = true;
+            used[column.cell_of.get(r as usize) as usize] = true;
         }
         let mut slot = vec![NONE; column.domain];
         for (id, cell) in column.cells.iter().enumerate() {
@@ -146,7 +171,7 @@ fn by_patterns(
     for (p, &r) in published.representative.iter().enumerate() {
         let pattern: Vec<bool> = columns
             .iter()
-            .map(|c| c.covers_all(c.cell_of[r as usize]))
+            .map(|c| c.covers_all(c.cell_of.get(r as usize)))
             .collect();
         let index = *pattern_of.entry(pattern.clone()).or_insert_with(|| {
             patterns.push((pattern, Vec::new()));
@@ -170,7 +195,7 @@ fn by_patterns(
         }
         for p in classes {
             let r = published.representative[p] as usize;
-            let key: Vec<u32> = free.iter().map(|&j| columns[j].cell_of[r]).collect();
+            let key: Vec<u32> = free.iter().map(|&j| columns[j].cell_of.get(r)).collect();
             out[p] = counts.get(&key).copied().unwrap_or(0);
         }
     }
@@ -189,7 +214,11 @@ pub(super) fn by_scanning(
         .map(|&p| {
             let cells: Vec<&[u32]> = columns
                 .iter()
-                .map(|c| c.cells[c.cell_of[p as usize] as usize].covers.as_slice())
+                .map(|c| {
+                    c.cells[c.cell_of.get(p as usize) as usize]
+                        .covers
+                        .as_slice()
+                })
                 .collect();
             original
                 .representative
@@ -222,7 +251,7 @@ mod tests {
             name: "a",
             codes,
             domain,
-            cell_of: cell_of.to_vec(),
+            cell_of: cell_of.to_vec().into(),
             cells: cells
                 .iter()
                 .map(|c| CellCover {

@@ -95,7 +95,7 @@ impl EntropyLoss {
     /// Sums the measures over the records of `column`.
     pub fn of(column: &CellColumn<'_>, tables: &ColumnEntropy) -> Self {
         let mut out = Self::default();
-        for (&code, &cell) in column.codes.iter().zip(&column.cell_of) {
+        for (&code, cell) in column.codes.iter().zip(column.cell_of.iter()) {
             out.entropy += tables.entropy(cell);
             out.monotone_entropy += tables.monotone_entropy(cell);
             out.non_uniform_entropy += tables.non_uniform_entropy(code, cell);
@@ -113,7 +113,7 @@ pub fn record_non_uniform_entropy(
     columns
         .iter()
         .zip(tables)
-        .map(|(c, t)| t.non_uniform_entropy(c.codes[record], c.cell_of[record]))
+        .map(|(c, t)| t.non_uniform_entropy(c.codes[record], c.cell_of.get(record)))
         .sum()
 }
 
@@ -155,7 +155,7 @@ mod tests {
             name: "a",
             codes: &codes,
             domain: counts.len(),
-            cell_of,
+            cell_of: cell_of.into(),
             cells,
             position: Vec::new(),
         };

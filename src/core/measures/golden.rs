@@ -36,7 +36,7 @@ fn column<'a>(
         name,
         codes,
         domain,
-        cell_of,
+        cell_of: cell_of.into(),
         cells,
         position: Vec::new(),
     }

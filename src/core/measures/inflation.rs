@@ -14,29 +14,41 @@ use super::classes::Classes;
 /// The report's name for the basis.
 pub const BASIS: &str = "empirical_joint";
 
-/// Per-record volume inflation.
-#[derive(Debug, Clone, Default)]
-pub struct Inflation {
-    /// `Vi_e(t) = log₂(Pr(q*)/Pr(q))` per record.
-    pub entropy: Vec<f64>,
-    /// `Vi(t) = Pr(q*)/Pr(q)` per record.
-    pub ratio: Vec<f64>,
+/// Per-record volume inflation, computed on demand from the classes and box counts (at 10M records two
+/// per-record arrays of floats would cost 160 MB).
+#[derive(Debug, Clone, Copy)]
+pub struct Inflation<'a> {
+    published: &'a Classes,
+    original: &'a Classes,
+    boxes: &'a [u64],
 }
 
-impl Inflation {
+impl<'a> Inflation<'a> {
     /// The inflation of every record, from the published and original classes and the published classes'
     /// box counts.
-    pub fn new(published: &Classes, original: &Classes, boxes: &[u64]) -> Self {
-        let (entropy, ratio) = published
-            .class_of
-            .iter()
-            .zip(&original.class_of)
-            .map(|(&p, &o)| {
-                let ratio = boxes[p as usize] as f64 / original.sizes[o as usize] as f64;
-                (ratio.log2(), ratio)
-            })
-            .unzip();
-        Self { entropy, ratio }
+    pub fn new(published: &'a Classes, original: &'a Classes, boxes: &'a [u64]) -> Self {
+        Self {
+            published,
+            original,
+            boxes,
+        }
+    }
+
+    /// Number of records.
+    pub fn records(&self) -> usize {
+        self.published.class_of.len()
+    }
+
+    /// `Vi(t) = Pr(q*)/Pr(q)` of record `r`.
+    pub fn ratio(&self, r: usize) -> f64 {
+        let p = self.published.class_of[r] as usize;
+        let o = self.original.class_of[r] as usize;
+        self.boxes[p] as f64 / self.original.sizes[o] as f64
+    }
+
+    /// `Vi_e(t) = log₂(Pr(q*)/Pr(q))` of record `r`.
+    pub fn entropy(&self, r: usize) -> f64 {
+        self.ratio(r).log2()
     }
 }
 
@@ -53,15 +65,15 @@ pub struct VolumeInflation {
 
 impl VolumeInflation {
     /// Sums the per-record values.
-    pub fn of(inflation: &Inflation) -> Self {
-        let n = inflation.ratio.len();
+    pub fn of(inflation: &Inflation<'_>) -> Self {
+        let n = inflation.records();
         Self {
             basis: BASIS,
-            entropy_sum: inflation.entropy.iter().sum(),
+            entropy_sum: (0..n).map(|r| inflation.entropy(r)).sum(),
             mean: if n == 0 {
                 0.0
             } else {
-                inflation.ratio.iter().sum::<f64>() / n as f64
+                (0..n).map(|r| inflation.ratio(r)).sum::<f64>() / n as f64
             },
         }
     }

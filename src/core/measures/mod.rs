@@ -105,8 +105,22 @@ pub fn measure(
     sensitive: &[SensitiveColumn<'_>],
     workload: Option<Workload<'_>>,
 ) -> LossMeasures {
-    // the per-column measures and the two groupings are independent: computed side by side
-    let (attributes, (original, published)) = rayon::join(
+    let original = Classes::original(columns, rows);
+    measure_with_original(rows, columns, &original, sensitive, workload)
+}
+
+/// [`measure`] when the original table's classes (`Classes::original` of the same records, whatever
+/// the order of its columns) are already known: the report groups the original table once for every
+/// analysis that reads it.
+pub fn measure_with_original(
+    rows: usize,
+    columns: &[CellColumn<'_>],
+    original: &Classes,
+    sensitive: &[SensitiveColumn<'_>],
+    workload: Option<Workload<'_>>,
+) -> LossMeasures {
+    // the per-column measures and the published grouping are independent: computed side by side
+    let (attributes, published) = rayon::join(
         || {
             columns
                 .par_iter()
@@ -124,15 +138,10 @@ pub fn measure(
                 })
                 .collect::<Vec<_>>()
         },
-        || {
-            rayon::join(
-                || Classes::original(columns, rows),
-                || Classes::published(columns, rows),
-            )
-        },
+        || Classes::published(columns, rows),
     );
-    let boxes = box_counts(columns, &published, &original);
-    let inflation = Inflation::new(&published, &original, &boxes);
+    let boxes = box_counts(columns, &published, original);
+    let inflation = Inflation::new(&published, original, &boxes);
     LossMeasures {
         redactions: attributes.iter().map(|a| a.redactions).sum(),
         tree: attributes.iter().map(|a| a.tree).sum(),
@@ -142,10 +151,10 @@ pub fn measure(
         volume_inflation: VolumeInflation::of(&inflation),
         variance: sensitive
             .iter()
-            .map(|s| VarianceLoss::of(s, &original, &published, &inflation))
+            .map(|s| VarianceLoss::of(s, original, &published, &inflation))
             .collect(),
         query_workload: workload
-            .map(|w| query_workload(columns, w.ranks, &original, &published, &w.parameters)),
+            .map(|w| query_workload(columns, w.ranks, original, &published, &w.parameters)),
         attributes,
     }
 }

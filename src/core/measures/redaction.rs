@@ -43,7 +43,7 @@ impl RedactionLoss {
             .collect();
         let mut redactions = 0;
         let mut levels_sum = Some(0.0);
-        for &cell in &column.cell_of {
+        for cell in column.cell_of.iter() {
             redactions += u64::from(redacted[cell as usize]);
             levels_sum = match (levels_sum, cost[cell as usize]) {
                 (Some(sum), Some(c)) => Some(sum + c),
@@ -78,7 +78,7 @@ mod tests {
             name: "country",
             codes: &codes,
             domain: 2,
-            cell_of: vec![0, 1, 2, 3],
+            cell_of: vec![0, 1, 2, 3].into(),
             cells: vec![
                 node(&[0], 0, 3),
                 node(&[0], 1, 3),
@@ -105,7 +105,7 @@ mod tests {
             name: "age",
             codes: &codes,
             domain: 3,
-            cell_of: vec![0, 0, 1],
+            cell_of: vec![0, 0, 1].into(),
             cells: vec![plain(&[0, 1]), plain(&[0, 1, 2])],
             position: Vec::new(),
         };

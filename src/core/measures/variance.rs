@@ -51,12 +51,11 @@ pub struct VarianceLoss {
 
 /// `Var_t` of each class of `classes`.
 fn class_variance(classes: &Classes, sensitive: &SensitiveColumn<'_>) -> Vec<f64> {
-    classes
-        .histograms(sensitive.codes)
-        .iter()
-        .zip(&classes.sizes)
-        .map(|(h, &n)| sensitive.distance.distance(h, n))
-        .collect()
+    let mut variance = Vec::with_capacity(classes.len());
+    classes.for_each_histogram(sensitive.codes, |class, histogram| {
+        variance.push(sensitive.distance.distance(histogram, classes.sizes[class]))
+    });
+    variance
 }
 
 impl VarianceLoss {
@@ -65,7 +64,7 @@ impl VarianceLoss {
         sensitive: &SensitiveColumn<'_>,
         original: &Classes,
         published: &Classes,
-        inflation: &Inflation,
+        inflation: &Inflation<'_>,
     ) -> Self {
         let before = class_variance(original, sensitive);
         let after = class_variance(published, sensitive);
@@ -87,8 +86,8 @@ impl VarianceLoss {
             .enumerate()
         {
             let change = before[o as usize] - after[p as usize];
-            hybrid += change * inflation.entropy[r];
-            hybrid_ratio += change * inflation.ratio[r];
+            hybrid += change * inflation.entropy(r);
+            hybrid_ratio += change * inflation.ratio(r);
         }
         Self {
             attribute: sensitive.name.to_string(),

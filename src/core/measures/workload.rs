@@ -380,16 +380,22 @@ pub fn query_workload(
         return result;
     }
     // row-major ranks of the original classes and cells of the published classes
-    let original_ranks: Vec<u32> = original
-        .representative
-        .iter()
-        .flat_map(|&r| (0..q).map(move |j| ranks[j][columns[j].codes[r as usize] as usize]))
-        .collect();
-    let published_cells: Vec<u32> = published
-        .representative
-        .iter()
-        .flat_map(|&r| columns.iter().map(move |c| c.cell_of[r as usize]))
-        .collect();
+    // (sized up front: a flattening iterator has no size hint, and growing by doubling would hold
+    // twice the table's classes for a moment)
+    let mut original_ranks: Vec<u32> = Vec::with_capacity(original.len() * q);
+    original_ranks.extend(
+        original
+            .representative
+            .iter()
+            .flat_map(|&r| (0..q).map(move |j| ranks[j][columns[j].codes[r as usize] as usize])),
+    );
+    let mut published_cells: Vec<u32> = Vec::with_capacity(published.len() * q);
+    published_cells.extend(
+        published
+            .representative
+            .iter()
+            .flat_map(|&r| columns.iter().map(move |c| c.cell_of.get(r as usize))),
+    );
     let domains: Vec<usize> = columns.iter().map(|c| c.domain).collect();
     let originals: Vec<RankIndex> = (0..q)
         .map(|j| RankIndex::new(&original_ranks, q, j, domains[j], &original.sizes))
@@ -605,7 +611,7 @@ mod tests {
                 name: "a",
                 codes: &A,
                 domain: 4,
-                cell_of: A.to_vec(),
+                cell_of: A.to_vec().into(),
                 cells: singletons(4),
                 position: Vec::new(),
             },
@@ -613,7 +619,7 @@ mod tests {
                 name: "b",
                 codes: &B,
                 domain: 3,
-                cell_of: B.to_vec(),
+                cell_of: B.to_vec().into(),
                 cells: singletons(3),
                 position: Vec::new(),
             },
@@ -635,7 +641,7 @@ mod tests {
             name: "a",
             codes: &codes,
             domain: 5,
-            cell_of: vec![5; 5],
+            cell_of: vec![5; 5].into(),
             cells,
             position: Vec::new(),
         };
@@ -667,7 +673,7 @@ mod tests {
                     name: "c",
                     codes: c,
                     domain: d,
-                    cell_of: c.clone(),
+                    cell_of: c.clone().into(),
                     cells: singletons(d),
                     position: Vec::new(),
                 })
@@ -728,7 +734,7 @@ mod tests {
             name: "a",
             codes: &A,
             domain: 4,
-            cell_of: A.iter().map(|&a| 4 + a / 2).collect(),
+            cell_of: A.iter().map(|&a| 4 + a / 2).collect::<Vec<u32>>().into(),
             cells,
             position: Vec::new(),
         };

@@ -6,6 +6,7 @@
 use serde::Serialize;
 
 use crate::core::data::{GeneralizationMap, Table};
+use crate::core::measures::Classes;
 use crate::core::risk::{ClassSizes, KeyColumn, RiskProfile, RiskSettings, DEFAULT_THRESHOLD};
 use crate::error_code::ErrorCode;
 
@@ -82,10 +83,12 @@ pub fn risk_settings(
     })
 }
 
-/// Profiles of a run: `quasi_identifiers` are (column index, hierarchy) in lattice order,
-/// `transformation` the chosen level of each, `suppressed` the suppression mask.
+/// Profiles of a run: `original` is the input's classes ([`super::loss_measures::original_classes`]),
+/// `quasi_identifiers` are (column index, hierarchy) in lattice order, `transformation` the chosen
+/// level of each, `suppressed` the suppression mask.
 pub fn run_risk(
     table: &Table,
+    original: &Classes,
     quasi_identifiers: &[(usize, GeneralizationMap)],
     transformation: &[u8],
     suppressed: &[bool],
@@ -99,32 +102,17 @@ pub fn run_risk(
             translate: Some(map.codes(level as usize)),
         })
         .collect();
-    let columns: Vec<usize> = quasi_identifiers.iter().map(|(c, _)| *c).collect();
-    risk_report(table, &columns, &published, suppressed, settings)
+    let after = ClassSizes::group(&published, table.row_count(), |r| !suppressed[r]);
+    risk_report(original, &after, settings)
 }
 
-/// Profiles of any published table: `quasi_identifiers` are the original columns, `published` the keys
-/// that form the published classes, `suppressed` the records left out of them.
-pub fn risk_report(
-    table: &Table,
-    quasi_identifiers: &[usize],
-    published: &[KeyColumn<'_>],
-    suppressed: &[bool],
-    settings: &RiskSettings,
-) -> RiskReport {
-    let rows = table.row_count();
-    let original: Vec<KeyColumn<'_>> = quasi_identifiers
-        .iter()
-        .map(|&c| KeyColumn {
-            codes: &table.column(c).codes,
-            translate: None,
-        })
-        .collect();
-    let before = ClassSizes::group(&original, rows, |_| true);
-    let after = ClassSizes::group(published, rows, |r| !suppressed[r]);
+/// The risk profiles before (the original table's classes, `original`) and after (the published
+/// classes' sizes, suppressed records left out).
+pub fn risk_report(original: &Classes, after: &ClassSizes, settings: &RiskSettings) -> RiskReport {
+    let before = ClassSizes::from_sizes(original.sizes.iter().copied());
     RiskReport {
         before: RiskProfile::new(&before, None, settings),
-        after: RiskProfile::new(&after, None, settings),
+        after: RiskProfile::new(after, None, settings),
     }
 }
 

@@ -11,7 +11,7 @@ use crate::codec::{parse_arx_hierarchy, CsvOptions};
 use crate::core::data::{Column, GeneralizationMap, Hierarchy, Table};
 use crate::core::engine::{Outcome, Plan};
 use crate::core::input::{EngineInput, QuasiIdentifier, SensitiveAttribute};
-use crate::core::measures::QueryWorkload;
+use crate::core::measures::{Classes, QueryWorkload};
 use crate::error_code::ErrorCode;
 
 use crate::core::privacy::{EarthMovers, GroundDistanceKind};
@@ -20,6 +20,7 @@ use crate::core::risk::RiskSettings;
 use crate::core::search::Algorithm;
 
 use crate::domain::analysis::achieved::{achieved, Achieved};
+use crate::domain::analysis::loss_measures::original_classes;
 use crate::domain::analysis::risk::{risk_settings, run_risk, RiskReport};
 use crate::domain::analysis::security_estimate::{linear_diagnostics, LinearDiagnostic};
 use crate::domain::models::{resolve_models, SensitiveColumn, SlotGroundDistance};
@@ -133,6 +134,12 @@ impl ResolvedJob {
         }
     }
 
+    /// The original table's classes over the quasi-identifiers (shared by the report's analyses).
+    pub fn original_classes(&self, table: &Table) -> Classes {
+        let columns: Vec<usize> = self.quasi_identifiers.iter().map(|(c, _)| *c).collect();
+        original_classes(table, &columns)
+    }
+
     /// Quasi-identifier column names in lattice order.
     pub fn quasi_identifier_names<'a>(&self, table: &'a Table) -> Vec<&'a str> {
         self.quasi_identifiers
@@ -141,10 +148,11 @@ impl ResolvedJob {
             .collect()
     }
 
-    /// The risk profiles of `table` before and after `outcome`.
-    pub fn risk_report(&self, table: &Table, outcome: &Outcome) -> RiskReport {
+    /// The risk profiles of `table` before (its classes `original`) and after `outcome`.
+    pub fn risk_report(&self, table: &Table, original: &Classes, outcome: &Outcome) -> RiskReport {
         run_risk(
             table,
+            original,
             &self.quasi_identifiers,
             &outcome.transformation,
             &outcome.suppressed,

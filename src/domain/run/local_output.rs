@@ -9,10 +9,10 @@ use crate::core::local::{CellTexts, Recoding, SUPPRESSED_GROUP};
 use crate::core::measures::CellColumn;
 use crate::core::render::{OutputColumn, Rendering};
 use crate::core::risk::classes::group_keys;
-use crate::core::risk::KeyColumn;
+use crate::core::risk::{ClassSizes, KeyColumn};
 
 use crate::domain::analysis::achieved::achieved_by_keys;
-use crate::domain::analysis::loss_measures::measure_cells;
+use crate::domain::analysis::loss_measures::{measure_cells, original_classes};
 use crate::domain::analysis::risk::risk_report;
 use crate::domain::report::Analyses;
 use crate::domain::resolve::local::{LocalDomain, LocalPlan};
@@ -27,8 +27,6 @@ use crate::domain::verify::{ColumnCoverage, Coverage};
 pub struct Publication {
     texts: Vec<CellTexts>,
     suppressed: Vec<bool>,
-    /// Per quasi-identifier, the text id of every record's cell (`u32::MAX` when suppressed).
-    text_ids: Vec<Vec<u32>>,
     /// The published class of every record (suppressed records share one id of their own).
     classes: Vec<u32>,
     /// The size of every published class, suppressed records left out.
@@ -46,18 +44,13 @@ impl Publication {
                 CellTexts::new(recoding, j, domain.view(), &table.column(*c).dictionary)
             })
             .collect();
+        // groups with equal texts in every column are one class: the groups (far fewer than the
+        // records) are grouped by their text ids, then the records take their group's class, renumbered
+        // in order of the records' first appearance (suppressed records share one id of their own)
+        let groups = recoding.groups();
         let text_ids: Vec<Vec<u32>> = texts
             .iter()
-            .map(|texts| {
-                recoding
-                    .group_of()
-                    .iter()
-                    .map(|&g| match g {
-                        SUPPRESSED_GROUP => u32::MAX,
-                        g => texts.text_id(g),
-                    })
-                    .collect()
-            })
+            .map(|texts| (0..groups as u32).map(|g| texts.text_id(g)).collect())
             .collect();
         let keys: Vec<KeyColumn<'_>> = text_ids
             .iter()
@@ -66,10 +59,25 @@ impl Publication {
                 translate: None,
             })
             .collect();
-        let classes = group_keys(&keys, table.row_count());
+        let class_of_group = group_keys(&keys, groups);
         let suppressed = recoding.suppressed();
-        // class ids are dense, in order of first appearance
-        let count = classes.iter().max().map_or(0, |&m| m as usize + 1);
+        let mut renumbered = vec![u32::MAX; groups + 1];
+        let mut count = 0usize;
+        let classes: Vec<u32> = recoding
+            .group_of()
+            .iter()
+            .map(|&g| {
+                let slot = match g {
+                    SUPPRESSED_GROUP => groups,
+                    g => class_of_group[g as usize] as usize,
+                };
+                if renumbered[slot] == u32::MAX {
+                    renumbered[slot] = count as u32;
+                    count += 1;
+                }
+                renumbered[slot]
+            })
+            .collect();
         let mut sizes = vec![0u64; count];
         for (&class, &hidden) in classes.iter().zip(&suppressed) {
             if !hidden {
@@ -81,7 +89,6 @@ impl Publication {
         Self {
             texts,
             suppressed,
-            text_ids,
             classes,
             class_sizes: sizes,
         }
@@ -178,38 +185,27 @@ pub fn analyses(
         })
         .collect();
     let quasi_identifiers: Vec<usize> = plan.attributes.iter().map(|(c, _)| *c).collect();
-    // the published classes; suppressed records are left out by the mask
-    let published: Vec<KeyColumn<'_>> = publication
-        .text_ids
-        .iter()
-        .map(|codes| KeyColumn {
-            codes,
-            translate: None,
-        })
-        .collect();
-    // the three analyses are independent: run side by side on the caller's rayon pool
-    let (loss_measures, (risk, achieved)) = rayon::join(
-        || measure_cells(table, prepared, &columns),
+    // the original table is grouped once for the loss measures and the risk before, beside the
+    // achieved privacy, which does not read it; then the two that do run side by side
+    let (original, achieved) = rayon::join(
+        || original_classes(table, &quasi_identifiers),
         || {
-            rayon::join(
-                || {
-                    risk_report(
-                        table,
-                        &quasi_identifiers,
-                        &published,
-                        &publication.suppressed,
-                        &prepared.risk,
-                    )
-                },
-                || {
-                    achieved_by_keys(
-                        table,
-                        &publication.classes,
-                        &publication.suppressed,
-                        &prepared.sensitive_with_hierarchical_emd(),
-                        &prepared.linear_diagnostics,
-                    )
-                },
+            achieved_by_keys(
+                table,
+                &publication.classes,
+                &publication.suppressed,
+                &prepared.sensitive_with_hierarchical_emd(),
+                &prepared.linear_diagnostics,
+            )
+        },
+    );
+    let (loss_measures, risk) = rayon::join(
+        || measure_cells(table, prepared, &columns, &original),
+        || {
+            risk_report(
+                &original,
+                &ClassSizes::from_sizes(publication.class_sizes.iter().copied()),
+                &prepared.risk,
             )
         },
     );

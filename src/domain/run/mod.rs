@@ -206,15 +206,16 @@ impl Completed<'_> {
                 )
             }
             Anonymized::FullDomain(outcome) => {
-                // the three analyses are independent: run side by side on the caller's rayon pool
-                let (loss_measures, (risk, achieved)) = rayon::join(
-                    || loss_measures(self.table, &self.prepared, outcome),
-                    || {
-                        rayon::join(
-                            || self.prepared.risk_report(self.table, outcome),
-                            || self.prepared.achieved(self.table, outcome),
-                        )
-                    },
+                // the original table is grouped once for the loss measures and the risk before,
+                // beside the achieved privacy, which does not read it; then the two that do run side
+                // by side on the caller's rayon pool
+                let (original, achieved) = rayon::join(
+                    || self.prepared.original_classes(self.table),
+                    || self.prepared.achieved(self.table, outcome),
+                );
+                let (loss_measures, risk) = rayon::join(
+                    || loss_measures(self.table, &self.prepared, outcome, &original),
+                    || self.prepared.risk_report(self.table, &original, outcome),
                 );
                 Report::new(
                     outcome,
