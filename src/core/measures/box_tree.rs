@@ -1,184 +1,273 @@
 //! Box counts over overlapping cells by orthogonal range counting (the report's volume inflation, Hsu
 //! 2008 Defs 4.4.4–4.4.5): when every column orders its codes so that each published cell covers
 //! consecutive places ([`super::CellColumn::position`]), a class's box is an axis-aligned box over those
-//! places, and the original records inside it are counted with a k-d tree over the distinct original
-//! combinations (Bentley 1975), each node holding its bounding box and the records below it. A query adds
-//! whole subtrees that lie inside the box and skips those outside, so narrow boxes cost about
-//! `O(log n + reported boundary)` each instead of a scan of every combination. Exact: the counts are the
-//! same integers as the scan's, which stays the test oracle. The classes are counted in parallel on the
-//! caller's rayon pool.
+//! places, and the original records inside it are counted over the distinct original combinations.
+//!
+//! The boxes are all known in advance, so they are counted offline by one recursive partition of the
+//! points (a k-d tree built for these boxes, Bentley 1975): a node splits its points by a plane, and each
+//! box goes down to the children it reaches. A box holding all of a node's points takes their weight at
+//! once; one missing them all is dropped. The plane is chosen where it cuts no box whenever such a plane
+//! splits the points evenly enough (the cells of a Mondrian-like partition are nested that way), so a
+//! box follows a single path and costs `O(depth)`; otherwise the points' median on their widest
+//! dimension is used, as in a k-d tree, and the boxes it cuts go both ways. Points are partitioned, so
+//! nothing is counted twice. Exact: the counts are the same integers as the scan's, which stays the
+//! test oracle. Large nodes split their two halves across the caller's rayon pool.
 
-use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::cells::CellColumn;
 use super::classes::Classes;
 
-/// Points per leaf: small enough that a leaf's check is cheap, large enough that the tree stays small.
-const LEAF: usize = 16;
+/// Nodes with at most this many points check each remaining box against each point.
+const LEAF_POINTS: usize = 32;
 
-/// One node of the tree: the points `start..end` of the permuted point array, their bounding box and
-/// their weight.
-struct Node {
-    start: u32,
-    end: u32,
-    /// Children (`u32::MAX` for a leaf).
-    left: u32,
-    right: u32,
-    weight: u64,
-}
+/// Nodes with at least this many points count their two halves in parallel.
+const PARALLEL_POINTS: usize = 1 << 15;
 
-/// A k-d tree over weighted points of `dims` coordinates.
-struct KdTree {
+/// Weighted points and the boxes to count them in, all in `dims` dimensions.
+struct Boxes<'p> {
     dims: usize,
-    /// Per dimension, the number of places (a split divides the dimension whose points spread over the
-    /// largest share of it, so small domains such as sex are split as well as ZIP codes).
-    extents: Vec<u32>,
-    /// Coordinates, point by point (`dims` each), in tree order.
-    coordinates: Vec<u32>,
-    /// Weight of each point, in tree order (a class size: below 2³²).
-    weights: Vec<u32>,
-    nodes: Vec<Node>,
-    /// Bounds, node by node: `dims` lows then `dims` highs.
-    bounds: Vec<u32>,
+    /// Per dimension, the number of places (the widest dimension is the one whose points spread over
+    /// the largest share of it, so small domains such as sex are split as well as ZIP codes).
+    extents: &'p [u32],
+    /// Coordinates, point by point.
+    coordinates: &'p [u32],
+    weights: &'p [u64],
+    /// Lowest and highest place, box by box (`dims` each).
+    lows: &'p [u32],
+    highs: &'p [u32],
+    /// The weight found inside each box so far.
+    counts: Vec<AtomicU64>,
 }
 
-impl KdTree {
-    /// The tree over the points whose coordinates `coordinates` lists point by point, point `p`
-    /// weighing `weights[p]`. The coordinates are reordered in place (at 10M points a second copy
-    /// would cost hundreds of megabytes).
-    fn new(dims: usize, extents: Vec<u32>, coordinates: Vec<u32>, weights: &[u64]) -> Self {
-        let points = weights.len();
-        let mut tree = KdTree {
-            dims,
-            extents,
-            coordinates,
-            weights: Vec::new(),
-            nodes: Vec::with_capacity(2 * points / LEAF + 2),
-            bounds: Vec::new(),
-        };
-        let mut order: Vec<u32> = (0..points as u32).collect();
-        if points > 0 {
-            tree.build(&mut order, weights, 0, points);
-        }
-        // store the points in tree order, so a leaf's points are contiguous
-        tree.weights = order.iter().map(|&p| weights[p as usize] as u32).collect();
-        permute_rows(&mut tree.coordinates, dims, &order);
-        tree
+impl Boxes<'_> {
+    fn point(&self, p: u32) -> &[u32] {
+        &self.coordinates[p as usize * self.dims..(p as usize + 1) * self.dims]
     }
 
-    /// Builds the node over `order[start..end]` and returns its index.
-    fn build(&mut self, order: &mut [u32], weights: &[u64], start: usize, end: usize) -> u32 {
+    fn bounds(&self, b: u32) -> (&[u32], &[u32]) {
+        let at = b as usize * self.dims..(b as usize + 1) * self.dims;
+        (&self.lows[at.clone()], &self.highs[at])
+    }
+
+    fn contains(&self, b: u32, p: u32) -> bool {
+        let (low, high) = self.bounds(b);
+        self.point(p)
+            .iter()
+            .zip(low.iter().zip(high))
+            .all(|(&x, (&l, &h))| l <= x && x <= h)
+    }
+
+    /// Adds the weight of `points` to every box of `boxes` that holds it.
+    fn count(&self, points: &mut [u32], boxes: &[u32]) {
+        if points.is_empty() || boxes.is_empty() {
+            return;
+        }
         let dims = self.dims;
         let mut low = vec![u32::MAX; dims];
         let mut high = vec![0u32; dims];
         let mut weight = 0u64;
-        for &p in &order[start..end] {
-            let p = p as usize;
-            for d in 0..dims {
-                let x = self.coordinates[p * dims + d];
+        for &p in points.iter() {
+            for (d, &x) in self.point(p).iter().enumerate() {
                 low[d] = low[d].min(x);
                 high[d] = high[d].max(x);
             }
-            weight += weights[p];
+            weight += self.weights[p as usize];
         }
-        let index = self.nodes.len() as u32;
-        self.nodes.push(Node {
-            start: start as u32,
-            end: end as u32,
-            left: u32::MAX,
-            right: u32::MAX,
-            weight,
-        });
-        self.bounds.extend_from_slice(&low);
-        self.bounds.extend_from_slice(&high);
-        // split the widest dimension at its median, unless the node is small or a single point
-        let spread = |d: usize| f64::from(high[d] - low[d]) / f64::from(self.extents[d].max(1));
-        let split = (0..dims)
-            .max_by(|&a, &b| spread(a).total_cmp(&spread(b)))
-            .filter(|&d| end - start > LEAF && high[d] > low[d]);
-        if let Some(d) = split {
-            let middle = start + (end - start) / 2;
-            let coordinates = &self.coordinates;
-            order[start..end].select_nth_unstable_by_key(middle - start, |&p| {
-                coordinates[p as usize * dims + d]
-            });
-            let left = self.build(order, weights, start, middle);
-            let right = self.build(order, weights, middle, end);
-            let node = &mut self.nodes[index as usize];
-            node.left = left;
-            node.right = right;
-        }
-        index
-    }
-
-    /// The weight of the points inside the box `low..=high` (per dimension).
-    fn count(&self, low: &[u32], high: &[u32]) -> u64 {
-        if self.nodes.is_empty() {
-            return 0;
-        }
-        let dims = self.dims;
-        let mut total = 0u64;
-        let mut stack = vec![0u32];
-        while let Some(n) = stack.pop() {
-            let node = &self.nodes[n as usize];
-            let bounds = &self.bounds[n as usize * 2 * dims..(n as usize + 1) * 2 * dims];
-            let (node_low, node_high) = bounds.split_at(dims);
+        let mut open = Vec::with_capacity(boxes.len());
+        for &b in boxes {
+            let (box_low, box_high) = self.bounds(b);
             let mut inside = true;
             let mut outside = false;
             for d in 0..dims {
-                if node_high[d] < low[d] || node_low[d] > high[d] {
+                if box_high[d] < low[d] || box_low[d] > high[d] {
                     outside = true;
                     break;
                 }
-                if node_low[d] < low[d] || node_high[d] > high[d] {
-                    inside = false;
-                }
+                inside &= box_low[d] <= low[d] && high[d] <= box_high[d];
             }
             if outside {
                 continue;
             }
             if inside {
-                total += node.weight;
-                continue;
-            }
-            if node.left == u32::MAX {
-                for p in node.start as usize..node.end as usize {
-                    let point = &self.coordinates[p * dims..(p + 1) * dims];
-                    if (0..dims).all(|d| low[d] <= point[d] && point[d] <= high[d]) {
-                        total += u64::from(self.weights[p]);
-                    }
-                }
+                self.counts[b as usize].fetch_add(weight, Ordering::Relaxed);
             } else {
-                stack.push(node.left);
-                stack.push(node.right);
+                open.push(b);
             }
         }
-        total
+        if open.is_empty() {
+            return;
+        }
+        if points.len() <= LEAF_POINTS || open.len() == 1 {
+            for &b in &open {
+                let inside: u64 = points
+                    .iter()
+                    .filter(|&&p| self.contains(b, p))
+                    .map(|&p| self.weights[p as usize])
+                    .sum();
+                self.counts[b as usize].fetch_add(inside, Ordering::Relaxed);
+            }
+            return;
+        }
+        let middle = self.split(points, &open, &low, &high);
+        let parallel = points.len() >= PARALLEL_POINTS;
+        let (left, right) = points.split_at_mut(middle);
+        if parallel {
+            rayon::join(|| self.count(left, &open), || self.count(right, &open));
+        } else {
+            self.count(left, &open);
+            self.count(right, &open);
+        }
+    }
+
+    /// Reorders `points` (at least two, spread in some dimension) into two non-empty halves and
+    /// returns the length of the first: by a plane that cuts none of `boxes` when one splits the
+    /// points evenly enough, else at the median of the widest dimension.
+    fn split(&self, points: &mut [u32], boxes: &[u32], low: &[u32], high: &[u32]) -> usize {
+        let dims = self.dims;
+        let n = points.len();
+        let spread = |d: usize| f64::from(high[d] - low[d]) / f64::from(self.extents[d].max(1));
+        let mut order: Vec<usize> = (0..dims).filter(|&d| high[d] > low[d]).collect();
+        if order.is_empty() {
+            // equal points: any split is exact
+            return n / 2;
+        }
+        order.sort_by(|&a, &b| spread(b).total_cmp(&spread(a)));
+        // the most even plane that cuts no box, over the dimensions from the widest
+        let mut best: Option<(usize, u32, usize)> = None;
+        for &d in &order {
+            let clean = self.clean_planes(boxes, d, low[d], high[d]);
+            if clean.is_empty() {
+                continue;
+            }
+            let middle = n / 2;
+            points.select_nth_unstable_by_key(middle, |&p| self.point(p)[d]);
+            let median = self.point(points[middle])[d];
+            for x in nearest_planes(&clean, median) {
+                let left = points.iter().filter(|&&p| self.point(p)[d] < x).count();
+                let smaller = left.min(n - left);
+                if best.is_none_or(|(_, _, s)| smaller > s) {
+                    best = Some((d, x, smaller));
+                }
+            }
+            if best.is_some_and(|(_, _, s)| s * 4 >= n) {
+                break;
+            }
+        }
+        if let Some((d, x, _)) = best.filter(|&(_, _, smaller)| smaller * 64 >= n) {
+            return partition(points, |p| self.point(p)[d] < x);
+        }
+        let d = order[0];
+        let middle = n / 2;
+        points.select_nth_unstable_by_key(middle, |&p| self.point(p)[d]);
+        middle
+    }
+
+    /// The places `x` in `low + 1..=high` such that a plane between `x - 1` and `x` in dimension `d`
+    /// cuts none of `boxes` (no box has `box low < x <= box high`), as ascending disjoint ranges.
+    fn clean_planes(&self, boxes: &[u32], d: usize, low: u32, high: u32) -> Vec<(u32, u32)> {
+        // each box blocks the planes x in box low + 1..=box high (clipped to the node)
+        let blocked = boxes.iter().filter_map(|&b| {
+            let (box_low, box_high) = self.bounds(b);
+            let from = box_low[d].max(low) + 1;
+            let to = box_high[d].min(high);
+            (from <= to).then_some((from, to))
+        });
+        let extent = (high - low) as usize;
+        let mut clean = Vec::new();
+        if extent <= 4 * boxes.len() + 1024 {
+            // a difference array over the node's places
+            let mut depth = vec![0i32; extent + 2];
+            for (from, to) in blocked {
+                depth[(from - low) as usize] += 1;
+                depth[(to - low) as usize + 1] -= 1;
+            }
+            let mut covering = 0i32;
+            for x in low + 1..=high {
+                covering += depth[(x - low) as usize];
+                if covering == 0 {
+                    match clean.last_mut() {
+                        Some((_, end)) if *end + 1 == x => *end = x,
+                        _ => clean.push((x, x)),
+                    }
+                }
+            }
+        } else {
+            // sort the blocked ranges and take the gaps between them
+            let mut ranges: Vec<(u32, u32)> = blocked.collect();
+            ranges.sort_unstable();
+            let mut next = low + 1;
+            for (from, to) in ranges {
+                if from > next {
+                    clean.push((next, from - 1));
+                }
+                next = next.max(to + 1);
+            }
+            if next <= high {
+                clean.push((next, high));
+            }
+        }
+        clean
     }
 }
 
-/// Reorders the rows of `width` values of `values` in place so that row `i` becomes the old row
-/// `order[i]` (`order` a permutation), following each cycle once with one row of scratch.
-fn permute_rows(values: &mut [u32], width: usize, order: &[u32]) {
-    let mut placed = vec![false; order.len()];
-    let mut scratch = vec![0u32; width];
-    for start in 0..order.len() {
-        if placed[start] {
-            continue;
-        }
-        scratch.copy_from_slice(&values[start * width..(start + 1) * width]);
-        let mut at = start;
-        loop {
-            placed[at] = true;
-            let from = order[at] as usize;
-            if from == start {
-                values[at * width..(at + 1) * width].copy_from_slice(&scratch);
-                break;
-            }
-            values.copy_within(from * width..(from + 1) * width, at * width);
-            at = from;
+/// The clean places nearest to `median` from below and from above (at most two).
+fn nearest_planes(clean: &[(u32, u32)], median: u32) -> impl Iterator<Item = u32> {
+    // the first range ending at or after the median holds it or is the nearest above
+    let at = clean.partition_point(|&(_, end)| end < median);
+    let above = clean.get(at).map(|&(start, _)| start.max(median));
+    let below = at
+        .checked_sub(1)
+        .and_then(|i| clean.get(i))
+        .map(|&(_, end)| end);
+    let below = below.filter(|&b| Some(b) != above);
+    above.into_iter().chain(below)
+}
+
+/// Moves the points with `left(p)` to the front; returns how many there are.
+fn partition(points: &mut [u32], left: impl Fn(u32) -> bool) -> usize {
+    let mut next = 0;
+    for i in 0..points.len() {
+        if left(points[i]) {
+            points.swap(i, next);
+            next += 1;
         }
     }
+    next
+}
+
+/// The weight of the points inside each of `boxes` boxes (`lows`/`highs` list the boxes,
+/// `coordinates` the points, `dims` per item), counted on the caller's rayon pool.
+fn count_in_boxes(
+    dims: usize,
+    extents: &[u32],
+    coordinates: &[u32],
+    weights: &[u64],
+    boxes: usize,
+    (lows, highs): (&[u32], &[u32]),
+) -> Vec<u64> {
+    let problem = Boxes {
+        dims,
+        extents,
+        coordinates,
+        weights,
+        lows,
+        highs,
+        counts: (0..boxes).map(|_| AtomicU64::new(0)).collect(),
+    };
+    if dims == 0 {
+        // no quasi-identifier: every box holds every point
+        let total: u64 = weights.iter().sum();
+        return vec![total; boxes];
+    }
+    let mut points: Vec<u32> = (0..weights.len() as u32).collect();
+    let all: Vec<u32> = (0..boxes as u32).collect();
+    problem.count(&mut points, &all);
+    problem
+        .counts
+        .into_iter()
+        .map(AtomicU64::into_inner)
+        .collect()
 }
 
 /// Per published class, the original records inside its box, when every column has an order in which
@@ -220,26 +309,24 @@ pub(super) fn by_ranges(
             coordinates.push(column.position[column.codes[r as usize] as usize]);
         }
     }
-    let extents = columns.iter().map(|c| c.domain as u32).collect();
-    let tree = KdTree::new(dims, extents, coordinates, &original.sizes);
-    // the classes' counts are independent: counted in parallel on the caller's rayon pool
-    Some(
-        published
-            .representative
-            .par_iter()
-            .map_init(
-                || (vec![0u32; dims], vec![0u32; dims]),
-                |(low, high), &r| {
-                    for (j, column) in columns.iter().enumerate() {
-                        let (l, h) = ranges[j][column.cell_of.get(r as usize) as usize];
-                        low[j] = l;
-                        high[j] = h;
-                    }
-                    tree.count(low, high)
-                },
-            )
-            .collect(),
-    )
+    let extents: Vec<u32> = columns.iter().map(|c| c.domain as u32).collect();
+    let mut lows = Vec::with_capacity(published.len() * dims);
+    let mut highs = Vec::with_capacity(published.len() * dims);
+    for &r in &published.representative {
+        for (j, column) in columns.iter().enumerate() {
+            let (l, h) = ranges[j][column.cell_of.get(r as usize) as usize];
+            lows.push(l);
+            highs.push(h);
+        }
+    }
+    Some(count_in_boxes(
+        dims,
+        &extents,
+        &coordinates,
+        &original.sizes,
+        published.len(),
+        (&lows, &highs),
+    ))
 }
 
 #[cfg(test)]
@@ -257,39 +344,71 @@ mod tests {
                 weights.push(u64::from(x) + 1);
             }
         }
-        let tree = KdTree::new(2, vec![40, 40], coordinates, &weights);
         let brute = |low: [u32; 2], high: [u32; 2]| -> u64 {
             (low[0]..=high[0])
                 .map(|x| u64::from(x + 1) * u64::from(high[1] - low[1] + 1))
                 .sum()
         };
-        for (low, high) in [
+        // nested, overlapping, single-point and empty boxes
+        let boxes = [
             ([0, 0], [39, 39]),
             ([3, 5], [3, 5]),
             ([10, 0], [20, 39]),
             ([7, 13], [31, 14]),
-        ] {
-            assert_eq!(
-                tree.count(&low, &high),
-                brute(low, high),
-                "{low:?}..{high:?}"
-            );
+            ([0, 0], [19, 39]),
+            ([20, 0], [39, 39]),
+        ];
+        let lows: Vec<u32> = boxes.iter().flat_map(|b| b.0).collect();
+        let highs: Vec<u32> = boxes.iter().flat_map(|b| b.1).collect();
+        let counts = count_in_boxes(
+            2,
+            &[40, 40],
+            &coordinates,
+            &weights,
+            boxes.len(),
+            (&lows, &highs),
+        );
+        for ((low, high), count) in boxes.iter().zip(&counts) {
+            assert_eq!(*count, brute(*low, *high), "{low:?}..{high:?}");
         }
-        assert_eq!(tree.count(&[41, 0], &[50, 39]), 0);
         assert_eq!(
-            KdTree::new(2, vec![10, 10], vec![], &[]).count(&[0, 0], &[9, 9]),
-            0
+            count_in_boxes(2, &[10, 10], &[], &[], 1, (&[0, 0], &[9, 9])),
+            [0]
+        );
+        // no dimension: every box holds every point
+        assert_eq!(
+            count_in_boxes(0, &[], &[], &[2, 3], 2, (&[], &[])),
+            vec![5u64, 5]
         );
     }
 
     #[test]
-    fn rows_are_permuted_in_place() {
-        // rows of two values; row i holds (i, 10 + i)
-        let mut values: Vec<u32> = (0..6).flat_map(|i| [i, 10 + i]).collect();
-        let order = [3u32, 0, 4, 1, 2, 5];
-        permute_rows(&mut values, 2, &order);
-        let expected: Vec<u32> = order.iter().flat_map(|&i| [i, 10 + i]).collect();
-        assert_eq!(values, expected);
+    fn clean_planes_are_the_gaps_between_boxes() {
+        let problem = Boxes {
+            dims: 1,
+            extents: &[100],
+            coordinates: &[],
+            weights: &[],
+            // boxes [2, 5], [5, 9], [20, 20], [30, 60]
+            lows: &[2, 5, 20, 30],
+            highs: &[5, 9, 20, 60],
+            counts: Vec::new(),
+        };
+        let all = [0, 1, 2, 3];
+        // planes blocked: 3..=5, 6..=9, none, 31..=60; the node spans 0..=70, by both methods
+        let expected = vec![(1, 2), (10, 30), (61, 70)];
+        assert_eq!(problem.clean_planes(&all, 0, 0, 70), expected);
+        // a node far wider than its boxes takes the sorting method
+        assert_eq!(
+            problem.clean_planes(&all, 0, 0, 5000),
+            [(1, 2), (10, 30), (61, 5000)]
+        );
+        // clipped to a node inside the boxes' span
+        assert_eq!(problem.clean_planes(&all, 0, 4, 25), [(10, 25)]);
+        assert_eq!(nearest_planes(&expected, 15).collect::<Vec<_>>(), [15, 2]);
+        assert_eq!(nearest_planes(&expected, 45).collect::<Vec<_>>(), [61, 30]);
+        assert_eq!(nearest_planes(&expected, 0).collect::<Vec<_>>(), [1]);
+        assert_eq!(nearest_planes(&expected, 90).collect::<Vec<_>>(), [70]);
     }
 
     mod properties {
@@ -381,6 +500,69 @@ mod tests {
                 let original = Classes::original(&columns, rows);
                 let tree = super::by_ranges(&columns, &published, &original);
                 prop_assert_eq!(tree, Some(by_scanning(&columns, &published, &original)));
+            }
+
+            /// Large random inputs (past the leaf size, so planes and medians are chosen): random
+            /// boxes, and boxes from a random guillotine partition (the nested kind clean planes
+            /// separate), all agree with a brute-force count.
+            #[test]
+            fn offline_counts_equal_brute_force(
+                domains in proptest::collection::vec(1u32..60, 1..5),
+                points in 0usize..3000,
+                random_boxes in 0usize..150,
+                seed in any::<u64>(),
+            ) {
+                let dims = domains.len();
+                let mut state = seed | 1;
+                let mut next = move |bound: u32| -> u32 {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    (state % u64::from(bound.max(1))) as u32
+                };
+                let coordinates: Vec<u32> = (0..points)
+                    .flat_map(|_| domains.iter().map(|&d| next(d)).collect::<Vec<_>>())
+                    .collect();
+                let weights: Vec<u64> = (0..points).map(|_| 1 + u64::from(next(4))).collect();
+                let (mut lows, mut highs) = (Vec::new(), Vec::new());
+                for _ in 0..random_boxes {
+                    for &d in &domains {
+                        let (a, b) = (next(d), next(d));
+                        lows.push(a.min(b));
+                        highs.push(a.max(b));
+                    }
+                }
+                // a guillotine partition of the whole space, cut at random places
+                let mut pending = vec![(vec![0u32; dims], domains.iter().map(|&d| d - 1).collect::<Vec<_>>())];
+                while let Some((low, high)) = pending.pop() {
+                    let d = next(dims as u32) as usize;
+                    if high[d] > low[d] && lows.len() / dims < random_boxes + 400 && next(5) != 0 {
+                        let cut = low[d] + 1 + next(high[d] - low[d]);
+                        let (mut left_high, mut right_low) = (high.clone(), low.clone());
+                        left_high[d] = cut - 1;
+                        right_low[d] = cut;
+                        pending.push((low, left_high));
+                        pending.push((right_low, high));
+                    } else {
+                        lows.extend_from_slice(&low);
+                        highs.extend_from_slice(&high);
+                    }
+                }
+                let boxes = lows.len() / dims;
+                let counts = super::super::count_in_boxes(
+                    dims, &domains, &coordinates, &weights, boxes, (&lows, &highs),
+                );
+                for b in 0..boxes {
+                    let (low, high) = (&lows[b * dims..(b + 1) * dims], &highs[b * dims..(b + 1) * dims]);
+                    let brute: u64 = (0..points)
+                        .filter(|&p| (0..dims).all(|d| {
+                            let x = coordinates[p * dims + d];
+                            low[d] <= x && x <= high[d]
+                        }))
+                        .map(|p| weights[p])
+                        .sum();
+                    prop_assert_eq!(counts[b], brute, "box {}", b);
+                }
             }
 
             /// Relaxed Mondrian's overlapping ranges on random numeric tables: the report's box counts
