@@ -4,7 +4,8 @@
 For each run: start the release binary (`serve`, embedded SQLite in a fresh data directory, one worker
 slot using every core), upload the table, store its hierarchies, submit the case's spec (its hierarchy
 paths replaced by the stored ids), poll the job every 20 ms until it ends, and download the anonymized
-CSV. The whole request path (upload + job + download) is timed, and the server's peak resident memory is
+CSV. The whole request path (upload + job + download) is timed, the job's submission (POST /v1/jobs)
+also on its own, and the server's peak resident memory is
 read from /proc (VmHWM) after the download. Prints the median over the runs and each part's median.
 
 usage: bench-service.py BINARY DATA_DIR CASE RUNS
@@ -94,6 +95,7 @@ def one_run(binary, data, case):
         uploaded = time.monotonic()
         spec["dataset_id"] = dataset["id"]
         job = request(base, "POST", "/v1/jobs", json.dumps(spec).encode(), "application/json")
+        submitted = time.monotonic()
         while True:
             status = request(base, "GET", f"/v1/jobs/{job['id']}")
             if status["state"] in ("succeeded", "failed", "cancelled"):
@@ -112,6 +114,7 @@ def one_run(binary, data, case):
             "whole": downloaded - started,
             "upload": uploaded - started,
             "job": finished - uploaded,
+            "submit": submitted - uploaded,
             "download": downloaded - finished,
             "peak": peak,
         }
@@ -126,7 +129,8 @@ def main():
     results = [one_run(binary, data, case) for _ in range(runs)]
     med = {k: statistics.median(r[k] for r in results) for k in results[0]}
     print(f"median {med['whole']:8.3f} s  peak {max(r['peak'] for r in results):5d} MiB  "
-          f"upload {med['upload']:.3f} s, job {med['job']:.3f} s, download {med['download']:.3f} s")
+          f"upload {med['upload']:.3f} s, job {med['job']:.3f} s (submission {med['submit']:.3f} s), "
+          f"download {med['download']:.3f} s")
 
 
 if __name__ == "__main__":
