@@ -125,7 +125,7 @@ fn load_hierarchy(base: &Path, source: &HierarchySpec) -> Result<Hierarchy, Stri
 }
 
 /// Writes through a temporary file in the same directory, renamed on success.
-fn write_atomically(
+pub(super) fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> Result<(), String>,
 ) -> Result<(), String> {

@@ -3,6 +3,7 @@
 pub mod anonymize;
 pub mod assess;
 pub mod generate;
+pub mod hierarchy;
 pub mod keys;
 mod progress;
 pub mod serve;
@@ -36,6 +37,38 @@ pub enum Command {
     /// Manage API keys in the service's database.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Work with generalization hierarchies.
+    #[command(subcommand)]
+    Hierarchy(HierarchyCommand),
+}
+
+/// `anonymizer hierarchy …`.
+#[derive(Debug, Subcommand)]
+pub enum HierarchyCommand {
+    /// Build a hierarchy for one column of a CSV file from a builder (docs/spec.md, "Hierarchy
+    /// builders") and write it as an ARX hierarchy file (`;` between levels).
+    Build(HierarchyBuildArgs),
+}
+
+/// Arguments of `hierarchy build`.
+#[derive(Debug, clap::Args)]
+pub struct HierarchyBuildArgs {
+    /// The CSV file whose column the hierarchy generalizes (header line required).
+    #[arg(long)]
+    pub input: PathBuf,
+    /// The column, by its header name.
+    #[arg(long)]
+    pub column: String,
+    /// The builder as JSON, e.g. '{"type": "interval", "width": 5, "fanouts": [2, 2]}', or @FILE to
+    /// read it from a file.
+    #[arg(long)]
+    pub builder: String,
+    /// The input's field delimiter.
+    #[arg(long, default_value = ",")]
+    pub delimiter: String,
+    /// Where to write the ARX file; stdout when absent.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
 }
 
 /// `anonymizer keys …`.
@@ -147,5 +180,6 @@ pub fn run(cli: Cli) -> Result<(), String> {
         Command::Serve(config) => serve::run(*config),
         Command::Generate(args) => generate::run(&args),
         Command::Keys(command) => keys::run(command),
+        Command::Hierarchy(HierarchyCommand::Build(args)) => hierarchy::build(&args),
     }
 }

@@ -1,5 +1,6 @@
 //! Types and steps shared by the CLI and the service, one folder per stage of a job:
 //! - [`spec`]: the job specification as JSON (serde types, JSON-pointer errors, collected problems);
+//! - [`builders`]: hierarchies built from parameters (intervals, orders, masks, dates, categories);
 //! - [`models`]: the privacy-model registry, one file per model (its spec type, validation, engine
 //!   criterion, verifier requirement and report inputs);
 //! - [`resolve`]: a spec and a loaded table → what the engine runs (hierarchies bound, models resolved
@@ -11,6 +12,7 @@
 //! - [`report`]: the report of a finished run.
 
 pub mod analysis;
+pub mod builders;
 mod column_values;
 pub mod models;
 pub mod report;

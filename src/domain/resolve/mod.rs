@@ -442,7 +442,7 @@ pub(crate) fn bind_hierarchy(
     resolve: &HierarchyResolver<'_>,
 ) -> Result<GeneralizationMap, SpecError> {
     let hierarchy_pointer = format!("{pointer}/hierarchy");
-    let hierarchy = load(source, &hierarchy_pointer, resolve)?;
+    let hierarchy = load(source, column, &hierarchy_pointer, resolve)?;
     if hierarchy.height() > u8::MAX as usize {
         return Err(SpecError::new(
             hierarchy_pointer,
@@ -456,6 +456,7 @@ pub(crate) fn bind_hierarchy(
 
 fn load(
     source: &HierarchySpec,
+    column: &Column,
     pointer: &str,
     resolve: &HierarchyResolver<'_>,
 ) -> Result<Hierarchy, SpecError> {
@@ -467,6 +468,13 @@ fn load(
         HierarchySpec::Arx { arx, delimiter } => {
             let d = delimiter_byte(delimiter, &format!("{pointer}/delimiter"))?;
             parse_arx_hierarchy(arx.as_bytes(), d).map_err(|e| invalid(e.to_string()))
+        }
+        HierarchySpec::Builder { builder } => {
+            let values: Vec<&str> = column.dictionary.values().collect();
+            let rows = builder.build(&values).map_err(|e| {
+                SpecError::new(format!("{pointer}/builder"), e.code(), e.to_string())
+            })?;
+            Hierarchy::from_rows(&rows).map_err(|e| invalid(e.to_string()))
         }
         HierarchySpec::Path { .. } | HierarchySpec::Id { .. } => resolve(source).map_err(invalid),
     }
@@ -541,6 +549,43 @@ mod tests {
                 (
                     "/suppression_limit".to_string(),
                     "invalid_suppression_limit"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn builders_bind_to_their_column_or_say_what_they_miss() {
+        let spec = |zip: &str, note: &str| {
+            format!(
+                r#"{{"attributes": {{"zip": {{"role": "quasi_identifier", "hierarchy": {{"builder": {zip}}}}},
+                                    "note": {{"role": "quasi_identifier", "hierarchy": {{"builder": {note}}}}},
+                                    "diagnosis": {{"role": "sensitive"}}}},
+                    "privacy_models": [{{"type": "k_anonymity", "k": 1}}]}}"#
+            )
+        };
+        let good = spec(
+            r#"{"type": "interval", "width": 5}"#,
+            r#"{"type": "categories", "levels": [{"a": "vowel", "b": "consonant"}]}"#,
+        );
+        let spec_ok = JobSpec::from_json(good.as_bytes()).unwrap();
+        let prepared = prepare(&table(), &spec_ok, &|_| Err("inline only".into())).unwrap();
+        assert_eq!(prepared.quasi_identifiers[1].1.max_level(), 2);
+        // letters are not numbers; a builder with a bad parameter
+        let problems = all_problems(&spec(
+            r#"{"type": "interval", "width": -5}"#,
+            r#"{"type": "interval", "width": 5}"#,
+        ));
+        assert_eq!(
+            problems,
+            [
+                (
+                    "/attributes/zip/hierarchy/builder".to_string(),
+                    "invalid_hierarchy"
+                ),
+                (
+                    "/attributes/note/hierarchy/builder".to_string(),
+                    "uncovered_values"
                 ),
             ]
         );

@@ -162,6 +162,11 @@ pub enum HierarchySpec {
         /// Delimiter; `;` when absent.
         delimiter: Option<String>,
     },
+    /// Built from parameters against the column's values (see [`crate::domain::builders`]).
+    Builder {
+        /// The builder.
+        builder: crate::domain::builders::BuilderSpec,
+    },
 }
 
 /// The seeded COUNT-query workload whose mean relative error the report gives (see
@@ -505,8 +510,8 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, SpecError> {
         let mut message = inner.to_string();
         if message.contains("untagged enum HierarchySpec") {
             message =
-                "a hierarchy is one of {\"path\": ...}, {\"id\": ...}, {\"levels\": [[...], ...]} \
-                       or {\"arx\": \"...\"}"
+                "a hierarchy is one of {\"path\": ...}, {\"id\": ...}, {\"levels\": [[...], ...]}, \
+                       {\"arx\": \"...\"} or {\"builder\": {\"type\": ...}}"
                     .into();
         }
         SpecError::new(pointer, code, message)
