@@ -62,6 +62,16 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
         })?,
         None => eprintln!("{}", summary(&report, completed.outcome(), elapsed_ms)),
     }
+    if !args.quiet {
+        for warning in &report.warnings {
+            match &warning.column {
+                Some(column) => {
+                    eprintln!("warning: {column}: {} [{}]", warning.message, warning.code)
+                }
+                None => eprintln!("warning: {} [{}]", warning.message, warning.code),
+            }
+        }
+    }
     Ok(())
 }
 

@@ -114,7 +114,7 @@ pub struct AnonymizeArgs {
     /// Where to write the JSON report; a summary goes to stderr when absent.
     #[arg(long)]
     pub report: Option<PathBuf>,
-    /// Never show a progress bar.
+    /// Never show a progress bar, and print no warnings (the report still lists them).
     #[arg(long)]
     pub quiet: bool,
     /// Print the time of each stage (loading, searching or recoding, verifying, measuring, writing) to

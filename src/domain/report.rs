@@ -9,6 +9,7 @@ use crate::core::measures::LossMeasures;
 
 use crate::domain::analysis::achieved::Achieved;
 use crate::domain::analysis::risk::RiskReport;
+use crate::domain::analysis::warnings::Warning;
 
 /// What a run did, without any cell value. A full-domain run carries `transformation`, `metric`,
 /// `loss`, `metrics` and `search`; a local recoding carries `recoding` instead.
@@ -53,6 +54,10 @@ pub struct Report {
     /// What the published table achieves: its smallest class and, per sensitive attribute, the
     /// l-diversity, t-closeness, δ-disclosure and β-likeness parameters it meets.
     pub achieved: Achieved,
+    /// Records not suppressed yet `*` in every quasi-identifier (they read like suppressed records).
+    pub fully_generalized_records: u64,
+    /// What in the run is probably a mistake (see [`crate::domain::analysis::warnings`]).
+    pub warnings: Vec<Warning>,
 }
 
 /// What a local recoding did.
@@ -151,6 +156,8 @@ impl Report {
             loss_measures,
             risk,
             achieved,
+            fully_generalized_records: 0,
+            warnings: Vec::new(),
         }
     }
 
@@ -198,6 +205,8 @@ impl Report {
             loss_measures,
             risk,
             achieved,
+            fully_generalized_records: 0,
+            warnings: Vec::new(),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! `/v1/jobs` on both backends: validation errors with pointers, idempotency, reading, listing with
 //! filters and cursors, cancellation, tenant isolation, results and downloads (gzip, checksum),
-//! deletion of a dataset removing its jobs, and jobs under l-diversity and l-categorical diversity.
+//! deletion of a dataset removing its jobs, jobs under l-diversity and l-categorical diversity, and
+//! hierarchy builders and the report's warnings.
 //! Jobs run through the real worker, driven step by step with `run_once` (no sleeping).
 
 use std::sync::Arc;
@@ -28,6 +29,7 @@ api_cases!(
     categorical_jobs_publish_covered_classes,
     local_recoding_jobs_publish_ranges,
     job_bodies_over_the_limit_are_refused,
+    builders_and_warnings_reach_the_report,
 );
 
 /// The memory budget is checked at submission: with a budget below any job's needs, a valid job is
@@ -955,4 +957,58 @@ async fn local_recoding_jobs_publish_ranges(service: Service) {
     wrong["attributes"]["diagnosis"] = json!({"role": "quasi_identifier"});
     let problem = expect_problem(submit(&service, &wrong).await, 422, "not_numeric").await;
     assert_eq!(problem["pointer"], "/attributes/diagnosis");
+}
+
+/// A job whose hierarchies come from builders runs through the service, and its report warns about a
+/// record number published unchanged (`near_unique_column`), without naming any of its values.
+async fn builders_and_warnings_reach_the_report(service: Service) {
+    let mut csv = String::from("mrn,age,sex\n");
+    for i in 0..40 {
+        csv.push_str(&format!(
+            "MRN{:05},{},{}\n",
+            7919 * i % 100_000,
+            20 + i % 7,
+            ["F", "M"][i % 2]
+        ));
+    }
+    let dataset = service.upload_with("patients", csv.as_bytes(), ",").await;
+    let spec = json!({
+        "dataset_id": dataset["id"],
+        "attributes": {
+            "mrn": {"role": "insensitive"},
+            "age": {"role": "quasi_identifier",
+                    "hierarchy": {"builder": {"type": "interval", "width": 5, "fanouts": [2]}}},
+            "sex": {"role": "quasi_identifier",
+                    "hierarchy": {"builder": {"type": "categories", "levels": []}}},
+        },
+        "privacy_models": [{"type": "k_anonymity", "k": 2}],
+        "algorithm": {"type": "flash"},
+    });
+    let job = submit_ok(&service, &spec).await;
+    worker(&service).run_once().await.unwrap();
+    let job_id = job["id"].as_str().unwrap();
+    let state = get_json(&service, &format!("/v1/jobs/{job_id}")).await;
+    assert_eq!(state["state"], "succeeded", "{state}");
+    let report = get_json(&service, &format!("/v1/jobs/{job_id}/result")).await;
+    let warnings = report["warnings"].as_array().expect("warnings");
+    let near_unique: Vec<&Value> = warnings
+        .iter()
+        .filter(|w| w["code"] == "near_unique_column")
+        .collect();
+    assert_eq!(near_unique.len(), 1, "{report}");
+    assert_eq!(near_unique[0]["column"], "mrn");
+    assert!(
+        !report.to_string().contains("MRN0"),
+        "a value in the report"
+    );
+    assert_eq!(report["fully_generalized_records"], 0);
+    // a builder that cannot place a value is refused at submission with its code and pointer
+    let mut bad = spec.clone();
+    bad["attributes"]["sex"]["hierarchy"] = json!({"builder": {"type": "interval", "width": 5}});
+    let response = service.post("/v1/jobs").json(&bad).send().await.unwrap();
+    let problem = expect_problem(response, 422, "uncovered_values").await;
+    assert_eq!(
+        problem["pointer"], "/attributes/sex/hierarchy/builder",
+        "{problem}"
+    );
 }

@@ -7,3 +7,4 @@ pub mod assessment;
 pub mod loss_measures;
 pub mod risk;
 pub mod security_estimate;
+pub mod warnings;

@@ -20,6 +20,7 @@ use crate::core::local::local_metrics;
 use crate::core::render::Rendering;
 
 use crate::domain::analysis::loss_measures::loss_measures;
+use crate::domain::analysis::warnings;
 use crate::domain::report::{Analyses, RecodingReport};
 use crate::domain::resolve::local::LocalPlan;
 use crate::domain::run::local::{run_local, LocalRun};
@@ -168,8 +169,34 @@ impl Completed<'_> {
         write_rendering(output, &self.rendering(), options)
     }
 
-    /// The run's report, with the loss measures of the published table (computed here, once per call).
+    /// The run's report, with the loss measures of the published table and the guard rails' warnings
+    /// (computed here, once per call).
     pub fn report(&self) -> Report {
+        let mut report = self.analysed_report();
+        let suppressed = match &self.prepared.kind {
+            Anonymized::FullDomain(outcome) => &outcome.suppressed[..],
+            Anonymized::Local { publication, .. } => publication.suppressed(),
+        };
+        let requested_k = self
+            .prepared
+            .plan
+            .privacy_models
+            .iter()
+            .map(|m| m.min_class_size())
+            .max()
+            .unwrap_or(1);
+        let findings = warnings::check(
+            &self.rendering(),
+            suppressed,
+            requested_k,
+            report.achieved.k,
+        );
+        report.fully_generalized_records = findings.fully_generalized_records;
+        report.warnings = findings.warnings;
+        report
+    }
+
+    fn analysed_report(&self) -> Report {
         let models = self
             .prepared
             .plan

@@ -1,0 +1,273 @@
+//! Guard rails: what in a finished run is probably a mistake even though every requested model holds,
+//! reported as warnings with a stable `code`, the column where one applies and a message that names no
+//! value of the data. Every check reads the output as it is written ([`Rendering`]), so it holds for
+//! every algorithm:
+//! - `near_unique_column`: a column published unchanged whose values are nearly all distinct (an
+//!   identifier such as a record number declared insensitive or sensitive);
+//! - `fully_generalized`: a quasi-identifier that is `*` in every published record;
+//! - `records_fully_generalized`: records that are not suppressed yet `*` in every quasi-identifier, which
+//!   a reader cannot tell from suppressed records (the report also counts them);
+//! - `most_records_suppressed`: more than half of the records suppressed;
+//! - `over_generalized`: the smallest published class far larger than the k asked for;
+//! - `suppression_marker_in_input`: a quasi-identifier whose input already holds `*`, the text of a
+//!   suppressed cell.
+
+use serde::Serialize;
+
+use crate::core::render::{Rendering, SUPPRESSED};
+
+/// Published records at or above which a column is checked for near-uniqueness (smaller tables are
+/// all near-unique).
+pub const NEAR_UNIQUE_MIN_RECORDS: usize = 20;
+
+/// Share of distinct values among published records from which a column unchanged is near-unique.
+pub const NEAR_UNIQUE_SHARE: f64 = 0.8;
+
+/// How many times the k asked for the smallest class may reach before the output counts as
+/// over-generalized.
+pub const OVER_GENERALIZATION_FACTOR: u64 = 10;
+
+/// One warning.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Warning {
+    /// Stable snake_case code.
+    pub code: &'static str,
+    /// The column it concerns, when it concerns one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<String>,
+    /// What was found and what to do, without any cell value.
+    pub message: String,
+}
+
+impl Warning {
+    fn new(code: &'static str, column: Option<&str>, message: String) -> Self {
+        Self {
+            code,
+            column: column.map(str::to_string),
+            message,
+        }
+    }
+}
+
+/// The warnings of a run and the number of records published unsuppressed but `*` in every
+/// quasi-identifier.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Findings {
+    /// The warnings, in the order of the checks above and of the columns.
+    pub warnings: Vec<Warning>,
+    /// Records not suppressed whose every quasi-identifier is `*`.
+    pub fully_generalized_records: u64,
+}
+
+/// Checks the output `rendering` of a run over `records` input records, `suppressed` marking the
+/// suppressed ones; `requested_k` is the largest class size a model asks for (1 without one) and
+/// `achieved_k` the smallest published class.
+pub fn check(
+    rendering: &Rendering<'_>,
+    suppressed: &[bool],
+    requested_k: u64,
+    achieved_k: u64,
+) -> Findings {
+    let mut findings = Findings::default();
+    let header = rendering.header();
+    let generalized: Vec<usize> = (0..header.len())
+        .filter(|&c| rendering.is_generalized(c))
+        .collect();
+    let rows: Vec<usize> = rendering.rows().collect();
+    // unchanged columns with nearly one value per published record
+    if rows.len() >= NEAR_UNIQUE_MIN_RECORDS {
+        for column in (0..header.len()).filter(|c| !rendering.is_generalized(*c)) {
+            let source = rendering.source(column);
+            let mut seen = vec![false; source.dictionary.len()];
+            let mut distinct = 0usize;
+            for &row in &rows {
+                let slot = &mut seen[source.codes[row] as usize];
+                distinct += usize::from(!std::mem::replace(slot, true));
+            }
+            if distinct as f64 >= NEAR_UNIQUE_SHARE * rows.len() as f64 {
+                findings.warnings.push(Warning::new(
+                    "near_unique_column",
+                    Some(header[column]),
+                    format!(
+                        "{distinct} distinct values in {} published records, published unchanged: a \
+                         value this rare can single out a person; declare the column identifying \
+                         (removed) or a quasi-identifier",
+                        rows.len()
+                    ),
+                ));
+            }
+        }
+    }
+    // quasi-identifiers that are `*` everywhere, and records that are `*` everywhere
+    let published: Vec<usize> = rows.iter().copied().filter(|&r| !suppressed[r]).collect();
+    let mut all_star = vec![!published.is_empty(); generalized.len()];
+    for &row in &published {
+        let mut every = !generalized.is_empty();
+        for (i, &column) in generalized.iter().enumerate() {
+            let star = rendering.cell(row, column) == SUPPRESSED;
+            all_star[i] &= star;
+            every &= star;
+        }
+        findings.fully_generalized_records += u64::from(every);
+    }
+    for (i, &column) in generalized.iter().enumerate() {
+        if all_star[i] {
+            findings.warnings.push(Warning::new(
+                "fully_generalized",
+                Some(header[column]),
+                "every published record shows * in this quasi-identifier: the column carries no \
+                 information; a finer hierarchy, a smaller k or more suppression may keep some"
+                    .into(),
+            ));
+        }
+    }
+    if findings.fully_generalized_records > 0 {
+        findings.warnings.push(Warning::new(
+            "records_fully_generalized",
+            None,
+            format!(
+                "{} records are not suppressed but show * in every quasi-identifier, like suppressed \
+                 records; the report counts them apart (fully_generalized_records)",
+                findings.fully_generalized_records
+            ),
+        ));
+    }
+    let records = suppressed.len();
+    let hidden = suppressed.iter().filter(|&&s| s).count();
+    if hidden * 2 > records {
+        findings.warnings.push(Warning::new(
+            "most_records_suppressed",
+            None,
+            format!("{hidden} of {records} records are suppressed"),
+        ));
+    }
+    if requested_k > 1 && achieved_k >= OVER_GENERALIZATION_FACTOR * requested_k {
+        findings.warnings.push(Warning::new(
+            "over_generalized",
+            None,
+            format!(
+                "the smallest published class holds {achieved_k} records for k = {requested_k}: the \
+                 output may be generalized far more than the models need (a hierarchy with more \
+                 levels lets the search stop earlier)"
+            ),
+        ));
+    }
+    // the suppression marker in a quasi-identifier's input
+    for &column in &generalized {
+        let source = rendering.source(column);
+        if let Some(code) = source.dictionary.code(SUPPRESSED) {
+            let count = source.codes.iter().filter(|&&c| c == code).count();
+            findings.warnings.push(Warning::new(
+                "suppression_marker_in_input",
+                Some(header[column]),
+                format!(
+                    "{count} input records hold * in this quasi-identifier; in the output they cannot \
+                     be told from suppressed or fully generalized cells"
+                ),
+            ));
+        }
+    }
+    findings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::data::{GeneralizationMap, Hierarchy, Table};
+    use crate::core::render::OutputColumn;
+
+    /// 40 records: `id` unique, `sex` generalized at `level` (0: as is, 1: `*`), `flag` with two values.
+    fn run(level: usize, suppressed: &[bool], requested_k: u64, achieved_k: u64) -> Findings {
+        let values: Vec<Vec<String>> = (0..40)
+            .map(|i| {
+                vec![
+                    format!("r{i}"),
+                    if i % 2 == 0 { "M" } else { "F" }.to_string(),
+                    if i < 3 { "*" } else { "x" }.to_string(),
+                ]
+            })
+            .collect();
+        let rows: Vec<Vec<&str>> = values
+            .iter()
+            .map(|r| r.iter().map(String::as_str).collect())
+            .collect();
+        let table = Table::from_rows(&["id", "sex", "flag"], &rows);
+        let sex = GeneralizationMap::bind(
+            Hierarchy::from_rows(&[vec!["M", "*"], vec!["F", "*"]]).unwrap(),
+            table.column(1),
+        )
+        .unwrap();
+        let flag = GeneralizationMap::bind(
+            Hierarchy::from_rows(&[vec!["x", "*"], vec!["*", "*"]]).unwrap(),
+            table.column(2),
+        )
+        .unwrap();
+        let rendering = Rendering::new(
+            vec![
+                OutputColumn::Verbatim(table.column(0)),
+                OutputColumn::Generalized {
+                    column: table.column(1),
+                    hierarchy: &sex,
+                    level,
+                },
+                OutputColumn::Generalized {
+                    column: table.column(2),
+                    hierarchy: &flag,
+                    level,
+                },
+            ],
+            suppressed,
+            false,
+        );
+        check(&rendering, suppressed, requested_k, achieved_k)
+    }
+
+    fn codes(findings: &Findings) -> Vec<(&str, Option<&str>)> {
+        findings
+            .warnings
+            .iter()
+            .map(|w| (w.code, w.column.as_deref()))
+            .collect()
+    }
+
+    #[test]
+    fn each_check_fires_on_its_case_only() {
+        let none = vec![false; 40];
+        // as is: the unique id, and the marker in flag's input
+        let f = run(0, &none, 2, 2);
+        assert_eq!(
+            codes(&f),
+            [
+                ("near_unique_column", Some("id")),
+                ("suppression_marker_in_input", Some("flag"))
+            ]
+        );
+        assert_eq!(f.fully_generalized_records, 0);
+        assert!(f.warnings[1].message.starts_with("3 input records"));
+        // everything generalized: both columns, every record, and k far above the request
+        let f = run(1, &none, 2, 40);
+        assert_eq!(
+            codes(&f),
+            [
+                ("near_unique_column", Some("id")),
+                ("fully_generalized", Some("sex")),
+                ("fully_generalized", Some("flag")),
+                ("records_fully_generalized", None),
+                ("over_generalized", None),
+                ("suppression_marker_in_input", Some("flag")),
+            ]
+        );
+        assert_eq!(f.fully_generalized_records, 40);
+        // most records suppressed; the published rest is not all `*`
+        let most: Vec<bool> = (0..40).map(|i| i < 30).collect();
+        let f = run(0, &most, 1, 1);
+        assert!(codes(&f).contains(&("most_records_suppressed", None)));
+        assert!(!codes(&f).iter().any(|(c, _)| *c == "fully_generalized"));
+        // no message carries a value of the data
+        for w in run(1, &most, 2, 40).warnings {
+            for value in ["r1", "r39"] {
+                assert!(!w.message.contains(value), "{}", w.message);
+            }
+        }
+    }
+}
