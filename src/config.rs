@@ -128,11 +128,31 @@ pub const DEFAULT_JOB_BODY_LIMIT: usize = 1 << 20;
 /// Default memory budget of the jobs a process runs: 8 GiB.
 pub const DEFAULT_JOB_MEMORY_BUDGET: u64 = 8 << 30;
 
+/// Parses `--listen`: an address as it is, else a host name resolved to its first address (IPv4
+/// first, as `localhost` usually means 127.0.0.1 to clients).
+fn parse_listen(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(address) = text.parse::<SocketAddr>() {
+        return Ok(address);
+    }
+    use std::net::ToSocketAddrs;
+    let addresses: Vec<SocketAddr> = text
+        .to_socket_addrs()
+        .map_err(|e| format!("not an address or host:port ({e})"))?
+        .collect();
+    addresses
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or_else(|| addresses.first())
+        .copied()
+        .ok_or_else(|| format!("{text} resolves to no address"))
+}
+
 /// Settings of `anonymizer serve`.
 #[derive(Clone, Args)]
 pub struct ServeConfig {
-    /// Address the HTTP API listens on.
-    #[arg(long, env = "ANONYMIZER_LISTEN", default_value = "127.0.0.1:8080")]
+    /// Address the HTTP API listens on: an IP address or a host name (`localhost:8080`), with a port.
+    #[arg(long, env = "ANONYMIZER_LISTEN", default_value = "127.0.0.1:8080",
+          value_parser = parse_listen)]
     pub listen: SocketAddr,
 
     /// Which parts run in this process: the API, the workers, or both.
@@ -511,6 +531,13 @@ mod tests {
 
         let mut c = from_env.unwrap();
         assert_eq!(c.listen, "0.0.0.0:9000".parse().unwrap());
+        assert_eq!(
+            parse_listen("localhost:8081"),
+            Ok("127.0.0.1:8081".parse().unwrap())
+        );
+        assert_eq!(parse_listen("[::1]:80"), Ok("[::1]:80".parse().unwrap()));
+        assert!(parse_listen("localhost").is_err());
+        assert!(parse_listen("no such host.invalid:80").is_err());
         assert_eq!(c.role, ServeRole::Worker);
         assert!(c.role.runs_workers() && !c.role.runs_api());
         assert_eq!(c.worker_slots, 8);

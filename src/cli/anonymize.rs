@@ -19,6 +19,7 @@ use crate::domain::{JobSpec, Report};
 
 /// Runs the command; errors are one-line messages.
 pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
+    refuse_overwriting_inputs(args)?;
     let spec_bytes = std::fs::read(&args.spec)
         .map_err(|e| format!("cannot read spec {}: {}", args.spec.display(), e.kind()))?;
     let spec = JobSpec::from_json(&spec_bytes)
@@ -131,6 +132,53 @@ fn load_hierarchy(base: &Path, source: &HierarchySpec) -> Result<Hierarchy, Stri
             "hierarchy ids refer to stored hierarchies of the service; the CLI takes a path".into(),
         ),
         _ => Err("unsupported hierarchy source".into()),
+    }
+}
+
+/// Refuses an output or report path that is the input or the spec (the same file, also through a link
+/// or another spelling of the path), or output and report on one file: the run would replace what it
+/// reads.
+fn refuse_overwriting_inputs(args: &AnonymizeArgs) -> Result<(), String> {
+    let mut written = vec![("--output", &args.output)];
+    if let Some(report) = &args.report {
+        written.push(("--report", report));
+    }
+    for (flag, path) in &written {
+        for (other, read) in [("--input", &args.input), ("--spec", &args.spec)] {
+            if same_file(path, read) {
+                return Err(format!(
+                    "{flag} {} is the {other} file: the run would overwrite it; write elsewhere",
+                    path.display()
+                ));
+            }
+        }
+    }
+    if let Some(report) = &args.report {
+        if same_file(&args.output, report) || args.output == *report {
+            return Err("--output and --report name the same file".into());
+        }
+    }
+    Ok(())
+}
+
+/// Whether both paths exist and are one file (same device and inode on Unix, same canonical path
+/// elsewhere).
+fn same_file(a: &Path, b: &Path) -> bool {
+    let (Ok(first), Ok(second)) = (std::fs::metadata(a), std::fs::metadata(b)) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        first.dev() == second.dev() && first.ino() == second.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (first, second);
+        matches!(
+            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+            (Ok(x), Ok(y)) if x == y
+        )
     }
 }
 

@@ -1125,6 +1125,47 @@ fn hierarchy_build_writes_an_arx_file() {
     assert!(!case.path("sex.csv").exists());
 }
 
+/// An output or report path that is the input (as it is, through another spelling or a hard link) or
+/// the spec is refused before anything is written, and the input is left intact.
+#[test]
+fn outputs_never_overwrite_the_inputs() {
+    let case = Case::new();
+    let input = case.write("people.csv", people_csv(60));
+    let spec = case.write_spec("spec.json", &people_spec(&case, "h"));
+    let original = std::fs::read(&input).unwrap();
+    let link = case.path("link.csv");
+    std::fs::hard_link(&input, &link).unwrap();
+    let respelled = case.path("sub/../people.csv");
+    std::fs::create_dir_all(case.path("sub")).unwrap();
+    for (output, report) in [
+        (input.clone(), None),
+        (link.clone(), None),
+        (respelled, None),
+        (case.path("out.csv"), Some(spec.clone())),
+        (case.path("out.csv"), Some(input.clone())),
+    ] {
+        let mut command = Command::new(BIN);
+        command
+            .arg("anonymize")
+            .arg("--input")
+            .arg(&input)
+            .arg("--spec")
+            .arg(&spec)
+            .arg("--output")
+            .arg(&output)
+            .arg("--quiet");
+        if let Some(report) = &report {
+            command.arg("--report").arg(report);
+        }
+        let result = command.output().unwrap();
+        assert!(!result.status.success(), "{output:?} {report:?}");
+        let stderr = String::from_utf8_lossy(&result.stderr);
+        assert!(stderr.contains("would overwrite"), "{stderr}");
+        assert_eq!(std::fs::read(&input).unwrap(), original);
+    }
+    assert!(!case.path("out.csv").exists());
+}
+
 #[test]
 fn help_and_version() {
     let output = Command::new(BIN).arg("--version").output().unwrap();
