@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use super::progress::TerminalProgress;
 use super::AnonymizeArgs;
-use crate::codec::{parse_arx_hierarchy, parse_json_hierarchy, read_table, CsvOptions};
+use crate::codec::sniff::read_table_sniffing;
+use crate::codec::{parse_arx_hierarchy, parse_json_hierarchy, CsvOptions};
 use crate::core::control::{Control, Stage};
 use crate::core::data::Hierarchy;
 use crate::core::engine::Outcome;
@@ -24,14 +25,20 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
         .map_err(|e| format!("cannot read spec {}: {}", args.spec.display(), e.kind()))?;
     let spec = JobSpec::from_json(&spec_bytes)
         .map_err(|e| format!("spec {}: {e}", args.spec.display()))?;
-    let options = csv_options(&spec)
-        .map_err(|e| super::spec_problems(&e))?
-        .with_max_field_bytes(args.csv_field_limit);
+    // without `csv.delimiter`, the input's header line decides (as for uploads)
+    let given = match spec.csv.delimiter {
+        Some(_) => Some(csv_options(&spec).map_err(|e| super::spec_problems(&e))?),
+        None => None,
+    };
     let progress = TerminalProgress::new(args.quiet);
     let file = File::open(&args.input)
         .map_err(|e| format!("cannot read input {}: {}", args.input.display(), e.kind()))?;
-    let table = read_table(BufReader::with_capacity(1 << 16, file), &options)
-        .map_err(|e| format!("input {}: {e}", args.input.display()))?;
+    let (table, options) = read_table_sniffing(
+        BufReader::with_capacity(1 << 16, file),
+        given,
+        args.csv_field_limit,
+    )
+    .map_err(|e| format!("input {}: {e} [{}]", args.input.display(), e.code()))?;
     let base = args
         .spec
         .parent()

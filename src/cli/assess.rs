@@ -1,12 +1,14 @@
 //! `anonymizer assess`: the assessment of a local CSV file as it is (`domain::analysis::assessment`), printed as
 //! pretty JSON on stdout — the same document `POST /v1/datasets/{id}/assessments` answers. With
-//! `--population`, journalist and marketer risk are computed against that table.
+//! `--population`, journalist and marketer risk are computed against that table. Without `csv.delimiter`
+//! in the spec, the delimiter is sniffed from the input's header line.
 
 use std::fs::File;
 use std::io::{BufReader, Write};
 
 use super::AssessArgs;
-use crate::codec::{read_table, CsvOptions};
+use crate::codec::sniff::read_table_sniffing;
+use crate::codec::{read_table, CsvOptions, DEFAULT_MAX_FIELD_BYTES};
 use crate::domain::analysis::assessment::{assess_against, AssessmentSpec};
 
 /// Runs the command; errors are one-line messages.
@@ -15,16 +17,22 @@ pub fn run(args: &AssessArgs) -> Result<(), String> {
         .map_err(|e| format!("cannot read spec {}: {}", args.spec.display(), e.kind()))?;
     let spec = AssessmentSpec::from_json(&spec_bytes)
         .map_err(|e| format!("spec {}: {e}", args.spec.display()))?;
-    let options = match &spec.csv.delimiter {
-        None => CsvOptions::default(),
+    // without `csv.delimiter`, the input's header line decides (as for uploads); the population
+    // table is read with the same one
+    let given = match &spec.csv.delimiter {
+        None => None,
         Some(d) => {
-            CsvOptions::with_delimiter(d).map_err(|e| format!("spec: /csv/delimiter: {e}"))?
+            Some(CsvOptions::with_delimiter(d).map_err(|e| format!("spec: /csv/delimiter: {e}"))?)
         }
     };
     let file = File::open(&args.input)
         .map_err(|e| format!("cannot read input {}: {}", args.input.display(), e.kind()))?;
-    let table = read_table(BufReader::with_capacity(1 << 16, file), &options)
-        .map_err(|e| format!("input {}: {e}", args.input.display()))?;
+    let (table, options) = read_table_sniffing(
+        BufReader::with_capacity(1 << 16, file),
+        given,
+        DEFAULT_MAX_FIELD_BYTES,
+    )
+    .map_err(|e| format!("input {}: {e} [{}]", args.input.display(), e.code()))?;
     let population = match &args.population {
         None => None,
         Some(path) => {

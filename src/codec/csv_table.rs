@@ -43,7 +43,17 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// column on its own thread of the caller's rayon pool), the next batch is parsed.
 pub fn read_table<R: Read + Send>(input: R, options: &CsvOptions) -> Result<Table, CodecError> {
     let guarded = CsvGuard::new(input, options.delimiter, options.max_field_bytes);
-    read_records(csv_reader(guarded, options.delimiter))
+    let table = read_records(csv_reader(guarded, options.delimiter))?;
+    // one column named with another delimiter: the file was read with the wrong one
+    if let [column] = table.columns() {
+        if let Some(found) = super::sniff::other_delimiter_in(&column.name, options.delimiter) {
+            return Err(CodecError::DelimiterMismatch {
+                found: super::sniff::delimiter_text(found),
+                used: super::sniff::delimiter_text(options.delimiter),
+            });
+        }
+    }
+    Ok(table)
 }
 
 fn csv_reader<R: Read>(input: R, delimiter: u8) -> csv::Reader<R> {

@@ -5,6 +5,7 @@ pub mod csv_guard;
 pub mod csv_table;
 pub mod hierarchy;
 pub mod profile;
+pub mod sniff;
 
 pub use csv_table::{read_table, write_rendering, CsvOptions, DEFAULT_MAX_FIELD_BYTES};
 pub use hierarchy::{check_labels, parse_arx_hierarchy, parse_json_hierarchy};
@@ -125,6 +126,17 @@ pub enum CodecError {
     /// Writing output failed.
     #[error("could not write output: {0}")]
     Write(String),
+    /// The table reads as one column whose name holds another delimiter.
+    #[error(
+        "the table reads as a single column whose name contains '{found}': the file is probably \
+         '{found}'-separated, not '{used}'-separated; give the delimiter '{found}'"
+    )]
+    DelimiterMismatch {
+        /// The delimiter the name holds, as written in a query or spec.
+        found: String,
+        /// The delimiter the file was read with.
+        used: String,
+    },
 }
 
 impl CodecError {
@@ -146,6 +158,7 @@ impl CodecError {
             CodecError::BadDelimiter => ErrorCode::InvalidDelimiter,
             CodecError::Hierarchy(_) | CodecError::HierarchyJson(_) => ErrorCode::InvalidHierarchy,
             CodecError::Write(_) => ErrorCode::WriteFailed,
+            CodecError::DelimiterMismatch { .. } => ErrorCode::DelimiterMismatch,
         }
     }
 }

@@ -40,7 +40,8 @@ use super::state::AppState;
 use super::time::rfc3339;
 use super::{timeout_layer, ApiError, REQUEST_TIMEOUT};
 use crate::codec::profile::{profile_table, ColumnProfile};
-use crate::codec::{read_table, CodecError, CsvOptions};
+use crate::codec::sniff::read_table_sniffing;
+use crate::codec::{CodecError, CsvOptions};
 use crate::core::data::Table;
 use crate::error_code::ErrorCode;
 use crate::frame_reader::FrameReader;
@@ -139,8 +140,11 @@ async fn create(
 ) -> Result<Response, ApiError> {
     let Query(params) = query?;
     require_media_type(&headers, "text/csv")?;
-    let options = CsvOptions::with_delimiter(params.delimiter.as_deref().unwrap_or(","))?
-        .with_max_field_bytes(state.settings.csv_field_limit);
+    // without a delimiter, the parser sniffs it from the header line
+    let options = match params.delimiter.as_deref() {
+        Some(d) => Some(CsvOptions::with_delimiter(d)?),
+        None => None,
+    };
     let name = params.name.filter(|n| !n.is_empty());
     if let Some(name) = &name {
         check_name(name)?;
@@ -166,7 +170,9 @@ async fn create(
         .store
         .begin_dataset_with_id(caller.tenant(), id, &name)
         .await?;
-    let (table, columns) = match receive(&mut upload, body, options, limit, pacing).await {
+    let field_limit = state.settings.csv_field_limit;
+    let received = receive(&mut upload, body, (options, field_limit), limit, pacing).await;
+    let (table, columns, options) = match received {
         Ok(parsed) => parsed,
         Err(error) => {
             if let Err(e) = upload.abort().await {
@@ -255,18 +261,22 @@ impl Pacing {
 
 /// Streams `body` into `upload` and through the parser; returns the parsed table and its column
 /// profiles. Any error leaves the upload to be aborted by the caller.
+/// Streams the body into the store and the parser. `options` is the caller's delimiter (sniffed from
+/// the header line when `None`) and the field limit; the answer carries the options the table was read
+/// with.
 async fn receive(
     upload: &mut DatasetUpload,
     body: Body,
-    options: CsvOptions,
+    (options, field_limit): (Option<CsvOptions>, usize),
     limit: u64,
     pacing: Pacing,
-) -> Result<(Table, Vec<ColumnProfile>), ApiError> {
+) -> Result<(Table, Vec<ColumnProfile>, CsvOptions), ApiError> {
     let (sender, receiver) = mpsc::channel::<Bytes>(PARSER_QUEUE_FRAMES);
     let parser = tokio::task::spawn_blocking(move || {
-        let table = read_table(FrameReader::new(receiver), &options)?;
+        let (table, options) =
+            read_table_sniffing(FrameReader::new(receiver), options, field_limit)?;
         let columns = profile_table(&table);
-        Ok::<_, CodecError>((table, columns))
+        Ok::<_, CodecError>((table, columns, options))
     });
     let mut stream = body.into_data_stream();
     let mut received: u64 = 0;

@@ -23,6 +23,7 @@ api_cases!(
     cell_values_are_never_echoed,
     csv_battery_on_upload,
     control_characters_in_names_and_delimiters_are_refused,
+    delimiters_are_sniffed_and_a_wrong_one_is_refused,
 );
 
 /// Runs each case on both backends with an upload limit of [`LIMIT`] bytes.
@@ -765,4 +766,59 @@ async fn control_characters_in_names_and_delimiters_are_refused(service: Service
         .await;
     assert_eq!(tab["name"], "Zürich – 2024 (v2)");
     assert_eq!(tab["delimiter"], "\t");
+}
+
+/// Without `delimiter`, the header line decides (`;`, tab and `|` as well as `,`); with a wrong one the
+/// table would be one column named with the right one, and the upload is refused with a hint, leaving
+/// nothing behind.
+async fn delimiters_are_sniffed_and_a_wrong_one_is_refused(service: Service) {
+    for (csv, expected) in [
+        (&b"zip;age\n1301;30\n1302;41\n"[..], ";"),
+        (&b"zip\tage\n1301\t30\n"[..], "\t"),
+        (&b"zip|age\n1301|30\n"[..], "|"),
+        (&b"zip,age\n1301,30\n"[..], ","),
+    ] {
+        let response = service
+            .post("/v1/datasets")
+            .header("content-type", "text/csv")
+            .body(csv.to_vec())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 201);
+        let dataset: serde_json::Value = response.json().await.unwrap();
+        assert_eq!(dataset["delimiter"], expected);
+        assert_eq!(dataset["columns"].as_array().unwrap().len(), 2, "{dataset}");
+    }
+    let before: serde_json::Value = service
+        .get("/v1/datasets")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let response = service
+        .post("/v1/datasets")
+        .query(&[("delimiter", ",")])
+        .header("content-type", "text/csv")
+        .body(b"zip;age\nSECRET-1;30\n".to_vec())
+        .send()
+        .await
+        .unwrap();
+    let problem = expect_problem(response, 422, "delimiter_mismatch").await;
+    assert!(
+        problem["detail"].as_str().unwrap().contains("';'"),
+        "{problem}"
+    );
+    assert!(!problem.to_string().contains("SECRET"));
+    let after: serde_json::Value = service
+        .get("/v1/datasets")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(before["items"], after["items"]);
 }
