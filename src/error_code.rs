@@ -62,6 +62,8 @@ error_codes! {
     InvalidSpec = "invalid_spec",
     /// The CSV delimiter is not a single byte (or `\\t`), or it differs from the upload's.
     InvalidDelimiter = "invalid_delimiter",
+    /// The character encoding is unknown or unsupported.
+    InvalidEncoding = "invalid_encoding",
     /// The table reads as one column whose name holds another delimiter: the delimiter is wrong.
     DelimiterMismatch = "delimiter_mismatch",
     /// A hierarchy is malformed or cannot be read.

@@ -13,7 +13,7 @@ use crate::codec::{parse_arx_hierarchy, parse_json_hierarchy, CsvOptions};
 use crate::core::control::{Control, Stage};
 use crate::core::data::Hierarchy;
 use crate::core::engine::Outcome;
-use crate::domain::resolve::csv_options;
+use crate::domain::resolve::{csv_encoding, csv_options};
 use crate::domain::run::{run_job, RunError};
 use crate::domain::spec::HierarchySpec;
 use crate::domain::{JobSpec, Report};
@@ -33,8 +33,9 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
     let progress = TerminalProgress::new(args.quiet);
     let file = File::open(&args.input)
         .map_err(|e| format!("cannot read input {}: {}", args.input.display(), e.kind()))?;
+    let encoding = csv_encoding(&spec).map_err(|e| super::spec_problems(&e))?;
     let (table, options) = read_table_sniffing(
-        BufReader::with_capacity(1 << 16, file),
+        decoded(BufReader::with_capacity(1 << 16, file), encoding),
         given,
         args.csv_field_limit,
     )
@@ -139,6 +140,17 @@ fn load_hierarchy(base: &Path, source: &HierarchySpec) -> Result<Hierarchy, Stri
             "hierarchy ids refer to stored hierarchies of the service; the CLI takes a path".into(),
         ),
         _ => Err("unsupported hierarchy source".into()),
+    }
+}
+
+/// The input as UTF-8: decoded from `encoding`, or as it is without one.
+pub(super) fn decoded<R: std::io::Read + Send + 'static>(
+    input: R,
+    encoding: Option<&'static encoding_rs::Encoding>,
+) -> Box<dyn std::io::Read + Send> {
+    match encoding {
+        Some(encoding) => Box::new(crate::codec::encoding::DecodingReader::new(input, encoding)),
+        None => Box::new(input),
     }
 }
 

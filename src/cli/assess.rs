@@ -27,8 +27,13 @@ pub fn run(args: &AssessArgs) -> Result<(), String> {
     };
     let file = File::open(&args.input)
         .map_err(|e| format!("cannot read input {}: {}", args.input.display(), e.kind()))?;
+    let encoding = match &spec.csv.encoding {
+        None => None,
+        Some(label) => crate::codec::encoding::encoding_for(label)
+            .map_err(|m| format!("spec: /csv/encoding: {m} [invalid_encoding]"))?,
+    };
     let (table, options) = read_table_sniffing(
-        BufReader::with_capacity(1 << 16, file),
+        super::anonymize::decoded(BufReader::with_capacity(1 << 16, file), encoding),
         given,
         DEFAULT_MAX_FIELD_BYTES,
     )
@@ -39,8 +44,11 @@ pub fn run(args: &AssessArgs) -> Result<(), String> {
             let file = File::open(path)
                 .map_err(|e| format!("cannot read population {}: {}", path.display(), e.kind()))?;
             Some(
-                read_table(BufReader::with_capacity(1 << 16, file), &options)
-                    .map_err(|e| format!("population {}: {e}", path.display()))?,
+                read_table(
+                    super::anonymize::decoded(BufReader::with_capacity(1 << 16, file), encoding),
+                    &options,
+                )
+                .map_err(|e| format!("population {}: {e}", path.display()))?,
             )
         }
     };

@@ -3,6 +3,7 @@
 
 pub mod csv_guard;
 pub mod csv_table;
+pub mod encoding;
 pub mod hierarchy;
 pub mod profile;
 pub mod sniff;

@@ -15,6 +15,19 @@ use crate::tables::LoadError;
 
 /// A request may repeat the delimiter the dataset was uploaded with, but not name another one.
 pub fn check_delimiter(csv: &CsvSpec, dataset: &Dataset) -> Result<(), ApiError> {
+    // datasets are decoded at upload and stored as UTF-8: a job cannot decode them again
+    if let Some(label) = &csv.encoding {
+        let decodes = crate::codec::encoding::encoding_for(label)
+            .map_err(|m| SpecError::new("/csv/encoding", ErrorCode::InvalidEncoding, m))?;
+        if decodes.is_some() {
+            return Err(SpecError::new(
+                "/csv/encoding",
+                ErrorCode::InvalidEncoding,
+                "datasets are stored as UTF-8 (decoded at upload with ?encoding=); leave csv.encoding out",
+            )
+            .into());
+        }
+    }
     let Some(delimiter) = &csv.delimiter else {
         return Ok(());
     };

@@ -39,6 +39,7 @@ use super::request::{check_name, page_params, path_id, require_media_type, store
 use super::state::AppState;
 use super::time::rfc3339;
 use super::{timeout_layer, ApiError, REQUEST_TIMEOUT};
+use crate::codec::encoding::{encoding_for, Transcoder};
 use crate::codec::profile::{profile_table, ColumnProfile};
 use crate::codec::sniff::read_table_sniffing;
 use crate::codec::{CodecError, CsvOptions};
@@ -123,6 +124,7 @@ pub struct DatasetList {
 struct UploadParams {
     name: Option<String>,
     delimiter: Option<String>,
+    encoding: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -140,6 +142,12 @@ async fn create(
 ) -> Result<Response, ApiError> {
     let Query(params) = query?;
     require_media_type(&headers, "text/csv")?;
+    let encoding = match params.encoding.as_deref() {
+        Some(label) => encoding_for(label).map_err(|m| {
+            ApiError::unprocessable(ErrorCode::InvalidEncoding, m).with_pointer("/encoding")
+        })?,
+        None => None,
+    };
     // without a delimiter, the parser sniffs it from the header line
     let options = match params.delimiter.as_deref() {
         Some(d) => Some(CsvOptions::with_delimiter(d)?),
@@ -171,7 +179,15 @@ async fn create(
         .begin_dataset_with_id(caller.tenant(), id, &name)
         .await?;
     let field_limit = state.settings.csv_field_limit;
-    let received = receive(&mut upload, body, (options, field_limit), limit, pacing).await;
+    let transcoder = encoding.map(Transcoder::new);
+    let received = receive(
+        &mut upload,
+        body,
+        (options, field_limit, transcoder),
+        limit,
+        pacing,
+    )
+    .await;
     let (table, columns, options) = match received {
         Ok(parsed) => parsed,
         Err(error) => {
@@ -259,15 +275,14 @@ impl Pacing {
     }
 }
 
-/// Streams `body` into `upload` and through the parser; returns the parsed table and its column
-/// profiles. Any error leaves the upload to be aborted by the caller.
-/// Streams the body into the store and the parser. `options` is the caller's delimiter (sniffed from
-/// the header line when `None`) and the field limit; the answer carries the options the table was read
-/// with.
+/// Streams `body` into `upload` and through the parser; returns the parsed table, its column profiles
+/// and the options it was read with. `options` is the caller's delimiter (sniffed from the header line
+/// when `None`) and the field limit; with a `transcoder`, the body is decoded to UTF-8 first, and the
+/// store keeps the UTF-8. Any error leaves the upload to be aborted by the caller.
 async fn receive(
     upload: &mut DatasetUpload,
     body: Body,
-    (options, field_limit): (Option<CsvOptions>, usize),
+    (options, field_limit, mut transcoder): (Option<CsvOptions>, usize, Option<Transcoder>),
     limit: u64,
     pacing: Pacing,
 ) -> Result<(Table, Vec<ColumnProfile>, CsvOptions), ApiError> {
@@ -306,11 +321,23 @@ async fn receive(
             window_start = Instant::now();
             window_bytes = 0;
         }
+        let bytes = match &mut transcoder {
+            Some(t) => Bytes::from(t.push(&bytes, false)),
+            None => bytes,
+        };
         if sender.send(bytes.clone()).await.is_err() {
             // the parser stopped early: it rejected the CSV
+            transcoder = None;
             break;
         }
         upload.write(&bytes).await?;
+    }
+    // the decoder's last bytes (a character cut at the end of the body)
+    if let Some(mut t) = transcoder {
+        let rest = Bytes::from(t.push(&[], true));
+        if !rest.is_empty() && sender.send(rest.clone()).await.is_ok() {
+            upload.write(&rest).await?;
+        }
     }
     drop(sender);
     match parser.await {

@@ -24,6 +24,7 @@ api_cases!(
     csv_battery_on_upload,
     control_characters_in_names_and_delimiters_are_refused,
     delimiters_are_sniffed_and_a_wrong_one_is_refused,
+    windows_1252_uploads_are_stored_as_utf8,
 );
 
 /// Runs each case on both backends with an upload limit of [`LIMIT`] bytes.
@@ -821,4 +822,40 @@ async fn delimiters_are_sniffed_and_a_wrong_one_is_refused(service: Service) {
         .await
         .unwrap();
     assert_eq!(before["items"], after["items"]);
+}
+
+/// `?encoding=windows-1252` decodes the body: the stored dataset is UTF-8 (its download has the accented
+/// names); an unknown label is refused and stores nothing.
+async fn windows_1252_uploads_are_stored_as_utf8(service: Service) {
+    let body = b"name;sex\nJos\xe9;M\nM\xfcller;M\nRen\xe9e;F\n".to_vec();
+    let response = service
+        .post("/v1/datasets")
+        .query(&[("encoding", "windows-1252")])
+        .header("content-type", "text/csv")
+        .body(body.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 201);
+    let dataset: serde_json::Value = response.json().await.unwrap();
+    assert_eq!(dataset["delimiter"], ";");
+    assert_eq!(dataset["columns"][0]["distinct_count"], 3, "{dataset}");
+    let response = service
+        .post("/v1/datasets")
+        .query(&[("encoding", "klingon")])
+        .header("content-type", "text/csv")
+        .body(body.clone())
+        .send()
+        .await
+        .unwrap();
+    expect_problem(response, 422, "invalid_encoding").await;
+    // without the encoding the bytes are not UTF-8
+    let response = service
+        .post("/v1/datasets")
+        .header("content-type", "text/csv")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    expect_problem(response, 422, "invalid_utf8").await;
 }

@@ -30,6 +30,7 @@ api_cases!(
     local_recoding_jobs_publish_ranges,
     job_bodies_over_the_limit_are_refused,
     builders_and_warnings_reach_the_report,
+    windows_1252_uploads_publish_utf8,
 );
 
 /// The memory budget is checked at submission: with a budget below any job's needs, a valid job is
@@ -1011,4 +1012,45 @@ async fn builders_and_warnings_reach_the_report(service: Service) {
         problem["pointer"], "/attributes/sex/hierarchy/builder",
         "{problem}"
     );
+}
+
+/// A Windows-1252 upload (`?encoding=`) is published as UTF-8: the accented names of an insensitive
+/// column come out intact. A job cannot ask to decode a stored dataset again.
+async fn windows_1252_uploads_publish_utf8(service: Service) {
+    let body = b"name;sex\nJos\xe9;M\nM\xfcller;M\nRen\xe9e;F\nZo\xeb;F\n".to_vec();
+    let response = service
+        .post("/v1/datasets")
+        .query(&[("encoding", "windows-1252")])
+        .header("content-type", "text/csv")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let dataset: Value = response.json().await.unwrap();
+    let mut spec = json!({
+        "dataset_id": dataset["id"],
+        "attributes": {
+            "name": {"role": "insensitive"},
+            "sex": {"role": "quasi_identifier",
+                    "hierarchy": {"builder": {"type": "categories", "levels": []}}},
+        },
+        "privacy_models": [{"type": "k_anonymity", "k": 2}],
+    });
+    let job = submit_ok(&service, &spec).await;
+    worker(&service).run_once().await.unwrap();
+    let output = service
+        .get(&format!("/v1/jobs/{}/output", job["id"].as_str().unwrap()))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for name in ["José", "Müller", "Renée", "Zoë"] {
+        assert!(output.contains(name), "{name} missing from {output}");
+    }
+    spec["csv"] = json!({"encoding": "windows-1252"});
+    let response = service.post("/v1/jobs").json(&spec).send().await.unwrap();
+    expect_problem(response, 422, "invalid_encoding").await;
 }

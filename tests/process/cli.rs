@@ -1166,6 +1166,45 @@ fn outputs_never_overwrite_the_inputs() {
     assert!(!case.path("out.csv").exists());
 }
 
+/// Windows-1252 input (`csv.encoding`) is decoded: accented names come out as UTF-8. Without the
+/// encoding the same bytes are refused as invalid UTF-8, and an unknown label is a spec problem.
+#[test]
+fn windows_1252_input_round_trips_to_utf8() {
+    let case = Case::new();
+    let input = case.write(
+        "latin.csv",
+        &b"name;sex\nJos\xe9;M\nM\xfcller;M\nRen\xe9e;F\nZo\xeb;F\n"[..],
+    );
+    let spec = |encoding: Option<&str>| {
+        let mut spec = json!({
+            "csv": {"delimiter": ";"},
+            "attributes": {
+                "name": {"role": "insensitive"},
+                "sex": {"role": "quasi_identifier",
+                        "hierarchy": {"builder": {"type": "categories", "levels": []}}},
+            },
+            "privacy_models": [{"type": "k_anonymity", "k": 2}],
+        });
+        if let Some(e) = encoding {
+            spec["csv"]["encoding"] = json!(e);
+        }
+        spec
+    };
+    let decoded = case.write_spec("decoded.json", &spec(Some("windows-1252")));
+    assert_success(&case.run(&input, &decoded));
+    let output = std::fs::read_to_string(case.path("out.csv")).expect("UTF-8 output");
+    for name in ["José", "Müller", "Renée", "Zoë"] {
+        assert!(output.contains(name), "{name} missing from {output}");
+    }
+    let plain = case.write_spec("plain.json", &spec(None));
+    let result = case.run_to(&input, &plain, "plain.csv");
+    assert!(!result.status.success());
+    assert!(String::from_utf8_lossy(&result.stderr).contains("invalid_utf8"));
+    let unknown = case.write_spec("unknown.json", &spec(Some("klingon")));
+    let result = case.run_to(&input, &unknown, "unknown.csv");
+    assert!(String::from_utf8_lossy(&result.stderr).contains("invalid_encoding"));
+}
+
 #[test]
 fn help_and_version() {
     let output = Command::new(BIN).arg("--version").output().unwrap();

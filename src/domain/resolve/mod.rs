@@ -219,6 +219,15 @@ pub fn csv_options(spec: &JobSpec) -> Result<CsvOptions, SpecError> {
     }
 }
 
+/// The spec's input encoding: `None` for UTF-8 (read as it is).
+pub fn csv_encoding(spec: &JobSpec) -> Result<Option<&'static encoding_rs::Encoding>, SpecError> {
+    match &spec.csv.encoding {
+        None => Ok(None),
+        Some(label) => crate::codec::encoding::encoding_for(label)
+            .map_err(|m| SpecError::new("/csv/encoding", ErrorCode::InvalidEncoding, m)),
+    }
+}
+
 fn delimiter_byte(d: &Option<String>, pointer: &str) -> Result<u8, SpecError> {
     match d {
         None => Ok(b';'),

@@ -87,8 +87,12 @@ fn default_metric() -> MetricKind {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CsvSpec {
-    /// One-character delimiter (`\t` for tab); `,` when absent.
+    /// One-character delimiter (`\t` for tab); sniffed from the header line when absent.
     pub delimiter: Option<String>,
+    /// The input's character encoding (a WHATWG label such as `windows-1252`); UTF-8 when absent. The
+    /// CLI decodes its input with it; the service decodes at upload (`?encoding=`) and stores UTF-8, so
+    /// a job's spec may only say `utf-8` there.
+    pub encoding: Option<String>,
 }
 
 /// The role of a column.
