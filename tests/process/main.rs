@@ -12,4 +12,5 @@ mod cli;
 mod crash;
 mod e2e;
 mod hostile;
+mod readme;
 mod serve;
