@@ -111,6 +111,7 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     tracing::info!(
         address = %listener.local_addr()?,
         backend = ?store.backend(),
+        database = %crate::config::database_location(&url),
         role = ?config.role,
         tls = tls.is_some(),
         max_connections = limits.max_connections,

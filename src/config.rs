@@ -95,6 +95,27 @@ pub fn resolve_database_url(url: Option<&str>, data_dir: &std::path::Path) -> St
     }
 }
 
+/// The file of a SQLite URL (`sqlite://path?…`); `None` for other databases and in-memory ones.
+pub fn sqlite_file(url: &str) -> Option<PathBuf> {
+    let rest = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))?;
+    let path = rest.split('?').next().unwrap_or(rest);
+    (!path.is_empty() && path != ":memory:").then(|| PathBuf::from(path))
+}
+
+/// Where a database URL points, for people: a SQLite file's absolute path, else the URL without its
+/// password.
+pub fn database_location(url: &str) -> String {
+    match sqlite_file(url) {
+        Some(file) => std::path::absolute(&file)
+            .unwrap_or(file)
+            .display()
+            .to_string(),
+        None => redact_url_password(url),
+    }
+}
+
 /// The database of the administrative commands (`anonymizer keys …`): the same defaults as `serve`.
 #[derive(Debug, Clone, Args)]
 pub struct DatabaseArgs {

@@ -32,8 +32,26 @@ pub fn run(command: KeysCommand) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let url = database.database_url();
+    if let Some(file) = crate::config::sqlite_file(&url) {
+        let absolute = std::path::absolute(&file).unwrap_or(file);
+        let create = matches!(command, KeysCommand::Create { create: true, .. });
+        if !absolute.exists() && !create {
+            return Err(format!(
+                "no database at {} (the data directory {} is relative to {}): run this where \
+                 `anonymizer serve` runs, give --data-dir or DATABASE_URL, or pass --create to start \
+                 a new database",
+                absolute.display(),
+                database.data_dir.display(),
+                std::env::current_dir()
+                    .map(|d| d.display().to_string())
+                    .unwrap_or_else(|_| "the current directory".into()),
+            ));
+        }
+        eprintln!("database: {}", absolute.display());
+    }
     runtime.block_on(async move {
-        let store = Store::connect(&database.database_url(), 1)
+        let store = Store::connect(&url, 1)
             .await
             .map_err(|e| format!("cannot open the database: {e}"))?;
         store.migrate().await.map_err(|e| e.to_string())?;

@@ -79,6 +79,10 @@ pub enum KeysCommand {
         /// Tenant name.
         #[arg(long)]
         tenant: String,
+        /// Create the SQLite database when there is none yet (without it, a missing database is an
+        /// error that says where it was looked for: the key would land in a database no server uses).
+        #[arg(long)]
+        create: bool,
         /// The database.
         #[command(flatten)]
         database: crate::config::DatabaseArgs,

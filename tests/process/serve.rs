@@ -47,8 +47,21 @@ fn keys_are_created_listed_and_revoked() {
             .output()
             .unwrap()
     };
-    let created = keys(&["create", "--tenant", "hospital-a"]);
+    // no database yet: refused, saying where it looked, and nothing is created
+    let refused = keys(&["create", "--tenant", "hospital-a"]);
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    let expected = std::path::absolute(dir.path().join("anonymizer.db")).unwrap();
+    assert!(
+        stderr.contains(&format!("no database at {}", expected.display()))
+            && stderr.contains("--create"),
+        "{stderr}"
+    );
+    assert!(!expected.exists());
+    let created = keys(&["create", "--tenant", "hospital-a", "--create"]);
     assert!(created.status.success(), "{created:?}");
+    assert!(String::from_utf8_lossy(&created.stderr)
+        .contains(&format!("database: {}", expected.display())));
     let key = String::from_utf8(created.stdout).unwrap();
     assert!(
         key.trim().starts_with("anz_") && key.trim().len() == 68,

@@ -133,7 +133,11 @@ fn data_files_are_private_and_the_audit_log_gets_every_operation() {
     let audit_log = root.path().join("audit.jsonl");
 
     // a key, from the command line, into a data directory that does not exist yet
-    let created = keys(&data, &audit_log, &["create", "--tenant", "clinic"]);
+    let created = keys(
+        &data,
+        &audit_log,
+        &["create", "--tenant", "clinic", "--create"],
+    );
     let key = String::from_utf8(created.stdout).expect("UTF-8");
     let key = key.trim();
     assert_eq!(mode(&data), 0o700);
