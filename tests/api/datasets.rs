@@ -779,13 +779,7 @@ async fn delimiters_are_sniffed_and_a_wrong_one_is_refused(service: Service) {
         (&b"zip|age\n1301|30\n"[..], "|"),
         (&b"zip,age\n1301,30\n"[..], ","),
     ] {
-        let response = service
-            .post("/v1/datasets")
-            .header("content-type", "text/csv")
-            .body(csv.to_vec())
-            .send()
-            .await
-            .unwrap();
+        let response = service.post_csv(&[], csv).await;
         assert_eq!(response.status(), 201);
         let dataset: serde_json::Value = response.json().await.unwrap();
         assert_eq!(dataset["delimiter"], expected);
@@ -800,13 +794,13 @@ async fn delimiters_are_sniffed_and_a_wrong_one_is_refused(service: Service) {
         .await
         .unwrap();
     let response = service
-        .post("/v1/datasets")
-        .query(&[("delimiter", ",")])
-        .header("content-type", "text/csv")
-        .body(b"zip;age\nSECRET-1;30\n".to_vec())
-        .send()
-        .await
-        .unwrap();
+        .post_csv(
+            &[("delimiter", ",")],
+            b"zip;age
+SECRET-1;30
+",
+        )
+        .await;
     let problem = expect_problem(response, 422, "delimiter_mismatch").await;
     assert!(
         problem["detail"].as_str().unwrap().contains("';'"),
@@ -829,33 +823,15 @@ async fn delimiters_are_sniffed_and_a_wrong_one_is_refused(service: Service) {
 async fn windows_1252_uploads_are_stored_as_utf8(service: Service) {
     let body = b"name;sex\nJos\xe9;M\nM\xfcller;M\nRen\xe9e;F\n".to_vec();
     let response = service
-        .post("/v1/datasets")
-        .query(&[("encoding", "windows-1252")])
-        .header("content-type", "text/csv")
-        .body(body.clone())
-        .send()
-        .await
-        .unwrap();
+        .post_csv(&[("encoding", "windows-1252")], &body)
+        .await;
     assert_eq!(response.status(), 201);
     let dataset: serde_json::Value = response.json().await.unwrap();
     assert_eq!(dataset["delimiter"], ";");
     assert_eq!(dataset["columns"][0]["distinct_count"], 3, "{dataset}");
-    let response = service
-        .post("/v1/datasets")
-        .query(&[("encoding", "klingon")])
-        .header("content-type", "text/csv")
-        .body(body.clone())
-        .send()
-        .await
-        .unwrap();
+    let response = service.post_csv(&[("encoding", "klingon")], &body).await;
     expect_problem(response, 422, "invalid_encoding").await;
     // without the encoding the bytes are not UTF-8
-    let response = service
-        .post("/v1/datasets")
-        .header("content-type", "text/csv")
-        .body(body)
-        .send()
-        .await
-        .unwrap();
+    let response = service.post_csv(&[], &body).await;
     expect_problem(response, 422, "invalid_utf8").await;
 }

@@ -84,16 +84,22 @@ impl Service {
         self.upload_with(name, csv, ",").await
     }
 
-    /// Uploads `csv` with `delimiter` and returns its JSON; panics unless 201.
-    pub async fn upload_with(&self, name: &str, csv: &[u8], delimiter: &str) -> serde_json::Value {
-        let response = self
-            .post("/v1/datasets")
-            .query(&[("name", name), ("delimiter", delimiter)])
+    /// Sends `csv` to `POST /v1/datasets` with the query parameters `query`; the answer as it is.
+    pub async fn post_csv(&self, query: &[(&str, &str)], csv: &[u8]) -> reqwest::Response {
+        self.post("/v1/datasets")
+            .query(query)
             .header("content-type", "text/csv")
             .body(csv.to_vec())
             .send()
             .await
-            .expect("upload request");
+            .expect("upload request")
+    }
+
+    /// Uploads `csv` with `delimiter` and returns its JSON; panics unless 201.
+    pub async fn upload_with(&self, name: &str, csv: &[u8], delimiter: &str) -> serde_json::Value {
+        let response = self
+            .post_csv(&[("name", name), ("delimiter", delimiter)], csv)
+            .await;
         let status = response.status();
         let body: serde_json::Value = response.json().await.expect("upload answer is JSON");
         assert_eq!(status, 201, "upload failed: {body}");

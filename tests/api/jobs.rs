@@ -202,6 +202,17 @@ fn worker(service: &Service) -> Worker {
     .expect("worker pool")
 }
 
+/// Submits `body`, runs it with one worker step, checks that it succeeded and returns its id and report.
+async fn run_to_success(service: &Service, body: &Value) -> (String, Value) {
+    let job = submit_ok(service, body).await;
+    worker(service).run_once().await.unwrap();
+    let job_id = job["id"].as_str().unwrap().to_string();
+    let state = get_json(service, &format!("/v1/jobs/{job_id}")).await;
+    assert_eq!(state["state"], "succeeded", "{state}");
+    let report = get_json(service, &format!("/v1/jobs/{job_id}/result")).await;
+    (job_id, report)
+}
+
 async fn get_json(service: &Service, path: &str) -> Value {
     let response = service.get(path).send().await.expect("GET");
     assert_eq!(response.status(), StatusCode::OK, "{path}");
@@ -985,12 +996,7 @@ async fn builders_and_warnings_reach_the_report(service: Service) {
         "privacy_models": [{"type": "k_anonymity", "k": 2}],
         "algorithm": {"type": "flash"},
     });
-    let job = submit_ok(&service, &spec).await;
-    worker(&service).run_once().await.unwrap();
-    let job_id = job["id"].as_str().unwrap();
-    let state = get_json(&service, &format!("/v1/jobs/{job_id}")).await;
-    assert_eq!(state["state"], "succeeded", "{state}");
-    let report = get_json(&service, &format!("/v1/jobs/{job_id}/result")).await;
+    let (_, report) = run_to_success(&service, &spec).await;
     let warnings = report["warnings"].as_array().expect("warnings");
     let near_unique: Vec<&Value> = warnings
         .iter()
@@ -1019,13 +1025,8 @@ async fn builders_and_warnings_reach_the_report(service: Service) {
 async fn windows_1252_uploads_publish_utf8(service: Service) {
     let body = b"name;sex\nJos\xe9;M\nM\xfcller;M\nRen\xe9e;F\nZo\xeb;F\n".to_vec();
     let response = service
-        .post("/v1/datasets")
-        .query(&[("encoding", "windows-1252")])
-        .header("content-type", "text/csv")
-        .body(body)
-        .send()
-        .await
-        .unwrap();
+        .post_csv(&[("encoding", "windows-1252")], &body)
+        .await;
     assert_eq!(response.status(), StatusCode::CREATED);
     let dataset: Value = response.json().await.unwrap();
     let mut spec = json!({
@@ -1037,10 +1038,9 @@ async fn windows_1252_uploads_publish_utf8(service: Service) {
         },
         "privacy_models": [{"type": "k_anonymity", "k": 2}],
     });
-    let job = submit_ok(&service, &spec).await;
-    worker(&service).run_once().await.unwrap();
+    let (job_id, _) = run_to_success(&service, &spec).await;
     let output = service
-        .get(&format!("/v1/jobs/{}/output", job["id"].as_str().unwrap()))
+        .get(&format!("/v1/jobs/{job_id}/output"))
         .send()
         .await
         .unwrap()
