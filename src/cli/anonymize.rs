@@ -3,17 +3,17 @@
 //! to a temporary name and renamed, so a failed run leaves no partial file.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use super::input::read_input;
 use super::progress::TerminalProgress;
 use super::AnonymizeArgs;
-use crate::codec::sniff::read_table_sniffing;
 use crate::codec::{parse_arx_hierarchy, parse_json_hierarchy, CsvOptions};
 use crate::core::control::{Control, Stage};
 use crate::core::data::Hierarchy;
 use crate::core::engine::Outcome;
-use crate::domain::resolve::{csv_encoding, csv_options};
+use crate::domain::resolve::input_format;
 use crate::domain::run::{run_job, RunError};
 use crate::domain::spec::HierarchySpec;
 use crate::domain::{JobSpec, Report};
@@ -25,21 +25,9 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
         .map_err(|e| format!("cannot read spec {}: {}", args.spec.display(), e.kind()))?;
     let spec = JobSpec::from_json(&spec_bytes)
         .map_err(|e| format!("spec {}: {e}", args.spec.display()))?;
-    // without `csv.delimiter`, the input's header line decides (as for uploads)
-    let given = match spec.csv.delimiter {
-        Some(_) => Some(csv_options(&spec).map_err(|e| super::spec_problems(&e))?),
-        None => None,
-    };
+    let format = input_format(&spec.csv).map_err(|e| super::spec_problems(&e))?;
     let progress = TerminalProgress::new(args.quiet);
-    let file = File::open(&args.input)
-        .map_err(|e| format!("cannot read input {}: {}", args.input.display(), e.kind()))?;
-    let encoding = csv_encoding(&spec).map_err(|e| super::spec_problems(&e))?;
-    let (table, options) = read_table_sniffing(
-        decoded(BufReader::with_capacity(1 << 16, file), encoding),
-        given,
-        args.csv_field_limit,
-    )
-    .map_err(|e| format!("input {}: {e} [{}]", args.input.display(), e.code()))?;
+    let (table, options) = read_input(&args.input, &format, args.csv_field_limit)?;
     let base = args
         .spec
         .parent()
@@ -140,17 +128,6 @@ fn load_hierarchy(base: &Path, source: &HierarchySpec) -> Result<Hierarchy, Stri
             "hierarchy ids refer to stored hierarchies of the service; the CLI takes a path".into(),
         ),
         _ => Err("unsupported hierarchy source".into()),
-    }
-}
-
-/// The input as UTF-8: decoded from `encoding`, or as it is without one.
-pub(super) fn decoded<R: std::io::Read + Send + 'static>(
-    input: R,
-    encoding: Option<&'static encoding_rs::Encoding>,
-) -> Box<dyn std::io::Read + Send> {
-    match encoding {
-        Some(encoding) => Box::new(crate::codec::encoding::DecodingReader::new(input, encoding)),
-        None => Box::new(input),
     }
 }
 

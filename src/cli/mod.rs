@@ -4,6 +4,7 @@ pub mod anonymize;
 pub mod assess;
 pub mod generate;
 pub mod hierarchy;
+mod input;
 pub mod keys;
 mod progress;
 pub mod serve;

@@ -14,7 +14,7 @@ use axum::routing::post;
 use axum::{Json, Router};
 
 use super::auth::Caller;
-use super::dataset_table::{check_delimiter, load_table};
+use super::dataset_table::{check_csv_settings, load_table};
 use super::request::{path_id, require_media_type, store_error};
 use super::state::AppState;
 use super::{timeout_layer, ApiError, REQUEST_TIMEOUT};
@@ -45,7 +45,7 @@ async fn create(
         .map_err(store_error("dataset"))?;
     require_media_type(&headers, "application/json")?;
     let spec = AssessmentSpec::from_json(&body)?;
-    check_delimiter(&spec.csv, &dataset)?;
+    check_csv_settings(&spec.csv, &dataset)?;
     let table = load_table(&state, &dataset, || ApiError::not_found("dataset")).await?;
     let assessment = tokio::task::spawn_blocking(move || assess(&table, &spec))
         .await

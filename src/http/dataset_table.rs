@@ -1,5 +1,5 @@
-//! The stored dataset a job submission or an assessment reads: the request's `csv.delimiter` checked
-//! against the upload's, and the parsed table from the shared cache (read from the store on a miss).
+//! The stored dataset a job submission or an assessment reads: the request's `csv` settings checked
+//! against the upload's (the same delimiter, no encoding but UTF-8), and the parsed table from the shared cache (read from the store on a miss).
 
 use std::sync::Arc;
 
@@ -13,8 +13,9 @@ use crate::error_code::ErrorCode;
 use crate::store::{Dataset, StoreError};
 use crate::tables::LoadError;
 
-/// A request may repeat the delimiter the dataset was uploaded with, but not name another one.
-pub fn check_delimiter(csv: &CsvSpec, dataset: &Dataset) -> Result<(), ApiError> {
+/// A request may repeat the delimiter the dataset was uploaded with, but not name another one, and may
+/// name no encoding but UTF-8 (datasets are stored decoded).
+pub fn check_csv_settings(csv: &CsvSpec, dataset: &Dataset) -> Result<(), ApiError> {
     // datasets are decoded at upload and stored as UTF-8: a job cannot decode them again
     if let Some(label) = &csv.encoding {
         let decodes = crate::codec::encoding::encoding_for(label)

@@ -22,7 +22,7 @@ use tower_http::compression::CompressionLayer;
 use uuid::Uuid;
 
 use super::auth::Caller;
-use super::dataset_table::{check_delimiter, load_table};
+use super::dataset_table::{check_csv_settings, load_table};
 use super::request::{page_params, path_id, require_media_type, store_error};
 use super::state::AppState;
 use super::time::rfc3339;
@@ -279,7 +279,7 @@ async fn validate(
         Err(StoreError::NotFound) => return Err(unknown_dataset()),
         Err(e) => return Err(e.into()),
     };
-    check_delimiter(&spec.csv, &dataset)?;
+    check_csv_settings(&spec.csv, &dataset)?;
     let hierarchies = StoredHierarchies::fetch(&state.store, tenant, spec)
         .await
         .map_err(|e| match e {

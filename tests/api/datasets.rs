@@ -829,6 +829,10 @@ async fn windows_1252_uploads_are_stored_as_utf8(service: Service) {
     let dataset: serde_json::Value = response.json().await.unwrap();
     assert_eq!(dataset["delimiter"], ";");
     assert_eq!(dataset["columns"][0]["distinct_count"], 3, "{dataset}");
+    // what is stored (and checksummed) is the UTF-8 text
+    let utf8 = "name;sex\nJosé;M\nMüller;M\nRenée;F\n";
+    assert_eq!(dataset["sha256"], sha256_hex(utf8.as_bytes()), "{dataset}");
+    assert_eq!(dataset["byte_size"], utf8.len() as u64);
     let response = service.post_csv(&[("encoding", "klingon")], &body).await;
     expect_problem(response, 422, "invalid_encoding").await;
     // without the encoding the bytes are not UTF-8

@@ -17,7 +17,7 @@ use anonymizer::core::data::Hierarchy;
 use anonymizer::core::engine::{anonymize, Outcome};
 use anonymizer::core::loss::MetricKind;
 use anonymizer::core::search::Evaluator;
-use anonymizer::domain::resolve::csv_options;
+use anonymizer::domain::resolve::input_format;
 use anonymizer::domain::spec::HierarchySpec;
 use anonymizer::domain::{prepare, JobSpec};
 
@@ -123,7 +123,10 @@ fn dataset() -> &'static Dataset {
 /// Runs the job the CLI's way and returns the outcome and the output CSV bytes.
 fn run(limit: f64, algorithm: serde_json::Value) -> (Outcome, Vec<u8>) {
     let spec = spec(limit, algorithm);
-    let options = csv_options(&spec).unwrap();
+    let options = input_format(&spec.csv)
+        .unwrap()
+        .delimiter
+        .unwrap_or_default();
     let file = File::open(data_dir().join("adult.csv")).unwrap();
     let table = read_table(BufReader::new(file), &options).unwrap();
     assert_eq!(table.row_count(), 30_162);
@@ -225,7 +228,10 @@ fn independent_entropy_matches_arx_values() {
 fn bottom_node_classes_are_the_distinct_tuples() {
     let expected = dataset().distinct_original_tuples();
     let spec = spec(0.0, serde_json::json!({"type": "flash"}));
-    let options = csv_options(&spec).unwrap();
+    let options = input_format(&spec.csv)
+        .unwrap()
+        .delimiter
+        .unwrap_or_default();
     let table = read_table(
         BufReader::new(File::open(data_dir().join("adult.csv")).unwrap()),
         &options,

@@ -19,7 +19,7 @@ use anonymizer::codec::{parse_arx_hierarchy, read_table};
 use anonymizer::core::control::NoControl;
 use anonymizer::core::data::{Hierarchy, Table};
 use anonymizer::core::loss::MetricKind;
-use anonymizer::domain::resolve::csv_options;
+use anonymizer::domain::resolve::input_format;
 use anonymizer::domain::run::run_job;
 use anonymizer::domain::spec::HierarchySpec;
 use anonymizer::domain::JobSpec;
@@ -49,7 +49,14 @@ fn table() -> &'static Table {
         )
         .unwrap();
         let file = File::open(data_dir().join("adult.csv")).unwrap();
-        let table = read_table(BufReader::new(file), &csv_options(&spec).unwrap()).unwrap();
+        let table = read_table(
+            BufReader::new(file),
+            &input_format(&spec.csv)
+                .unwrap()
+                .delimiter
+                .unwrap_or_default(),
+        )
+        .unwrap();
         assert_eq!(table.row_count(), 30_162);
         table
     })

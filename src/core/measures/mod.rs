@@ -98,7 +98,9 @@ pub struct Workload<'a> {
     pub ranks: &'a [Vec<u32>],
 }
 
-/// Computes every measure of the published `columns` (all of `rows` records).
+/// Computes every measure of the published `columns` (all of `rows` records), grouping the original
+/// table itself (tests; the report shares one original grouping through [`measure_with_original`]).
+#[cfg(test)]
 pub fn measure(
     rows: usize,
     columns: &[CellColumn<'_>],
@@ -109,9 +111,9 @@ pub fn measure(
     measure_with_original(rows, columns, &original, sensitive, workload)
 }
 
-/// [`measure`] when the original table's classes (`Classes::original` of the same records, whatever
-/// the order of its columns) are already known: the report groups the original table once for every
-/// analysis that reads it.
+/// Computes every measure of the published `columns` (all of `rows` records) when the original table's
+/// classes (`Classes::original` of the same records, whatever the order of its columns) are already
+/// known: the report groups the original table once for every analysis that reads it.
 pub fn measure_with_original(
     rows: usize,
     columns: &[CellColumn<'_>],

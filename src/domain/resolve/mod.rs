@@ -26,8 +26,8 @@ use crate::domain::analysis::security_estimate::{linear_diagnostics, LinearDiagn
 use crate::domain::models::{resolve_models, SensitiveColumn, SlotGroundDistance};
 use crate::domain::resolve::local::{dependencies, local_algorithm, local_domain, LocalPlan};
 use crate::domain::spec::{
-    pointer_segment, AlgorithmSpec, HierarchySpec, JobSpec, Method, Problems, QueryWorkloadSpec,
-    Role, SpecError, SuppressedRecords, MAX_WORKLOAD_QUERIES,
+    pointer_segment, AlgorithmSpec, CsvSpec, HierarchySpec, JobSpec, Method, Problems,
+    QueryWorkloadSpec, Role, SpecError, SuppressedRecords, MAX_WORKLOAD_QUERIES,
 };
 use crate::domain::verify::Requirement;
 use roles::declared_columns;
@@ -209,23 +209,33 @@ impl ResolvedJob {
     }
 }
 
-/// The CSV options a spec asks for.
-pub fn csv_options(spec: &JobSpec) -> Result<CsvOptions, SpecError> {
-    match &spec.csv.delimiter {
-        None => Ok(CsvOptions::default()),
-        Some(d) => CsvOptions::with_delimiter(d).map_err(|e| {
-            SpecError::new("/csv/delimiter", ErrorCode::InvalidDelimiter, e.to_string())
-        }),
-    }
+/// How a spec's `csv` settings read an input: the delimiter it names (`None`: sniffed from the header
+/// line) and its encoding (`None`: UTF-8, read as it is).
+#[derive(Debug, Clone, Copy)]
+pub struct InputFormat {
+    /// The options of the named delimiter.
+    pub delimiter: Option<CsvOptions>,
+    /// The encoding to decode from.
+    pub encoding: Option<&'static encoding_rs::Encoding>,
 }
 
-/// The spec's input encoding: `None` for UTF-8 (read as it is).
-pub fn csv_encoding(spec: &JobSpec) -> Result<Option<&'static encoding_rs::Encoding>, SpecError> {
-    match &spec.csv.encoding {
-        None => Ok(None),
+/// The input format `csv` asks for; problems point into `/csv`.
+pub fn input_format(csv: &CsvSpec) -> Result<InputFormat, SpecError> {
+    let delimiter = match &csv.delimiter {
+        None => None,
+        Some(d) => Some(CsvOptions::with_delimiter(d).map_err(|e| {
+            SpecError::new("/csv/delimiter", ErrorCode::InvalidDelimiter, e.to_string())
+        })?),
+    };
+    let encoding = match &csv.encoding {
+        None => None,
         Some(label) => crate::codec::encoding::encoding_for(label)
-            .map_err(|m| SpecError::new("/csv/encoding", ErrorCode::InvalidEncoding, m)),
-    }
+            .map_err(|m| SpecError::new("/csv/encoding", ErrorCode::InvalidEncoding, m))?,
+    };
+    Ok(InputFormat {
+        delimiter,
+        encoding,
+    })
 }
 
 fn delimiter_byte(d: &Option<String>, pointer: &str) -> Result<u8, SpecError> {
