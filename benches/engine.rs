@@ -246,6 +246,7 @@ fn run(case: &Case, runs: usize) {
         HierarchySpec::Path { path, .. } => {
             let text = std::fs::read_to_string(dir.join(path)).map_err(|e| e.to_string())?;
             parse_arx_hierarchy(first_definitions(&text).as_bytes(), b';')
+                .map(Into::into)
                 .map_err(|e| e.to_string())
         }
         _ => Err("unsupported".to_string()),

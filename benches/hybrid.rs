@@ -155,7 +155,9 @@ fn run_global(name: &str, algorithm: &str, runs: usize) {
     let resolve = |source: &HierarchySpec| match source {
         HierarchySpec::Path { path, .. } => {
             let text = std::fs::read(dir.join(path)).map_err(|e| e.to_string())?;
-            parse_arx_hierarchy(&text, b';').map_err(|e| e.to_string())
+            parse_arx_hierarchy(&text, b';')
+                .map(Into::into)
+                .map_err(|e| e.to_string())
         }
         _ => Err("unsupported".to_string()),
     };

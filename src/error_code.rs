@@ -52,6 +52,8 @@ error_codes! {
     Cancelled = "cancelled",
     /// The job has no output because it did not succeed (409).
     JobNotSucceeded = "job_not_succeeded",
+    /// A stored hierarchy cannot be deleted while a queued or running job references it (409).
+    HierarchyInUse = "hierarchy_in_use",
     /// The body exceeds its size limit (413).
     PayloadTooLarge = "payload_too_large",
     /// The body has the wrong content type (415).

@@ -9,14 +9,14 @@ use std::path::{Path, PathBuf};
 use super::input::read_input;
 use super::progress::TerminalProgress;
 use super::AnonymizeArgs;
-use crate::codec::{parse_arx_hierarchy, parse_json_hierarchy, CsvOptions};
+use crate::codec::{parse_arx_hierarchy, CsvOptions};
 use crate::core::control::{Control, Stage};
-use crate::core::data::Hierarchy;
 use crate::core::engine::Outcome;
+use crate::domain::resolve::document::parse_hierarchy_document;
 use crate::domain::resolve::input_format;
 use crate::domain::run::{run_job, RunError};
 use crate::domain::spec::HierarchySpec;
-use crate::domain::{JobSpec, Report};
+use crate::domain::{JobSpec, Report, Resolved};
 
 /// Runs the command; errors are one-line messages.
 pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
@@ -98,7 +98,7 @@ fn summary(report: &Report, outcome: Option<&Outcome>, elapsed_ms: f64) -> Strin
     }
 }
 
-fn load_hierarchy(base: &Path, source: &HierarchySpec) -> Result<Hierarchy, String> {
+fn load_hierarchy(base: &Path, source: &HierarchySpec) -> Result<Resolved, String> {
     match source {
         HierarchySpec::Path { path, delimiter } => {
             let full = base.join(path);
@@ -109,9 +109,11 @@ fn load_hierarchy(base: &Path, source: &HierarchySpec) -> Result<Hierarchy, Stri
                     e.kind()
                 )
             })?;
-            let parsed = if full.extension().is_some_and(|e| e == "json") {
-                parse_json_hierarchy(&bytes)
-            } else {
+            if full.extension().is_some_and(|e| e == "json") {
+                return parse_hierarchy_document(&bytes)
+                    .map_err(|e| format!("hierarchy file {}: {e}", full.display()));
+            }
+            let parsed = {
                 let d = match delimiter {
                     Some(d) => {
                         CsvOptions::with_delimiter(d)
@@ -122,7 +124,9 @@ fn load_hierarchy(base: &Path, source: &HierarchySpec) -> Result<Hierarchy, Stri
                 };
                 parse_arx_hierarchy(&bytes, d)
             };
-            parsed.map_err(|e| format!("hierarchy file {}: {e}", full.display()))
+            parsed
+                .map(Resolved::Hierarchy)
+                .map_err(|e| format!("hierarchy file {}: {e}", full.display()))
         }
         HierarchySpec::Id { .. } => Err(
             "hierarchy ids refer to stored hierarchies of the service; the CLI takes a path".into(),

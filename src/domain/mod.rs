@@ -22,5 +22,5 @@ pub mod spec;
 pub mod verify;
 
 pub use report::Report;
-pub use resolve::{prepare, HierarchyResolver, JobKind, Prepared};
+pub use resolve::{prepare, HierarchyResolver, JobKind, Prepared, Resolved};
 pub use spec::{JobSpec, Problems, SpecError};

@@ -1,46 +1,61 @@
 //! Routes of /v1/hierarchies: storing a generalization hierarchy sent as an ARX hierarchy CSV
-//! (`text/csv`) or as JSON levels (`application/json`).
+//! (`text/csv`), as JSON levels or as a builder (`application/json`); listing, reading and deleting
+//! them. Previews are in [`super::hierarchy_preview`].
 //!
-//! Either form is validated in full (same number of levels on every row, one parent per label, a single
-//! top value) and stored normalized as the JSON document [`codec::parse_json_hierarchy`] reads:
-//! `{"levels": [[original, level1, ..., top], ...]}`, one row per distinct original value in order of
-//! first appearance. Jobs refer to it by id. Errors name lines and levels, never labels.
-//!
-//! [`codec::parse_json_hierarchy`]: crate::codec::parse_json_hierarchy
+//! Levels, in either form, are validated in full (same number of levels on every row, one parent per
+//! label, a single top value) and stored normalized as `{"levels": [[original, level1, ..., top], ...]}`,
+//! one row per distinct original value in order of first appearance. A builder's parameters are checked
+//! and stored as `{"builder": {...}}`; each job builds it against its own column. Jobs refer to either by
+//! id; one referenced by a queued or running job cannot be deleted (409 `hierarchy_in_use`). Errors
+//! name lines and levels, never labels.
 
 use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, QueryRejection};
-use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 use uuid::Uuid;
 
 use super::auth::Caller;
 use super::error::redact_serde_values;
-use super::request::{check_name, check_name_characters, media_type, MAX_NAME_CHARS};
+use super::request::{
+    check_name, check_name_characters, media_type, page_params, path_id, store_error,
+    MAX_NAME_CHARS,
+};
 use super::state::AppState;
 use super::time::rfc3339;
 use super::{timeout_layer, ApiError, REQUEST_TIMEOUT};
 use crate::codec::{check_labels, parse_arx_hierarchy, CodecError, CsvOptions};
 use crate::core::data::Hierarchy;
+use crate::domain::resolve::document::{parse_builder, parse_hierarchy_document};
 use crate::domain::spec::parse_json;
+use crate::domain::Resolved;
 use crate::error_code::ErrorCode;
-use crate::store::StoredHierarchy;
+use crate::store::{HierarchyShape, StoredHierarchy};
 
 /// Largest accepted hierarchy body, in bytes (64 MiB).
 pub const HIERARCHY_BODY_LIMIT: usize = 64 << 20;
 
 /// The /v1/hierarchies routes.
 pub fn router() -> Router<AppState> {
-    Router::new().route(
-        "/v1/hierarchies",
-        post(create)
-            .layer::<_, std::convert::Infallible>(DefaultBodyLimit::max(HIERARCHY_BODY_LIMIT))
-            .layer(timeout_layer(REQUEST_TIMEOUT)),
-    )
+    Router::new()
+        .route(
+            "/v1/hierarchies",
+            post(create)
+                .layer::<_, std::convert::Infallible>(DefaultBodyLimit::max(HIERARCHY_BODY_LIMIT))
+                .get(list)
+                .layer(timeout_layer(REQUEST_TIMEOUT)),
+        )
+        .route(
+            "/v1/hierarchies/{id}",
+            get(read)
+                .delete(delete)
+                .layer(timeout_layer(REQUEST_TIMEOUT)),
+        )
 }
 
 /// A stored hierarchy as the API shows it (the `Hierarchy` schema).
@@ -50,24 +65,57 @@ pub struct HierarchyView {
     pub id: Uuid,
     /// The display name.
     pub name: String,
-    /// Levels, the original values included.
-    pub level_count: usize,
-    /// Original values (rows).
-    pub value_count: usize,
+    /// `levels` (a complete hierarchy) or `builder` (built against each job's column).
+    pub kind: String,
+    /// Levels, the original values and the top included; `null` for a builder whose levels depend on
+    /// the column.
+    pub level_count: Option<u64>,
+    /// Original values (rows); `null` for a builder.
+    pub value_count: Option<u64>,
     /// Creation time, RFC 3339 UTC.
     pub created_at: String,
 }
 
 impl HierarchyView {
-    /// The view of a stored hierarchy, given its parsed structure.
-    pub fn of(stored: &StoredHierarchy, hierarchy: &Hierarchy) -> Self {
+    /// The view of a stored hierarchy: its recorded shape, or the one read from its document (stored
+    /// before shapes were recorded; `content_json` must then be present).
+    pub fn of(stored: &StoredHierarchy) -> Self {
+        let shape = stored
+            .shape
+            .or_else(|| {
+                parse_hierarchy_document(stored.content_json.as_bytes())
+                    .ok()
+                    .map(|r| shape_of(&r))
+            })
+            .unwrap_or(HierarchyShape {
+                kind: "levels",
+                level_count: None,
+                value_count: None,
+            });
         HierarchyView {
             id: stored.id,
             name: stored.name.clone(),
-            level_count: hierarchy.height(),
-            value_count: hierarchy.leaf_count(),
+            kind: shape.kind.to_string(),
+            level_count: shape.level_count,
+            value_count: shape.value_count,
             created_at: rfc3339(stored.created_at),
         }
+    }
+}
+
+/// The shape of a parsed document.
+fn shape_of(resolved: &Resolved) -> HierarchyShape {
+    match resolved {
+        Resolved::Hierarchy(h) => HierarchyShape {
+            kind: "levels",
+            level_count: Some(h.height() as u64),
+            value_count: Some(h.leaf_count() as u64),
+        },
+        Resolved::Builder(b) => HierarchyShape {
+            kind: "builder",
+            level_count: b.level_count().map(|n| n as u64),
+            value_count: None,
+        },
     }
 }
 
@@ -77,14 +125,15 @@ struct CreateParams {
     delimiter: Option<String>,
 }
 
-/// The JSON body: the `HierarchyLevels` schema plus an optional display name (a string when present;
-/// `null` is a wrong type, not an absent name).
+/// The JSON body: the `HierarchyLevels` or `HierarchyBuilderBody` schema plus an optional display name
+/// (a string when present; `null` is a wrong type, not an absent name).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct LevelsBody {
+struct JsonBody {
     #[serde(default, deserialize_with = "present_string")]
     name: Option<String>,
-    levels: Vec<Vec<String>>,
+    levels: Option<Vec<Vec<String>>>,
+    builder: Option<Value>,
 }
 
 /// A field that, when present, must be a string.
@@ -149,21 +198,106 @@ async fn create(
     let name = query_name.or(body_name).unwrap_or_else(|| id.to_string());
     let stored = state
         .store
-        .create_hierarchy_with_id(caller.tenant(), id, &name, &parsed.content_json)
+        .create_hierarchy_with_id(
+            caller.tenant(),
+            id,
+            &name,
+            &parsed.content_json,
+            Some(parsed.shape),
+        )
         .await?;
     let location = HeaderValue::from_str(&format!("/v1/hierarchies/{}", stored.id))
         .map_err(|_| ApiError::internal())?;
     Ok((
         StatusCode::CREATED,
         [(header::LOCATION, location)],
-        Json(HierarchyView::of(&stored, &parsed.hierarchy)),
+        Json(HierarchyView::of(&stored)),
     )
         .into_response())
 }
 
+/// Query of `GET /v1/hierarchies`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListQuery {
+    limit: Option<u32>,
+    cursor: Option<String>,
+}
+
+/// The tenant's hierarchies, newest first (the `HierarchyPage` schema).
+async fn list(
+    caller: Caller,
+    State(state): State<AppState>,
+    query: Result<Query<ListQuery>, QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let Query(query) = query?;
+    let (limit, cursor) = page_params(query.limit, query.cursor.as_deref())?;
+    let page = state
+        .store
+        .list_hierarchies(caller.tenant(), cursor, limit)
+        .await?;
+    Ok(Json(json!({
+        "items": page.items.iter().map(HierarchyView::of).collect::<Vec<_>>(),
+        "next_cursor": page.next_cursor.map(|c| c.to_string()),
+    })))
+}
+
+/// Query of `GET /v1/hierarchies/{id}`: `include=content` adds the stored document.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReadQuery {
+    include: Option<String>,
+}
+
+/// One hierarchy; with `include=content`, its document (`levels` or `builder`) as `content`.
+async fn read(
+    caller: Caller,
+    State(state): State<AppState>,
+    id: Result<Path<String>, PathRejection>,
+    query: Result<Query<ReadQuery>, QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let Query(query) = query?;
+    let with_content = match query.include.as_deref() {
+        None => false,
+        Some("content") => true,
+        Some(_) => {
+            return Err(ApiError::bad_request(
+                ErrorCode::InvalidQuery,
+                "include accepts only `content`",
+            ))
+        }
+    };
+    let stored = state
+        .store
+        .get_hierarchy(caller.tenant(), path_id(id, "hierarchy")?)
+        .await
+        .map_err(store_error("hierarchy"))?;
+    let mut view =
+        serde_json::to_value(HierarchyView::of(&stored)).map_err(|_| ApiError::internal())?;
+    if with_content {
+        view["content"] =
+            serde_json::from_str(&stored.content_json).map_err(|_| ApiError::internal())?;
+    }
+    Ok(Json(view))
+}
+
+/// Deletes a hierarchy no queued or running job uses (204; 409 `hierarchy_in_use` otherwise).
+async fn delete(
+    caller: Caller,
+    State(state): State<AppState>,
+    id: Result<Path<String>, PathRejection>,
+) -> Result<StatusCode, ApiError> {
+    state
+        .store
+        .delete_hierarchy(caller.tenant(), path_id(id, "hierarchy")?)
+        .await
+        .map_err(store_error("hierarchy"))?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
 /// A validated hierarchy body.
 struct Parsed {
-    hierarchy: Hierarchy,
+    shape: HierarchyShape,
     content_json: String,
     name: Option<String>,
 }
@@ -176,7 +310,7 @@ fn parse(body: &[u8], delimiter: Option<u8>) -> Result<Parsed, ApiError> {
             (hierarchy, None)
         }
         None => {
-            let doc: LevelsBody = parse_json(body).map_err(|e| {
+            let doc: JsonBody = parse_json(body).map_err(|e| {
                 let message = redact_serde_values(&e.message);
                 if e.code == "malformed_json" {
                     ApiError::bad_request(ErrorCode::MalformedJson, message)
@@ -190,20 +324,45 @@ fn parse(body: &[u8], delimiter: Option<u8>) -> Result<Parsed, ApiError> {
                     ApiError::unprocessable(
                         ErrorCode::InvalidHierarchy,
                         format!(
-                            "expected {{\"levels\": [[value, level1, ..., top], ...]}}: {message}"
+                            "expected {{\"levels\": [[value, level1, ..., top], ...]}} or \
+                             {{\"builder\": {{\"type\": ...}}}}: {message}"
                         ),
                     )
                 }
             })?;
-            check_labels(&doc.levels).map_err(hierarchy_error)?;
-            let hierarchy = Hierarchy::from_rows(&doc.levels)
-                .map_err(|e| hierarchy_error(CodecError::Hierarchy(e)))?;
-            (hierarchy, doc.name)
+            match (doc.levels, doc.builder) {
+                (Some(levels), None) => {
+                    check_labels(&levels).map_err(hierarchy_error)?;
+                    let hierarchy = Hierarchy::from_rows(&levels)
+                        .map_err(|e| hierarchy_error(CodecError::Hierarchy(e)))?;
+                    (hierarchy, doc.name)
+                }
+                (None, Some(builder)) => return parse_builder_body(builder, doc.name),
+                _ => {
+                    return Err(ApiError::unprocessable(
+                        ErrorCode::InvalidHierarchy,
+                        "a hierarchy body has exactly one of levels and builder",
+                    ))
+                }
+            }
         }
     };
     let content_json = normalized_json(&hierarchy).map_err(|_| ApiError::internal())?;
     Ok(Parsed {
-        hierarchy,
+        shape: shape_of(&Resolved::Hierarchy(hierarchy)),
+        content_json,
+        name,
+    })
+}
+
+/// A builder body: its parameters checked, stored as `{"builder": {...}}`.
+fn parse_builder_body(builder: Value, name: Option<String>) -> Result<Parsed, ApiError> {
+    let spec = parse_builder(&builder).map_err(|m| {
+        ApiError::unprocessable(ErrorCode::InvalidHierarchy, m).with_pointer("/builder")
+    })?;
+    let content_json = json!({ "builder": builder }).to_string();
+    Ok(Parsed {
+        shape: shape_of(&Resolved::Builder(spec)),
         content_json,
         name,
     })
@@ -247,6 +406,14 @@ mod tests {
         let back = parse_json_hierarchy(parsed.content_json.as_bytes()).unwrap();
         assert_eq!(back.height(), 3);
         assert_eq!(back.leaf_count(), 2);
+        assert_eq!(
+            parsed.shape,
+            HierarchyShape {
+                kind: "levels",
+                level_count: Some(3),
+                value_count: Some(2)
+            }
+        );
     }
 
     #[test]
@@ -257,7 +424,44 @@ mod tests {
         )
         .unwrap();
         assert_eq!(parsed.name.as_deref(), Some("sex"));
-        assert_eq!(parsed.hierarchy.leaf_count(), 2);
+        assert_eq!(parsed.shape.value_count, Some(2));
+    }
+
+    #[test]
+    fn builder_bodies_are_checked_and_stored_as_builders() {
+        let parsed = parse(
+            br#"{"name": "age", "builder": {"type": "interval", "width": 5, "fanouts": [2, 2]}}"#,
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            parsed.shape,
+            HierarchyShape {
+                kind: "builder",
+                level_count: Some(5),
+                value_count: None
+            }
+        );
+        assert!(matches!(
+            parse_hierarchy_document(parsed.content_json.as_bytes()).unwrap(),
+            Resolved::Builder(_)
+        ));
+        let e = parse(br#"{"builder": {"type": "interval", "width": 0}}"#, None)
+            .err()
+            .unwrap();
+        assert_eq!(
+            (e.code().as_str(), e.pointer()),
+            ("invalid_hierarchy", Some("/builder"))
+        );
+        let e = parse(
+            br#"{"levels": [["a", "*"]], "builder": {"type": "mask"}}"#,
+            None,
+        )
+        .err()
+        .unwrap();
+        assert_eq!(e.code().as_str(), "invalid_hierarchy");
+        let e = parse(br#"{"name": "x"}"#, None).err().unwrap();
+        assert_eq!(e.code().as_str(), "invalid_hierarchy");
     }
 
     #[test]

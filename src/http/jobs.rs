@@ -23,6 +23,7 @@ use uuid::Uuid;
 
 use super::auth::Caller;
 use super::dataset_table::{check_csv_settings, load_table};
+use super::job_meta::{self, check_label, take_meta, JobMeta};
 use super::request::{page_params, path_id, require_media_type, store_error};
 use super::state::AppState;
 use super::time::rfc3339;
@@ -31,7 +32,7 @@ use crate::core::data::Table;
 use crate::domain::{prepare, JobSpec, SpecError};
 use crate::error_code::ErrorCode;
 use crate::hierarchy_refs::{FetchError, StoredHierarchies};
-use crate::store::{Job, JobFilter, JobState, StoreError};
+use crate::store::{Job, JobFilter, JobState, NewJob, StoreError};
 
 /// Longest accepted `Idempotency-Key`.
 pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 200;
@@ -49,7 +50,9 @@ pub fn router(body_limit: usize) -> Router<AppState> {
         )
         .route(
             "/v1/jobs/{id}",
-            get(get_job).layer(timeout_layer(REQUEST_TIMEOUT)),
+            get(get_job)
+                .delete(delete_job)
+                .layer(timeout_layer(REQUEST_TIMEOUT)),
         )
         .route(
             "/v1/jobs/{id}/cancel",
@@ -83,6 +86,8 @@ pub fn job_json(job: &Job, with_spec: bool) -> Value {
     let mut value = json!({
         "id": job.id,
         "dataset_id": job.dataset_id,
+        "name": job.name,
+        "labels": job_meta::labels(job),
         "state": job.state.as_str(),
         "progress": parse(&job.progress_json),
         "attempt": job.attempt,
@@ -92,6 +97,8 @@ pub fn job_json(job: &Job, with_spec: bool) -> Value {
         "updated_at": rfc3339(job.updated_at),
         "started_at": job.started_at.map(rfc3339),
         "finished_at": job.finished_at.map(rfc3339),
+        "summary": job_meta::summary(job),
+        "warnings": job_meta::warnings(job),
     });
     if with_spec {
         value["spec"] = serde_json::from_str(&job.spec_json).unwrap_or(Value::Null);
@@ -107,29 +114,35 @@ async fn create_job(
 ) -> Result<Response, ApiError> {
     require_media_type(&headers, "application/json")?;
     let idempotency_key = idempotency_key(&headers)?;
-    let (dataset_id, spec_json, request_hash, spec) = parse_request(&body)?;
+    let request = parse_request(&body)?;
+    let (dataset_id, spec) = (request.dataset_id, &request.spec);
     let tenant = caller.tenant();
 
     if let Some(key) = &idempotency_key {
         if let Some(job) = state
             .store
-            .job_by_idempotency_key(tenant, key, &request_hash)
+            .job_by_idempotency_key(tenant, key, &request.hash)
             .await?
         {
             return Ok(accepted(&job));
         }
     }
 
-    validate(&state, tenant, dataset_id, &spec).await?;
+    validate(&state, tenant, dataset_id, spec).await?;
+    let hierarchy_ids = job_meta::referenced_hierarchies(spec);
     let (job, created) = state
         .store
-        .create_job(
+        .create_job_with(NewJob {
             tenant,
             dataset_id,
-            &spec_json,
-            idempotency_key.as_deref(),
-            &request_hash,
-        )
+            spec_json: &request.spec_json,
+            idempotency_key: idempotency_key.as_deref(),
+            request_hash: &request.hash,
+            name: request.meta.name.as_deref(),
+            labels: &request.meta.labels,
+            hierarchy_ids: &hierarchy_ids,
+            summary_json: Some(&request.summary_json),
+        })
         .await
         .map_err(|e| match e {
             // the dataset was deleted between validation and insertion
@@ -178,9 +191,22 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     Ok(Some(key.to_string()))
 }
 
-/// Splits the request into the dataset id, the spec text (stored: the request minus `dataset_id`), the
-/// request's hash for idempotency, and the parsed spec.
-fn parse_request(body: &[u8]) -> Result<(Uuid, String, String, JobSpec), ApiError> {
+/// A job request, split.
+struct JobRequest {
+    dataset_id: Uuid,
+    /// The spec as stored: the request minus `dataset_id`, `name` and `labels`.
+    spec_json: String,
+    /// The request's hash, for idempotency.
+    hash: String,
+    spec: JobSpec,
+    meta: JobMeta,
+    /// What the job asks for ([`job_meta::summary_json`]).
+    summary_json: String,
+}
+
+/// Splits the request into the dataset id, the spec text, the request's hash for idempotency, the
+/// parsed spec, the name and labels, and the summary.
+fn parse_request(body: &[u8]) -> Result<JobRequest, ApiError> {
     let document: Value = serde_json::from_slice(body).map_err(|e| {
         let code = if e.is_syntax() || e.is_eof() {
             ErrorCode::MalformedJson
@@ -216,9 +242,10 @@ fn parse_request(body: &[u8]) -> Result<(Uuid, String, String, JobSpec), ApiErro
             .into())
         }
     };
-    let spec_value = Value::Object(object);
-    let spec_json = serde_json::to_string(&spec_value).map_err(|_| ApiError::internal())?;
-    let hash = request_hash(dataset_id, spec_value)?;
+    let hash = request_hash(dataset_id, Value::Object(object.clone()))?;
+    let meta = take_meta(&mut object)?;
+    let summary_json = job_meta::summary_json(&object);
+    let spec_json = serde_json::to_string(&object).map_err(|_| ApiError::internal())?;
     // positions refer to the re-serialized spec, not to the client's body: drop them
     let spec = JobSpec::from_json(spec_json.as_bytes()).map_err(|mut e| {
         if let Some(at) = e.message.rfind(" at line ") {
@@ -226,7 +253,14 @@ fn parse_request(body: &[u8]) -> Result<(Uuid, String, String, JobSpec), ApiErro
         }
         e
     })?;
-    Ok((dataset_id, spec_json, hash, spec))
+    Ok(JobRequest {
+        dataset_id,
+        spec_json,
+        hash,
+        spec,
+        meta,
+        summary_json,
+    })
 }
 
 fn unknown_dataset() -> ApiError {
@@ -365,6 +399,7 @@ async fn get_job(
 struct ListQuery {
     state: Option<String>,
     dataset_id: Option<String>,
+    label: Option<String>,
     limit: Option<u32>,
     cursor: Option<String>,
 }
@@ -390,6 +425,9 @@ async fn list_jobs(
             ApiError::bad_request(ErrorCode::InvalidQuery, "dataset_id is not a valid id")
         })?),
     };
+    if let Some(label) = &query.label {
+        check_label(label).map_err(|m| ApiError::bad_request(ErrorCode::InvalidQuery, m))?;
+    }
     let (limit, cursor) = page_params(query.limit, query.cursor.as_deref())?;
     let page = state
         .store
@@ -398,6 +436,7 @@ async fn list_jobs(
             JobFilter {
                 state: job_state,
                 dataset_id,
+                label: query.label,
             },
             cursor,
             limit,
@@ -426,6 +465,35 @@ async fn cancel_job(
         ));
     }
     Ok((StatusCode::ACCEPTED, Json(job_json(&job, false))).into_response())
+}
+
+/// Deletes a job with its output and report; a running job is asked to stop first (its worker also
+/// loses its lease with the row). 204.
+async fn delete_job(
+    State(state): State<AppState>,
+    caller: Caller,
+    id: Result<Path<String>, PathRejection>,
+) -> Result<StatusCode, ApiError> {
+    let (tenant, id) = (caller.tenant(), path_id(id, "job")?);
+    let job = state
+        .store
+        .get_job_status(tenant, id)
+        .await
+        .map_err(store_error("job"))?;
+    if job.state == JobState::Running {
+        state
+            .store
+            .request_cancel(tenant, id)
+            .await
+            .map_err(store_error("job"))?;
+    }
+    state
+        .store
+        .delete_job(tenant, id)
+        .await
+        .map_err(store_error("job"))?;
+    tracing::info!(job = %id, "job deleted");
+    Ok(StatusCode::NO_CONTENT)
 }
 
 async fn get_result(

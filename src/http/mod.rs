@@ -23,6 +23,8 @@ pub mod datasets;
 pub mod error;
 pub mod health;
 pub mod hierarchies;
+pub mod hierarchy_preview;
+pub mod job_meta;
 pub mod jobs;
 pub mod key_use;
 pub mod linger;
@@ -75,6 +77,7 @@ pub fn app(state: AppState) -> Router {
         .merge(datasets::router())
         .merge(assessments::router(body_limit))
         .merge(hierarchies::router())
+        .merge(hierarchy_preview::router())
         .merge(jobs::router(body_limit));
     with_middleware(routes)
         .layer(axum::middleware::from_fn_with_state(

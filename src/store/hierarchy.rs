@@ -1,8 +1,25 @@
-//! Generalization hierarchies uploaded by a tenant, stored as JSON text the store does not interpret.
+//! Generalization hierarchies uploaded by a tenant, stored as JSON text the store does not interpret,
+//! with the shape the uploader read from it (kind, levels, values) so that lists need not parse it.
 
 use uuid::Uuid;
 
-use super::{id_text, now_ms, parse_id, with_pool, Result, Store, StoreError};
+use super::{
+    id_text, now_ms, page_limit, page_of, parse_id, with_pool, Cursor, Page, Result, Store,
+    StoreError,
+};
+use crate::error_code::ErrorCode;
+
+/// What a stored hierarchy document holds, as its uploader read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HierarchyShape {
+    /// `levels` or `builder`.
+    pub kind: &'static str,
+    /// Levels, original values and top included (`None` for a builder whose levels depend on the
+    /// column).
+    pub level_count: Option<u64>,
+    /// Original values (`None` for a builder, which is built against each job's column).
+    pub value_count: Option<u64>,
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredHierarchy {
@@ -10,6 +27,8 @@ pub struct StoredHierarchy {
     pub tenant_id: Uuid,
     pub name: String,
     pub content_json: String,
+    /// The shape recorded at upload (`None` for hierarchies stored before shapes were recorded).
+    pub shape: Option<HierarchyShape>,
     pub created_at: i64,
     pub updated_at: i64,
 }
@@ -20,9 +39,45 @@ row_struct! {
         tenant_id: String,
         name: String,
         content_json: String,
+        kind: Option<String>,
+        level_count: Option<i64>,
+        value_count: Option<i64>,
         created_at: i64,
         updated_at: i64,
     }
+}
+
+impl TryFrom<HierarchyRow> for StoredHierarchy {
+    type Error = StoreError;
+
+    fn try_from(row: HierarchyRow) -> Result<StoredHierarchy> {
+        let kind = match row.kind.as_deref() {
+            Some("levels") => Some("levels"),
+            Some("builder") => Some("builder"),
+            _ => None,
+        };
+        let shape = kind.map(|kind| HierarchyShape {
+            kind,
+            level_count: row.level_count.and_then(|v| u64::try_from(v).ok()),
+            value_count: row.value_count.and_then(|v| u64::try_from(v).ok()),
+        });
+        Ok(StoredHierarchy {
+            id: parse_id(&row.id)?,
+            tenant_id: parse_id(&row.tenant_id)?,
+            name: row.name,
+            content_json: row.content_json,
+            shape,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        })
+    }
+}
+
+/// The columns of a hierarchy row, the document included.
+macro_rules! hierarchy_columns {
+    () => {
+        "id, tenant_id, name, content_json, kind, level_count, value_count, created_at, updated_at"
+    };
 }
 
 impl Store {
@@ -33,7 +88,7 @@ impl Store {
         content_json: &str,
     ) -> Result<Uuid> {
         let stored = self
-            .create_hierarchy_with_id(tenant, Uuid::new_v4(), name, content_json)
+            .create_hierarchy_with_id(tenant, Uuid::new_v4(), name, content_json, None)
             .await?;
         Ok(stored.id)
     }
@@ -46,17 +101,22 @@ impl Store {
         id: Uuid,
         name: &str,
         content_json: &str,
+        shape: Option<HierarchyShape>,
     ) -> Result<StoredHierarchy> {
         let now = now_ms();
+        let as_i64 = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
         with_pool!(self, pool => {
             sqlx::query(
-                "insert into hierarchy (id, tenant_id, name, content_json, created_at, updated_at) \
-                 values ($1, $2, $3, $4, $5, $5)",
+                "insert into hierarchy (id, tenant_id, name, content_json, kind, level_count, \
+                 value_count, created_at, updated_at) values ($1, $2, $3, $4, $5, $6, $7, $8, $8)",
             )
             .bind(id_text(id))
             .bind(id_text(tenant))
             .bind(name)
             .bind(content_json)
+            .bind(shape.map(|s| s.kind))
+            .bind(shape.and_then(|s| s.level_count).map(as_i64))
+            .bind(shape.and_then(|s| s.value_count).map(as_i64))
             .bind(now)
             .execute(pool)
             .await?;
@@ -66,6 +126,7 @@ impl Store {
             tenant_id: tenant,
             name: name.to_string(),
             content_json: content_json.to_string(),
+            shape,
             created_at: now,
             updated_at: now,
         })
@@ -74,23 +135,76 @@ impl Store {
     /// The tenant's hierarchy; another tenant's id is NotFound.
     pub async fn get_hierarchy(&self, tenant: Uuid, id: Uuid) -> Result<StoredHierarchy> {
         let row: Option<HierarchyRow> = with_pool!(self, pool => {
-            sqlx::query_as(
-                "select id, tenant_id, name, content_json, created_at, updated_at from hierarchy \
-                 where id = $1 and tenant_id = $2",
-            )
+            sqlx::query_as(concat!(
+                "select ", hierarchy_columns!(), " from hierarchy where id = $1 and tenant_id = $2"
+            ))
             .bind(id_text(id))
             .bind(id_text(tenant))
             .fetch_optional(pool)
             .await?
         });
-        let row = row.ok_or(StoreError::NotFound)?;
-        Ok(StoredHierarchy {
-            id: parse_id(&row.id)?,
-            tenant_id: parse_id(&row.tenant_id)?,
-            name: row.name,
-            content_json: row.content_json,
-            created_at: row.created_at,
-            updated_at: row.updated_at,
-        })
+        row.ok_or(StoreError::NotFound)?.try_into()
+    }
+
+    /// The tenant's hierarchies, newest first, at most `limit` (1..=1000) per page. Documents are read
+    /// only for hierarchies stored without a recorded shape (`content_json` is empty otherwise).
+    pub async fn list_hierarchies(
+        &self,
+        tenant: Uuid,
+        cursor: Option<Cursor>,
+        limit: u32,
+    ) -> Result<Page<StoredHierarchy>> {
+        let limit = page_limit(limit);
+        let (at, id) = cursor.map_or((i64::MAX, String::new()), |c| (c.created_at, id_text(c.id)));
+        let rows: Vec<HierarchyRow> = with_pool!(self, pool => {
+            sqlx::query_as(
+                "select id, tenant_id, name, \
+                   case when kind is null then content_json else '' end as content_json, \
+                   kind, level_count, value_count, created_at, updated_at from hierarchy \
+                 where tenant_id = $1 and ($2 = '' or created_at < $3 or (created_at = $3 and id < $2)) \
+                 order by created_at desc, id desc limit $4",
+            )
+            .bind(id_text(tenant))
+            .bind(&id)
+            .bind(at)
+            .bind(limit + 1)
+            .fetch_all(pool)
+            .await?
+        });
+        let items = rows
+            .into_iter()
+            .map(StoredHierarchy::try_from)
+            .collect::<Result<Vec<_>>>()?;
+        Ok(page_of(items, limit, |h| Cursor {
+            created_at: h.created_at,
+            id: h.id,
+        }))
+    }
+
+    /// Deletes the tenant's hierarchy unless a queued or running job references it (Conflict
+    /// `hierarchy_in_use`); finished jobs keep their reports and outputs. NotFound when the tenant has
+    /// no such hierarchy.
+    pub async fn delete_hierarchy(&self, tenant: Uuid, id: Uuid) -> Result<()> {
+        let deleted = with_pool!(self, pool => {
+            sqlx::query(
+                "delete from hierarchy where id = $1 and tenant_id = $2 and not exists (\
+                   select 1 from job_hierarchy l join job j on j.id = l.job_id \
+                   where l.hierarchy_id = $1 and j.state in ('queued', 'running'))",
+            )
+            .bind(id_text(id))
+            .bind(id_text(tenant))
+            .execute(pool)
+            .await?
+            .rows_affected()
+        });
+        if deleted == 1 {
+            return Ok(());
+        }
+        // nothing deleted: absent, or in use
+        self.get_hierarchy(tenant, id).await?;
+        Err(StoreError::Conflict(
+            ErrorCode::HierarchyInUse,
+            "a queued or running job uses this hierarchy; cancel or wait for it first",
+        ))
     }
 }

@@ -78,13 +78,43 @@ pub struct Job {
     pub updated_at: i64,
     pub started_at: Option<i64>,
     pub finished_at: Option<i64>,
+    /// The display name given at submission.
+    pub name: Option<String>,
+    /// The free labels given at submission, as a JSON array of strings.
+    pub labels_json: String,
+    /// What the job asks for (JSON, see [`NewJob::summary_json`]).
+    pub summary_json: Option<String>,
+    /// What a succeeded job achieved (JSON, written by [`Store::complete_job_streamed`]).
+    pub outcome_json: Option<String>,
+    /// The name of the job's dataset (`None` once the dataset is gone).
+    pub dataset_name: Option<String>,
 }
 
 /// Filters of [`Store::list_jobs`]; `None` matches everything.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct JobFilter {
     pub state: Option<JobState>,
     pub dataset_id: Option<Uuid>,
+    /// Jobs carrying this label.
+    pub label: Option<String>,
+}
+
+/// A job to queue ([`Store::create_job_with`]).
+#[derive(Debug, Clone, Copy)]
+pub struct NewJob<'a> {
+    pub tenant: Uuid,
+    pub dataset_id: Uuid,
+    pub spec_json: &'a str,
+    pub idempotency_key: Option<&'a str>,
+    pub request_hash: &'a str,
+    /// Display name.
+    pub name: Option<&'a str>,
+    /// Free labels (distinct).
+    pub labels: &'a [String],
+    /// The stored hierarchies the spec references; ids of no hierarchy of the tenant are skipped.
+    pub hierarchy_ids: &'a [Uuid],
+    /// What the job asks for, as JSON the store does not read (model, algorithm).
+    pub summary_json: Option<&'a str>,
 }
 
 /// What a worker needs to run a claimed job. Pass `attempt` back to every fenced write.
@@ -113,11 +143,24 @@ pub struct JobResult {
     pub output_sha256: String,
 }
 
+/// What a succeeded job stores besides its output ([`Store::complete_job_streamed`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Completion<'a> {
+    /// The report (JSON).
+    pub report_json: &'a str,
+    /// What the job achieved, for lists (JSON the store does not read).
+    pub outcome_json: Option<&'a str>,
+    /// The final progress (JSON).
+    pub progress_json: &'a str,
+}
+
 macro_rules! job_columns {
     () => {
         "id, tenant_id, dataset_id, state, spec_json, idempotency_key, request_hash, attempt, \
          cancel_requested, progress_json, failure_code, failure_message, lease_owner, \
-         lease_expires_at, created_at, updated_at, started_at, finished_at"
+         lease_expires_at, created_at, updated_at, started_at, finished_at, name, labels_json, \
+         summary_json, outcome_json, \
+         (select d.name from dataset d where d.id = job.dataset_id) as dataset_name"
     };
 }
 
@@ -127,7 +170,9 @@ macro_rules! job_status_columns {
     () => {
         "id, tenant_id, dataset_id, state, '' as spec_json, idempotency_key, request_hash, attempt, \
          cancel_requested, progress_json, failure_code, failure_message, lease_owner, \
-         lease_expires_at, created_at, updated_at, started_at, finished_at"
+         lease_expires_at, created_at, updated_at, started_at, finished_at, name, labels_json, \
+         summary_json, outcome_json, \
+         (select d.name from dataset d where d.id = job.dataset_id) as dataset_name"
     };
 }
 
@@ -151,6 +196,11 @@ row_struct! {
         updated_at: i64,
         started_at: Option<i64>,
         finished_at: Option<i64>,
+        name: Option<String>,
+        labels_json: String,
+        summary_json: Option<String>,
+        outcome_json: Option<String>,
+        dataset_name: Option<String>,
     }
 }
 
@@ -182,6 +232,11 @@ impl TryFrom<JobRow> for Job {
             updated_at: row.updated_at,
             started_at: row.started_at,
             finished_at: row.finished_at,
+            name: row.name,
+            labels_json: row.labels_json,
+            summary_json: row.summary_json,
+            outcome_json: row.outcome_json,
+            dataset_name: row.dataset_name,
         })
     }
 }
@@ -293,6 +348,31 @@ impl Store {
         idempotency_key: Option<&str>,
         request_hash: &str,
     ) -> Result<(Job, bool)> {
+        self.create_job_with(NewJob {
+            tenant,
+            dataset_id,
+            spec_json,
+            idempotency_key,
+            request_hash,
+            name: None,
+            labels: &[],
+            hierarchy_ids: &[],
+            summary_json: None,
+        })
+        .await
+    }
+
+    /// [`Store::create_job`] with a name, labels, referenced hierarchies and a summary, all written in
+    /// the job's transaction.
+    pub async fn create_job_with(&self, new: NewJob<'_>) -> Result<(Job, bool)> {
+        let NewJob {
+            tenant,
+            dataset_id,
+            spec_json,
+            idempotency_key,
+            request_hash,
+            ..
+        } = new;
         if let Some(key) = idempotency_key {
             if let Some(existing) = self
                 .job_by_idempotency_key(tenant, key, request_hash)
@@ -304,25 +384,67 @@ impl Store {
         // the dataset must be the tenant's; a concurrent delete is caught by the foreign key
         self.get_dataset(tenant, dataset_id).await?;
         let now = now_ms();
-        let row: Option<JobRow> = with_pool!(self, pool => {
-            sqlx::query_as(concat!(
+        let id = id_text(Uuid::new_v4());
+        let labels_json = serde_json::to_string(new.labels)
+            .map_err(|_| StoreError::Database("labels could not be serialized".into()))?;
+        let mut tx = self.begin_write().await?;
+        let inserted = with_tx!(&mut tx, conn => {
+            sqlx::query(
                 "insert into job (id, tenant_id, dataset_id, state, spec_json, idempotency_key, \
-                 request_hash, created_at, updated_at) values ($1, $2, $3, 'queued', $4, $5, $6, $7, $7) \
-                 on conflict (tenant_id, idempotency_key) do nothing returning ",
-                job_columns!()
-            ))
-            .bind(id_text(Uuid::new_v4()))
+                 request_hash, created_at, updated_at, name, labels_json, summary_json) \
+                 values ($1, $2, $3, 'queued', $4, $5, $6, $7, $7, $8, $9, $10) \
+                 on conflict (tenant_id, idempotency_key) do nothing",
+            )
+            .bind(&id)
             .bind(id_text(tenant))
             .bind(id_text(dataset_id))
             .bind(spec_json)
             .bind(idempotency_key)
             .bind(request_hash)
             .bind(now)
-            .fetch_optional(pool)
+            .bind(new.name)
+            .bind(&labels_json)
+            .bind(new.summary_json)
+            .execute(&mut *conn)
             .await?
+            .rows_affected()
         });
+        if inserted == 1 {
+            for label in new.labels {
+                with_tx!(&mut tx, conn => {
+                    sqlx::query(
+                        "insert into job_label (job_id, tenant_id, label) values ($1, $2, $3) \
+                         on conflict do nothing",
+                    )
+                    .bind(&id)
+                    .bind(id_text(tenant))
+                    .bind(label)
+                    .execute(&mut *conn)
+                    .await?;
+                });
+            }
+            for hierarchy in new.hierarchy_ids {
+                with_tx!(&mut tx, conn => {
+                    sqlx::query(
+                        "insert into job_hierarchy (job_id, hierarchy_id) select $1, id from hierarchy \
+                         where id = $2 and tenant_id = $3 on conflict do nothing",
+                    )
+                    .bind(&id)
+                    .bind(id_text(*hierarchy))
+                    .bind(id_text(tenant))
+                    .execute(&mut *conn)
+                    .await?;
+                });
+            }
+        }
+        tx.commit().await?;
+        let row = if inserted == 1 {
+            Some(self.get_job(tenant, parse_id(&id)?).await?)
+        } else {
+            None
+        };
         match (row, idempotency_key) {
-            (Some(row), _) => Ok((row.try_into()?, true)),
+            (Some(job), _) => Ok((job, true)),
             // lost a race with a concurrent request carrying the same key
             (None, Some(key)) => self
                 .job_by_idempotency_key(tenant, key, request_hash)
@@ -415,6 +537,13 @@ impl Store {
             args.push(Arg::Text(id_text(dataset)));
             sql.push_str(&format!(" and dataset_id = ${}", args.len()));
         }
+        if let Some(label) = filter.label {
+            args.push(Arg::Text(label));
+            sql.push_str(&format!(
+                " and id in (select l.job_id from job_label l where l.tenant_id = $1 and l.label = ${})",
+                args.len()
+            ));
+        }
         if let Some(cursor) = cursor {
             args.push(Arg::Int(cursor.created_at));
             let at = args.len();
@@ -447,6 +576,24 @@ impl Store {
             created_at: j.created_at,
             id: j.id,
         }))
+    }
+
+    /// Deletes the tenant's job with its output, report, labels and hierarchy references. A running
+    /// job's worker loses its lease at its next write and stops; the caller asks for its cancellation
+    /// first. NotFound when the tenant has no such job.
+    pub async fn delete_job(&self, tenant: Uuid, id: Uuid) -> Result<()> {
+        let deleted = with_pool!(self, pool => {
+            sqlx::query("delete from job where id = $1 and tenant_id = $2")
+                .bind(id_text(id))
+                .bind(id_text(tenant))
+                .execute(pool)
+                .await?
+                .rows_affected()
+        });
+        if deleted == 0 {
+            return Err(StoreError::NotFound);
+        }
+        Ok(())
     }
 
     /// Cancels the tenant's job: a queued job becomes cancelled at once, a running one gets
@@ -593,8 +740,11 @@ impl Store {
         self.complete_job_streamed(
             id,
             attempt,
-            report_json,
-            progress_json,
+            Completion {
+                report_json,
+                outcome_json: None,
+                progress_json,
+            },
             futures_util::stream::iter(pieces),
         )
         .await
@@ -606,8 +756,7 @@ impl Store {
         &self,
         id: Uuid,
         attempt: i64,
-        report_json: &str,
-        progress_json: &str,
+        completion: Completion<'_>,
         output: S,
     ) -> Result<()>
     where
@@ -620,14 +769,15 @@ impl Store {
         let fenced = with_tx!(&mut tx, conn => {
             sqlx::query(
                 "update job set state = 'succeeded', report_json = $3, progress_json = $5, \
-                 lease_owner = null, lease_expires_at = null, finished_at = $4, updated_at = $4 \
-                 where id = $1 and attempt = $2 and state = 'running'",
+                 outcome_json = $6, lease_owner = null, lease_expires_at = null, finished_at = $4, \
+                 updated_at = $4 where id = $1 and attempt = $2 and state = 'running'",
             )
             .bind(id_text(id))
             .bind(attempt)
-            .bind(report_json)
+            .bind(completion.report_json)
             .bind(now)
-            .bind(progress_json)
+            .bind(completion.progress_json)
+            .bind(completion.outcome_json)
             .execute(&mut *conn)
             .await?
             .rows_affected()

@@ -36,6 +36,7 @@ embedded!(
     "0004_fair_claim.sql",
     "0005_api_key_last_used.sql",
     "0006_dataset_staging.sql",
+    "0007_resources.sql",
 );
 
 /// A list of embedded migration files as a sqlx migration source.

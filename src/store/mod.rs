@@ -60,8 +60,8 @@ use uuid::Uuid;
 pub use api_key::{ApiKeyRecord, Principal, LAST_USE_RESOLUTION_MS, MIN_IMPORTED_SECRET};
 pub use dataset::{Dataset, DatasetMeta, DatasetUpload};
 pub use error::{InvalidCursor, StoreError};
-pub use hierarchy::StoredHierarchy;
-pub use job::{ClaimedJob, HeartbeatAck, Job, JobFilter, JobResult, JobState};
+pub use hierarchy::{HierarchyShape, StoredHierarchy};
+pub use job::{ClaimedJob, Completion, HeartbeatAck, Job, JobFilter, JobResult, JobState, NewJob};
 pub use retention::Purged;
 
 /// Result of every store operation.

@@ -10,7 +10,7 @@ use crate::codec::CsvOptions;
 use crate::core::control::{Control, Stage};
 use crate::core::data::Table;
 use crate::domain::run::{run_job, RunError};
-use crate::domain::JobSpec;
+use crate::domain::{JobSpec, Report};
 use crate::hierarchy_refs::StoredHierarchies;
 
 /// Everything one run needs, borrowed from the runner.
@@ -33,6 +33,8 @@ pub struct JobOutput {
     pub csv: OutputCsv,
     /// The run's report as JSON.
     pub report_json: String,
+    /// What the run achieved, for job lists (JSON, see [`outcome_json`]); `None` when unknown.
+    pub outcome_json: Option<String>,
 }
 
 /// Why a run produced no output. Messages are free of cell values.
@@ -62,13 +64,32 @@ pub fn run_pipeline(
     let options = CsvOptions::with_delimiter(input.delimiter)
         .map_err(|_| ExecuteError::Output("the dataset's delimiter is not usable"))?;
     control.enter(Stage::Measuring);
-    let report_json = serde_json::to_string(&completed.report())
+    let report = completed.report();
+    let report_json = serde_json::to_string(&report)
         .map_err(|_| ExecuteError::Output("the report could not be serialized"))?;
+    let outcome_json = Some(outcome_json(&report));
     control.enter(Stage::Writing);
     let csv = OutputCsv::spool(|writer| completed.write_csv(writer, &options))
         .map_err(|_| ExecuteError::Output("the output could not be spooled to a temporary file"))?
         .map_err(|_| ExecuteError::Output("the output could not be written"))?;
-    Ok(JobOutput { csv, report_json })
+    Ok(JobOutput {
+        csv,
+        report_json,
+        outcome_json,
+    })
+}
+
+/// The figures of a report a job list shows (the `JobOutcome` schema): records, published records,
+/// the achieved k, suppressed records and the warnings.
+pub fn outcome_json(report: &Report) -> String {
+    serde_json::json!({
+        "records": report.records,
+        "published_records": report.published_records,
+        "achieved_k": report.achieved.k,
+        "suppressed_records": report.suppressed_records,
+        "warnings": report.warnings,
+    })
+    .to_string()
 }
 
 /// [`run_pipeline`] as an [`Executor`].

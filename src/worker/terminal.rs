@@ -8,7 +8,7 @@ use std::time::Duration;
 use uuid::Uuid;
 
 use super::execute::JobOutput;
-use crate::store::{Store, StoreError};
+use crate::store::{Completion, Store, StoreError};
 
 /// How many times a terminal write is tried before the job is left to its expiring lease.
 const WRITE_TRIES: u32 = 5;
@@ -93,8 +93,11 @@ impl Terminal {
                     .complete_job_streamed(
                         id,
                         attempt,
-                        &output.report_json,
-                        &super::control::done_progress_json(),
+                        Completion {
+                            report_json: &output.report_json,
+                            outcome_json: output.outcome_json.as_deref(),
+                            progress_json: &super::control::done_progress_json(),
+                        },
                         output.csv.chunks(),
                     )
                     .await

@@ -115,17 +115,17 @@ async fn job_bodies_over_the_limit_are_refused(service: Service) {
 }
 
 /// The ARX toy table (7 records, `;`-delimited).
-fn toy_csv() -> Vec<u8> {
+pub(crate) fn toy_csv() -> Vec<u8> {
     std::fs::read(data_dir().join("arx_test/test.csv")).expect("toy table")
 }
 
-fn hierarchy_text(name: &str) -> String {
+pub(crate) fn hierarchy_text(name: &str) -> String {
     std::fs::read_to_string(data_dir().join(format!("arx_test/test_hierarchy_{name}.csv")))
         .expect("toy hierarchy")
 }
 
 /// A valid spec for the toy table: k-anonymity with inline hierarchies of each form.
-fn toy_spec(dataset_id: &str, k: u64) -> Value {
+pub(crate) fn toy_spec(dataset_id: &str, k: u64) -> Value {
     json!({
         "dataset_id": dataset_id,
         "attributes": {
@@ -140,13 +140,13 @@ fn toy_spec(dataset_id: &str, k: u64) -> Value {
     })
 }
 
-async fn toy_dataset(service: &Service) -> String {
+pub(crate) async fn toy_dataset(service: &Service) -> String {
     let dataset = service.upload_with("toy", &toy_csv(), ";").await;
     dataset["id"].as_str().expect("dataset id").to_string()
 }
 
 /// The first page of the caller's jobs.
-async fn listed_jobs(service: &Service) -> Value {
+pub(crate) async fn listed_jobs(service: &Service) -> Value {
     service
         .get("/v1/jobs")
         .send()
@@ -157,7 +157,7 @@ async fn listed_jobs(service: &Service) -> Value {
         .unwrap()
 }
 
-async fn submit(service: &Service, body: &Value) -> reqwest::Response {
+pub(crate) async fn submit(service: &Service, body: &Value) -> reqwest::Response {
     service
         .post("/v1/jobs")
         .json(body)
@@ -166,7 +166,7 @@ async fn submit(service: &Service, body: &Value) -> reqwest::Response {
         .expect("submit")
 }
 
-async fn submit_ok(service: &Service, body: &Value) -> Value {
+pub(crate) async fn submit_ok(service: &Service, body: &Value) -> Value {
     let response = submit(service, body).await;
     let status = response.status();
     let location = response
@@ -183,7 +183,7 @@ async fn submit_ok(service: &Service, body: &Value) -> Value {
     job
 }
 
-fn worker(service: &Service) -> Worker {
+pub(crate) fn worker(service: &Service) -> Worker {
     Worker::new(
         service.store().clone(),
         service.state.tables.clone(),
@@ -203,7 +203,7 @@ fn worker(service: &Service) -> Worker {
 }
 
 /// Submits `body`, runs it with one worker step, checks that it succeeded and returns its id and report.
-async fn run_to_success(service: &Service, body: &Value) -> (String, Value) {
+pub(crate) async fn run_to_success(service: &Service, body: &Value) -> (String, Value) {
     let job = submit_ok(service, body).await;
     worker(service).run_once().await.unwrap();
     let job_id = job["id"].as_str().unwrap().to_string();
@@ -213,7 +213,7 @@ async fn run_to_success(service: &Service, body: &Value) -> (String, Value) {
     (job_id, report)
 }
 
-async fn get_json(service: &Service, path: &str) -> Value {
+pub(crate) async fn get_json(service: &Service, path: &str) -> Value {
     let response = service.get(path).send().await.expect("GET");
     assert_eq!(response.status(), StatusCode::OK, "{path}");
     response.json().await.expect("JSON")

@@ -15,3 +15,4 @@ mod auth;
 mod datasets;
 mod hierarchies;
 mod jobs;
+mod resources;

@@ -10,16 +10,21 @@ use serde_json::Value;
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 
 /// Every route of the service, as `METHOD path`.
-const ROUTES: [&str; 16] = [
+const ROUTES: [&str; 21] = [
     "POST /v1/datasets",
     "GET /v1/datasets",
     "GET /v1/datasets/{id}",
     "DELETE /v1/datasets/{id}",
     "POST /v1/datasets/{id}/assessments",
     "POST /v1/hierarchies",
+    "GET /v1/hierarchies",
+    "GET /v1/hierarchies/{id}",
+    "DELETE /v1/hierarchies/{id}",
+    "POST /v1/hierarchies/preview",
     "POST /v1/jobs",
     "GET /v1/jobs",
     "GET /v1/jobs/{id}",
+    "DELETE /v1/jobs/{id}",
     "POST /v1/jobs/{id}/cancel",
     "GET /v1/jobs/{id}/result",
     "GET /v1/jobs/{id}/output",

@@ -7,7 +7,6 @@ use std::sync::Mutex;
 
 use anonymizer::codec::{parse_arx_hierarchy, read_table, CsvOptions};
 use anonymizer::core::control::{Control, Phase, Progress};
-use anonymizer::core::data::Hierarchy;
 use anonymizer::core::engine::anonymize;
 use anonymizer::core::error::CoreError;
 use anonymizer::domain::spec::HierarchySpec;
@@ -80,10 +79,11 @@ fn run(algorithm: &str, control: &dyn Control) -> Result<u64, CoreError> {
         "metric": "discernibility",
     });
     let spec = JobSpec::from_json(spec.to_string().as_bytes()).unwrap();
-    let resolve = |source: &HierarchySpec| -> Result<Hierarchy, String> {
+    let resolve = |source: &HierarchySpec| -> Result<anonymizer::domain::Resolved, String> {
         match source {
             HierarchySpec::Path { path, .. } => {
                 parse_arx_hierarchy(&std::fs::read(dir.join(path)).unwrap(), b';')
+                    .map(Into::into)
                     .map_err(|e| e.to_string())
             }
             _ => Err("paths only".into()),

@@ -13,7 +13,6 @@ use std::sync::OnceLock;
 
 use anonymizer::codec::{parse_arx_hierarchy, read_table, write_rendering};
 use anonymizer::core::control::NoControl;
-use anonymizer::core::data::Hierarchy;
 use anonymizer::core::engine::{anonymize, Outcome};
 use anonymizer::core::loss::MetricKind;
 use anonymizer::core::search::Evaluator;
@@ -91,12 +90,14 @@ fn spec(limit: f64, algorithm: serde_json::Value) -> JobSpec {
 }
 
 /// Resolves `{"path": ...}` hierarchies the way the CLI does (ARX CSV relative to the spec's folder).
-fn resolve(source: &HierarchySpec) -> Result<Hierarchy, String> {
+fn resolve(source: &HierarchySpec) -> Result<anonymizer::domain::Resolved, String> {
     match source {
         HierarchySpec::Path { path, delimiter } => {
             assert!(delimiter.is_none());
             let bytes = std::fs::read(data_dir().join(path)).map_err(|e| e.to_string())?;
-            parse_arx_hierarchy(&bytes, b';').map_err(|e| e.to_string())
+            parse_arx_hierarchy(&bytes, b';')
+                .map(Into::into)
+                .map_err(|e| e.to_string())
         }
         _ => Err("only paths are used here".into()),
     }

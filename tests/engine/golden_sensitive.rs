@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 
 use anonymizer::codec::{parse_arx_hierarchy, read_table};
 use anonymizer::core::control::NoControl;
-use anonymizer::core::data::{Hierarchy, Table};
+use anonymizer::core::data::Table;
 use anonymizer::core::loss::MetricKind;
 use anonymizer::domain::resolve::input_format;
 use anonymizer::domain::run::run_job;
@@ -63,11 +63,13 @@ fn table() -> &'static Table {
 }
 
 /// Resolves `{"path": ...}` hierarchies as the CLI does.
-fn resolve(source: &HierarchySpec) -> Result<Hierarchy, String> {
+fn resolve(source: &HierarchySpec) -> Result<anonymizer::domain::Resolved, String> {
     match source {
         HierarchySpec::Path { path, .. } => {
             let bytes = std::fs::read(data_dir().join(path)).map_err(|e| e.to_string())?;
-            parse_arx_hierarchy(&bytes, b';').map_err(|e| e.to_string())
+            parse_arx_hierarchy(&bytes, b';')
+                .map(Into::into)
+                .map_err(|e| e.to_string())
         }
         _ => Err("only paths are used here".into()),
     }

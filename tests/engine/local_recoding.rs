@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use anonymizer::codec::{parse_arx_hierarchy, read_table, CsvOptions};
 use anonymizer::core::control::NoControl;
-use anonymizer::core::data::{Hierarchy, Table};
+use anonymizer::core::data::Table;
 use anonymizer::domain::run::{run_job, RunError};
 use anonymizer::domain::spec::HierarchySpec;
 use anonymizer::domain::JobSpec;
@@ -45,11 +45,13 @@ fn adult() -> &'static Table {
     })
 }
 
-fn resolve(source: &HierarchySpec) -> Result<Hierarchy, String> {
+fn resolve(source: &HierarchySpec) -> Result<anonymizer::domain::Resolved, String> {
     match source {
         HierarchySpec::Path { path, .. } => {
             let bytes = std::fs::read(data_dir().join(path)).map_err(|e| e.to_string())?;
-            parse_arx_hierarchy(&bytes, b';').map_err(|e| e.to_string())
+            parse_arx_hierarchy(&bytes, b';')
+                .map(Into::into)
+                .map_err(|e| e.to_string())
         }
         _ => Err("only paths are used here".into()),
     }
@@ -252,7 +254,9 @@ fn spec_errors_of_local_recoding_are_specific() {
             vec!["33", "low", "1304"],
         ],
     );
-    let no_files = |_: &HierarchySpec| -> Result<Hierarchy, String> { Err("inline only".into()) };
+    let no_files = |_: &HierarchySpec| -> Result<anonymizer::domain::Resolved, String> {
+        Err("inline only".into())
+    };
     let error = |json: &str| match run_job(
         &table,
         &JobSpec::from_json(json.as_bytes()).unwrap(),
@@ -447,7 +451,9 @@ fn dependency_job(rows: usize, algorithm: serde_json::Value) -> (Table, JobSpec)
 
 #[test]
 fn clustering_jobs_are_k_anonymous_and_report_dependency_loss() {
-    let no_files = |_: &HierarchySpec| -> Result<Hierarchy, String> { Err("inline only".into()) };
+    let no_files = |_: &HierarchySpec| -> Result<anonymizer::domain::Resolved, String> {
+        Err("inline only".into())
+    };
     for algorithm in [
         serde_json::json!({"type": "k_member", "seed": 3}),
         serde_json::json!({"type": "top_down", "seed": 3}),

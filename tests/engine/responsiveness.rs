@@ -276,13 +276,16 @@ fn search_job<'t>(table: &'t Table, algorithm: &str) -> Job<'t> {
         "metric": "discernibility",
     });
     let spec = JobSpec::from_json(spec.to_string().as_bytes()).expect("spec");
-    let resolve = |source: &HierarchySpec| -> Result<Hierarchy, String> {
+    let resolve = |source: &HierarchySpec| -> Result<anonymizer::domain::Resolved, String> {
         match source {
-            HierarchySpec::Path { path, .. } if path == "chain" => Ok(chain_hierarchy(chain)),
+            HierarchySpec::Path { path, .. } if path == "chain" => {
+                Ok(chain_hierarchy(chain).into())
+            }
             HierarchySpec::Path { path, .. } => Ok(adult_hierarchy(
                 path.trim_start_matches("adult_hierarchy_")
                     .trim_end_matches(".csv"),
-            )),
+            )
+            .into()),
             _ => Err("paths only".into()),
         }
     };

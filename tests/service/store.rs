@@ -544,6 +544,7 @@ async fn lists_paginate_by_cursor(store: Store) {
         let filter = JobFilter {
             state: Some(JobState::Queued),
             dataset_id: Some(datasets[1]),
+            ..JobFilter::default()
         };
         async move { store.list_jobs(t, filter, cursor, 1).await.expect("page") }
     })
@@ -558,6 +559,7 @@ async fn lists_paginate_by_cursor(store: Store) {
             JobFilter {
                 state: Some(JobState::Cancelled),
                 dataset_id: None,
+                ..JobFilter::default()
             },
             None,
             10,
@@ -717,6 +719,7 @@ async fn concurrent_claimers_get_distinct_jobs(store: Store) {
             JobFilter {
                 state: Some(JobState::Running),
                 dataset_id: None,
+                ..JobFilter::default()
             },
             None,
             100,

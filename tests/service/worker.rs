@@ -192,6 +192,7 @@ fn endless(return_output: bool) -> Executor {
             Ok(JobOutput {
                 csv: b"stale\n".to_vec().into(),
                 report_json: r#"{"stale":true}"#.to_string(),
+                outcome_json: None,
             })
         } else {
             Err(ExecuteError::Run(RunError::Core(CoreError::Cancelled)))
@@ -817,6 +818,7 @@ fn overlap_counter(hold: Duration) -> (Executor, Arc<AtomicUsize>) {
         Ok(JobOutput {
             csv: b"age\n*\n".to_vec().into(),
             report_json: "{}".to_string(),
+            outcome_json: None,
         })
     });
     (executor, most)

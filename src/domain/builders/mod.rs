@@ -107,6 +107,15 @@ impl BuilderSpec {
         listed.clone().unwrap_or_else(|| vec![String::new()])
     }
 
+    /// Levels of the hierarchies it builds, the values and the top included; `None` when they depend
+    /// on the column (a mask without `levels` masks as many characters as the longest value has).
+    pub fn level_count(&self) -> Option<usize> {
+        match self {
+            BuilderSpec::Mask(b) if b.levels.is_none() => None,
+            _ => Some(self.levels() + 2),
+        }
+    }
+
     /// Levels between the values and the top.
     fn levels(&self) -> usize {
         match self {

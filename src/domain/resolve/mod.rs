@@ -2,6 +2,7 @@
 //! hierarchies, the engine plan, and the output layout. Every problem is a [`SpecError`] with the JSON
 //! pointer of the offending field; messages name columns, never cell values.
 
+pub mod document;
 pub mod local;
 pub mod roles;
 
@@ -23,6 +24,7 @@ use crate::domain::analysis::achieved::{achieved, Achieved};
 use crate::domain::analysis::loss_measures::original_classes;
 use crate::domain::analysis::risk::{risk_settings, run_risk, RiskReport};
 use crate::domain::analysis::security_estimate::{linear_diagnostics, LinearDiagnostic};
+use crate::domain::builders::BuilderSpec;
 use crate::domain::models::{resolve_models, SensitiveColumn, SlotGroundDistance};
 use crate::domain::resolve::local::{dependencies, local_algorithm, local_domain, LocalPlan};
 use crate::domain::spec::{
@@ -34,7 +36,23 @@ use roles::declared_columns;
 
 /// Loads hierarchies given by reference (a path for the CLI, an id for the service). Returns a message
 /// on failure; the caller adds the pointer.
-pub type HierarchyResolver<'r> = dyn Fn(&HierarchySpec) -> Result<Hierarchy, String> + 'r;
+pub type HierarchyResolver<'r> = dyn Fn(&HierarchySpec) -> Result<Resolved, String> + 'r;
+
+/// What a hierarchy reference stands for: a hierarchy as it is, or a builder that is built against the
+/// column it generalizes (a stored builder, or a JSON file holding one).
+#[derive(Debug, Clone)]
+pub enum Resolved {
+    /// A complete hierarchy.
+    Hierarchy(Hierarchy),
+    /// A builder's parameters.
+    Builder(BuilderSpec),
+}
+
+impl From<Hierarchy> for Resolved {
+    fn from(hierarchy: Hierarchy) -> Self {
+        Resolved::Hierarchy(hierarchy)
+    }
+}
 
 /// The two kinds of job a spec can ask for.
 #[derive(Debug)]
@@ -454,7 +472,7 @@ fn query_workload(spec: &QueryWorkloadSpec) -> Result<QueryWorkload, SpecError> 
 
 /// Loads the hierarchy `source` of `column` (declared at `pointer`) and binds it to the column (jobs and
 /// assessments alike).
-pub(crate) fn bind_hierarchy(
+pub fn bind_hierarchy(
     source: &HierarchySpec,
     column: &Column,
     pointer: &str,
@@ -488,15 +506,24 @@ fn load(
             let d = delimiter_byte(delimiter, &format!("{pointer}/delimiter"))?;
             parse_arx_hierarchy(arx.as_bytes(), d).map_err(|e| invalid(e.to_string()))
         }
-        HierarchySpec::Builder { builder } => {
-            let values: Vec<&str> = column.dictionary.values().collect();
-            let rows = builder.build(&values).map_err(|e| {
-                SpecError::new(format!("{pointer}/builder"), e.code(), e.to_string())
-            })?;
-            Hierarchy::from_rows(&rows).map_err(|e| invalid(e.to_string()))
+        HierarchySpec::Builder { builder } => build(builder, column, &format!("{pointer}/builder")),
+        HierarchySpec::Path { .. } | HierarchySpec::Id { .. } => {
+            match resolve(source).map_err(invalid)? {
+                Resolved::Hierarchy(hierarchy) => Ok(hierarchy),
+                Resolved::Builder(builder) => build(&builder, column, pointer),
+            }
         }
-        HierarchySpec::Path { .. } | HierarchySpec::Id { .. } => resolve(source).map_err(invalid),
     }
+}
+
+/// Runs `builder` on the distinct values of `column`; errors point at `pointer`.
+fn build(builder: &BuilderSpec, column: &Column, pointer: &str) -> Result<Hierarchy, SpecError> {
+    let values: Vec<&str> = column.dictionary.values().collect();
+    let rows = builder
+        .build(&values)
+        .map_err(|e| SpecError::new(pointer, e.code(), e.to_string()))?;
+    Hierarchy::from_rows(&rows)
+        .map_err(|e| SpecError::new(pointer, ErrorCode::InvalidHierarchy, e.to_string()))
 }
 
 fn suppression_limit(limit: f64) -> Result<f64, SpecError> {
