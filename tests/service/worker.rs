@@ -48,6 +48,7 @@ on_both_backends!(
     concurrent_workers_run_distinct_jobs_once,
     a_panicking_engine_fails_the_job_and_the_worker_lives_on,
     a_cancel_request_stops_a_running_job,
+    a_deleted_running_job_stops_and_leaves_nothing,
     a_job_past_its_deadline_fails,
     a_lost_lease_drops_the_output,
     a_spec_that_no_longer_fits_fails_with_its_code,
@@ -505,6 +506,45 @@ async fn a_cancel_request_stops_a_running_job(store: Store) {
     let cancelled = get(&store, t, job.id).await;
     assert_eq!(cancelled.state, JobState::Cancelled);
     assert!(cancelled.finished_at.is_some());
+}
+
+/// Deleting a running job (as `DELETE /v1/jobs/{id}` does: cancel, then delete) stops its worker at
+/// the next heartbeat; the output it would have written is dropped and no row is left behind.
+async fn a_deleted_running_job_stops_and_leaves_nothing(store: Store) {
+    let t = tenant(&store).await;
+    let data = arx_dataset(&store, t).await;
+    let job = queue(&store, t, data, &arx_spec(2)).await;
+    let worker = default_worker(&store).with_executor(endless(true));
+    let running = tokio::spawn(async move { worker.run_once().await });
+    wait_for(&store, t, job.id, |j| {
+        j.state == JobState::Running && j.progress_json.is_some()
+    })
+    .await;
+    store.request_cancel(t, job.id).await.expect("cancel");
+    store.delete_job(t, job.id).await.expect("delete");
+    let summary = tokio::time::timeout(Duration::from_secs(10), running)
+        .await
+        .expect("the job stops")
+        .expect("task")
+        .expect("claim")
+        .expect("a job");
+    assert!(
+        matches!(
+            summary.outcome,
+            JobOutcome::Cancelled | JobOutcome::LeaseLost
+        ),
+        "{:?}",
+        summary.outcome
+    );
+    assert!(matches!(
+        store.get_job(t, job.id).await,
+        Err(anonymizer::store::StoreError::NotFound)
+    ));
+    assert_eq!(store.job_output_chunk(job.id, 0).await.unwrap(), None);
+    assert!(matches!(
+        store.delete_job(t, job.id).await,
+        Err(anonymizer::store::StoreError::NotFound)
+    ));
 }
 
 async fn a_job_past_its_deadline_fails(store: Store) {
