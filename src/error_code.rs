@@ -66,6 +66,8 @@ error_codes! {
     InvalidDelimiter = "invalid_delimiter",
     /// The character encoding is unknown or unsupported.
     InvalidEncoding = "invalid_encoding",
+    /// A `strict` job has warnings (probable mistakes); in strict mode they are errors.
+    StrictWarnings = "strict_warnings",
     /// The table reads as one column whose name holds another delimiter: the delimiter is wrong.
     DelimiterMismatch = "delimiter_mismatch",
     /// A hierarchy is malformed or cannot be read.

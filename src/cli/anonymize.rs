@@ -12,6 +12,7 @@ use super::AnonymizeArgs;
 use crate::codec::{parse_arx_hierarchy, CsvOptions};
 use crate::core::control::{Control, Stage};
 use crate::core::engine::Outcome;
+use crate::domain::analysis::warnings::refuse;
 use crate::domain::resolve::document::parse_hierarchy_document;
 use crate::domain::resolve::input_format;
 use crate::domain::run::{run_job, RunError};
@@ -42,6 +43,10 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
     })?;
     progress.enter(Stage::Measuring);
     let report = completed.report();
+    if spec.strict {
+        // nothing is written: the run's warnings are errors
+        refuse(&report.warnings).map_err(|e| super::spec_problems(&e))?;
+    }
     progress.enter(Stage::Writing);
     let written = write_atomically(&args.output, |w| {
         completed.write_csv(w, &options).map_err(|e| e.to_string())

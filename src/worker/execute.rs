@@ -9,6 +9,7 @@ use super::output::OutputCsv;
 use crate::codec::CsvOptions;
 use crate::core::control::{Control, Stage};
 use crate::core::data::Table;
+use crate::domain::analysis::warnings::refuse;
 use crate::domain::run::{run_job, RunError};
 use crate::domain::{JobSpec, Report};
 use crate::hierarchy_refs::StoredHierarchies;
@@ -65,6 +66,9 @@ pub fn run_pipeline(
         .map_err(|_| ExecuteError::Output("the dataset's delimiter is not usable"))?;
     control.enter(Stage::Measuring);
     let report = completed.report();
+    if input.spec.strict {
+        refuse(&report.warnings).map_err(RunError::Spec)?;
+    }
     let report_json = serde_json::to_string(&report)
         .map_err(|_| ExecuteError::Output("the report could not be serialized"))?;
     let outcome_json = Some(outcome_json(&report));

@@ -13,6 +13,7 @@ mod assessments;
 mod audit;
 mod auth;
 mod datasets;
+mod guard_rails;
 mod hierarchies;
 mod jobs;
 mod resources;

@@ -1480,3 +1480,60 @@ fn generated_census_tables_run_with_their_specs() {
         table.as_bytes()
     );
 }
+
+/// `strict` turns the run's warnings into an error: nothing is written, the error names the warning,
+/// and the same spec without `strict` runs and warns.
+#[test]
+fn strict_runs_refuse_their_warnings_and_write_nothing() {
+    // k = 2 over two cities and one that is suppressed: city becomes `*` everywhere
+    let mut spec = base_spec();
+    spec["privacy_models"][0]["k"] = json!(4);
+    spec["suppression_limit"] = json!(0.0);
+    spec["strict"] = json!(true);
+    let (case, input, spec_path) = error_case(TABLE, &spec);
+    let before = case.entries();
+    let output = case.run(&input, &spec_path);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("strict_warnings"), "{stderr}");
+    assert!(stderr.contains("fully_generalized"), "{stderr}");
+    assert!(!stderr.contains(SECRET), "{stderr}");
+    assert_eq!(case.entries(), before, "nothing written");
+    spec["strict"] = json!(false);
+    let spec_path = case.write_spec("lenient.json", &spec);
+    assert_success(&case.run(&input, &spec_path));
+    let codes: Vec<String> = case.report("out.csv")["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        codes.contains(&"fully_generalized".to_string()),
+        "{codes:?}"
+    );
+}
+
+/// A `.json` hierarchy file may hold a builder, built against the column like an inline one.
+#[test]
+fn a_json_hierarchy_file_may_hold_a_builder() {
+    let mut spec = base_spec();
+    spec["attributes"]["age"]["hierarchy"] = json!({"path": "age.json"});
+    // one class of six: 34 and 45 meet in the builder's second level, below `*`
+    spec["privacy_models"][0]["k"] = json!(6);
+    spec["suppression_limit"] = json!(0.0);
+    let case = Case::new();
+    case.write(
+        "age.json",
+        r#"{"builder": {"type": "interval", "width": 20, "fanouts": [2]}}"#,
+    );
+    let input = case.write("data.csv", TABLE);
+    let spec_path = case.write_spec("spec.json", &spec);
+    assert_success(&case.run(&input, &spec_path));
+    let (header, rows) = read_csv(&case.path("out.csv"));
+    let age = column(&header, "age");
+    for row in rows {
+        let cell = String::from_utf8(row[age].clone()).unwrap();
+        assert_eq!(cell, "[20 .. 59]");
+    }
+}

@@ -11,10 +11,16 @@
 //! - `over_generalized`: the smallest published class far larger than the k asked for;
 //! - `suppression_marker_in_input`: a quasi-identifier whose input already holds `*`, the text of a
 //!   suppressed cell.
+//!
+//! A `strict` job turns them into errors (`strict_warnings`): the two the input shows are checked before
+//! the run ([`input_warnings`]), the rest refuse the output ([`refuse`]).
 
 use serde::Serialize;
 
+use crate::core::data::Table;
 use crate::core::render::{Rendering, SUPPRESSED};
+use crate::domain::spec::{pointer_segment, JobSpec, Problems, Role, SpecError};
+use crate::error_code::ErrorCode;
 
 /// Published records at or above which a column is checked for near-uniqueness (smaller tables are
 /// all near-unique).
@@ -86,15 +92,9 @@ pub fn check(
                 distinct += usize::from(!std::mem::replace(slot, true));
             }
             if distinct as f64 >= NEAR_UNIQUE_SHARE * rows as f64 {
-                findings.warnings.push(Warning::new(
-                    "near_unique_column",
-                    Some(header[column]),
-                    format!(
-                        "{distinct} distinct values in {rows} published records, published unchanged: a \
-                         value this rare can single out a person; declare the column identifying \
-                         (removed) or a quasi-identifier"
-                    ),
-                ));
+                findings
+                    .warnings
+                    .push(near_unique(header[column], distinct, rows));
             }
         }
     }
@@ -158,17 +158,84 @@ pub fn check(
         let source = rendering.source(column);
         if let Some(code) = source.dictionary.code(SUPPRESSED) {
             let count = source.codes.iter().filter(|&&c| c == code).count();
-            findings.warnings.push(Warning::new(
-                "suppression_marker_in_input",
-                Some(header[column]),
-                format!(
-                    "{count} input records hold * in this quasi-identifier; in the output they cannot \
-                     be told from suppressed or fully generalized cells"
-                ),
-            ));
+            findings
+                .warnings
+                .push(marker_in_input(header[column], count));
         }
     }
     findings
+}
+
+fn near_unique(column: &str, distinct: usize, rows: usize) -> Warning {
+    Warning::new(
+        "near_unique_column",
+        Some(column),
+        format!(
+            "{distinct} distinct values in {rows} published records, published unchanged: a value this \
+             rare can single out a person; declare the column identifying (removed) or a \
+             quasi-identifier"
+        ),
+    )
+}
+
+fn marker_in_input(column: &str, count: usize) -> Warning {
+    Warning::new(
+        "suppression_marker_in_input",
+        Some(column),
+        format!(
+            "{count} input records hold * in this quasi-identifier; in the output they cannot be told \
+             from suppressed or fully generalized cells"
+        ),
+    )
+}
+
+/// The warnings the input alone shows, before any run: columns published unchanged (sensitive and
+/// insensitive) that are near-unique over all records, and quasi-identifiers whose input holds `*`.
+/// Suppression can only lower a column's distinct share, so a run may not repeat the first warning.
+pub fn input_warnings(table: &Table, spec: &JobSpec) -> Vec<Warning> {
+    let rows = table.row_count();
+    let mut warnings = Vec::new();
+    for column in table.columns() {
+        let Some(attribute) = spec.attributes.get(&column.name) else {
+            continue;
+        };
+        match attribute.role {
+            Role::Sensitive | Role::Insensitive => {
+                let distinct = column.dictionary.len();
+                if rows >= NEAR_UNIQUE_MIN_RECORDS
+                    && distinct as f64 >= NEAR_UNIQUE_SHARE * rows as f64
+                {
+                    warnings.push(near_unique(&column.name, distinct, rows));
+                }
+            }
+            Role::QuasiIdentifier => {
+                if let Some(code) = column.dictionary.code(SUPPRESSED) {
+                    let count = column.codes.iter().filter(|&&c| c == code).count();
+                    warnings.push(marker_in_input(&column.name, count));
+                }
+            }
+            Role::Identifying => {}
+        }
+    }
+    warnings
+}
+
+/// The error of a strict job with `warnings` (`Ok` without any): one `strict_warnings` problem per
+/// warning, pointing at its column's attribute when it has one, else at `/strict`.
+pub fn refuse(warnings: &[Warning]) -> Result<(), SpecError> {
+    let mut problems = Problems::new();
+    for warning in warnings {
+        let pointer = match &warning.column {
+            Some(column) => format!("/attributes/{}", pointer_segment(column)),
+            None => "/strict".to_string(),
+        };
+        problems.push(SpecError::new(
+            pointer,
+            ErrorCode::StrictWarnings,
+            format!("strict: {} ({})", warning.message, warning.code),
+        ));
+    }
+    problems.finish()
 }
 
 #[cfg(test)]
@@ -270,5 +337,73 @@ mod tests {
                 assert!(!w.message.contains(value), "{}", w.message);
             }
         }
+    }
+
+    #[test]
+    fn the_input_shows_near_unique_columns_and_markers_before_a_run() {
+        let values: Vec<Vec<String>> = (0..40)
+            .map(|i| {
+                vec![
+                    format!("r{i}"),
+                    if i < 3 { "*" } else { "x" }.to_string(),
+                    format!("n{}", i % 3),
+                ]
+            })
+            .collect();
+        let rows: Vec<Vec<&str>> = values
+            .iter()
+            .map(|r| r.iter().map(String::as_str).collect())
+            .collect();
+        let table = Table::from_rows(&["id", "flag", "note"], &rows);
+        let spec = |id_role: &str| {
+            JobSpec::from_json(
+                format!(
+                    r#"{{"attributes": {{"id": {{"role": "{id_role}"}},
+                        "flag": {{"role": "quasi_identifier", "hierarchy": {{"levels": [["x", "*"], ["*", "*"]]}}}},
+                        "note": {{"role": "insensitive"}}}},
+                        "privacy_models": [{{"type": "k_anonymity", "k": 2}}], "strict": true}}"#
+                )
+                .as_bytes(),
+            )
+            .unwrap()
+        };
+        let found = input_warnings(&table, &spec("insensitive"));
+        let listed: Vec<(&str, Option<&str>)> = found
+            .iter()
+            .map(|w| (w.code, w.column.as_deref()))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                ("near_unique_column", Some("id")),
+                ("suppression_marker_in_input", Some("flag"))
+            ]
+        );
+        // an identifying column is removed: nothing to warn about
+        assert_eq!(input_warnings(&table, &spec("identifying")).len(), 1);
+
+        let e = refuse(&found).unwrap_err();
+        assert_eq!(e.code, ErrorCode::StrictWarnings);
+        assert_eq!(e.pointer, "/attributes/id");
+        let all: Vec<&SpecError> = e.all().collect();
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[1].pointer, "/attributes/flag");
+        assert!(all[1].message.contains("suppression_marker_in_input"));
+        assert!(refuse(&[]).is_ok());
+        let general = [Warning::new("over_generalized", None, "m".into())];
+        assert_eq!(refuse(&general).unwrap_err().pointer, "/strict");
+        // prepare refuses a strict spec the input already warns about, and only a strict one
+        let no_files =
+            |_: &crate::domain::spec::HierarchySpec| -> Result<crate::domain::Resolved, String> {
+                Err("inline only".into())
+            };
+        let e = crate::domain::prepare(&table, &spec("insensitive"), &no_files).unwrap_err();
+        assert_eq!(
+            (e.code, e.pointer.as_str()),
+            (ErrorCode::StrictWarnings, "/attributes/id")
+        );
+        let mut lenient = spec("insensitive");
+        lenient.strict = false;
+        assert!(crate::domain::prepare(&table, &lenient, &no_files).is_ok());
     }
 }

@@ -24,6 +24,7 @@ use crate::domain::analysis::achieved::{achieved, Achieved};
 use crate::domain::analysis::loss_measures::original_classes;
 use crate::domain::analysis::risk::{risk_settings, run_risk, RiskReport};
 use crate::domain::analysis::security_estimate::{linear_diagnostics, LinearDiagnostic};
+use crate::domain::analysis::warnings;
 use crate::domain::builders::BuilderSpec;
 use crate::domain::models::{resolve_models, SensitiveColumn, SlotGroundDistance};
 use crate::domain::resolve::local::{dependencies, local_algorithm, local_domain, LocalPlan};
@@ -393,6 +394,9 @@ pub fn prepare(
     let limit = problems.keep(suppression_limit(spec.suppression_limit));
     let risk = problems.keep(risk_settings(&spec.risk, table.row_count() as u64, "/risk"));
     let query_workload = problems.keep(query_workload(&spec.query_workload));
+    if spec.strict {
+        problems.keep(warnings::refuse(&warnings::input_warnings(table, spec)));
+    }
     // a local job without its local plan failed in a part that recorded its problem
     let resolved = match (models, limit, risk, query_workload, kind) {
         (Some(models), Some(limit), Some(risk), Some(workload), Some(kind)) => {

@@ -53,6 +53,11 @@ pub struct JobSpec {
     /// `k_assemble`) keep; the clustering baselines report their dependency loss too.
     #[serde(default)]
     pub functional_dependencies: Vec<FunctionalDependencySpec>,
+    /// Turns the guard rails' warnings into errors: those the input shows (a near-unique column
+    /// published unchanged, the suppression marker in a quasi-identifier) refuse the spec, and any
+    /// warning of the finished run refuses its output (code `strict_warnings`).
+    #[serde(default)]
+    pub strict: bool,
 }
 
 /// A functional dependency `lhs → rhs` between columns of the dataset.
