@@ -7,6 +7,7 @@ pub mod hierarchy;
 mod input;
 pub mod keys;
 mod progress;
+pub mod propose;
 pub mod serve;
 
 use crate::domain::SpecError;
@@ -30,6 +31,9 @@ pub enum Command {
     Anonymize(AnonymizeArgs),
     /// Assess a local CSV file as it is: achieved k and l, re-identification risk (JSON on stdout).
     Assess(AssessArgs),
+    /// Propose a job spec for a local CSV file (JSON on stdout, runnable by `anonymize --spec`); the
+    /// reason for each column and the expected risk go to stderr.
+    Propose(ProposeArgs),
     /// Run the HTTP service (API and workers).
     Serve(Box<crate::config::ServeConfig>),
     /// Write a synthetic census-like table (ZIP code, birth date, sex, ...), its hierarchies and job specs
@@ -162,6 +166,26 @@ pub struct AssessArgs {
     pub population: Option<PathBuf>,
 }
 
+/// Arguments of `propose`.
+#[derive(Debug, clap::Args)]
+pub struct ProposeArgs {
+    /// The CSV file (header line required).
+    #[arg(long)]
+    pub input: PathBuf,
+    /// The input's field delimiter; sniffed from the header line when absent.
+    #[arg(long)]
+    pub delimiter: Option<String>,
+    /// The input's character encoding (a WHATWG label such as `windows-1252`); UTF-8 when absent.
+    #[arg(long)]
+    pub encoding: Option<String>,
+    /// Also write the whole proposal (spec, reasons, assessment, expected outcome) as JSON here.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    /// Print only the spec.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
 /// The message of spec problems: one line for one problem, a count and one indented line per problem
 /// for several. Each problem ends with its code, as the API's `code`.
 pub fn spec_problems(e: &SpecError) -> String {
@@ -182,6 +206,7 @@ pub fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Anonymize(args) => anonymize::run(&args),
         Command::Assess(args) => assess::run(&args),
+        Command::Propose(args) => propose::run(&args),
         Command::Serve(config) => serve::run(*config),
         Command::Generate(args) => generate::run(&args),
         Command::Keys(command) => keys::run(command),

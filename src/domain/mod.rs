@@ -15,6 +15,7 @@ pub mod analysis;
 pub mod builders;
 mod column_values;
 pub mod models;
+pub mod proposal;
 pub mod report;
 pub mod resolve;
 pub mod run;

@@ -45,6 +45,7 @@ pub fn operation(method: &Method, route: &str) -> Option<&'static str> {
         ("GET", "/v1/datasets/{id}") => "dataset.read",
         ("DELETE", "/v1/datasets/{id}") => "dataset.delete",
         ("POST", "/v1/datasets/{id}/assessments") => "assessment.create",
+        ("POST", "/v1/datasets/{id}/proposal") => "proposal.create",
         ("POST", "/v1/hierarchies") => "hierarchy.create",
         ("GET", "/v1/hierarchies") => "hierarchy.list",
         ("GET", "/v1/hierarchies/{id}") => "hierarchy.read",

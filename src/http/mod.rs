@@ -29,6 +29,7 @@ pub mod jobs;
 pub mod key_use;
 pub mod linger;
 pub mod metrics;
+pub mod proposals;
 pub mod ready;
 pub mod request;
 pub mod request_body;
@@ -76,6 +77,7 @@ pub fn app(state: AppState) -> Router {
         .merge(metrics::router())
         .merge(datasets::router())
         .merge(assessments::router(body_limit))
+        .merge(proposals::router())
         .merge(hierarchies::router())
         .merge(hierarchy_preview::router())
         .merge(jobs::router(body_limit));

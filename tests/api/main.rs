@@ -16,4 +16,5 @@ mod datasets;
 mod guard_rails;
 mod hierarchies;
 mod jobs;
+mod proposals;
 mod resources;

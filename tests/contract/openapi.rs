@@ -10,12 +10,13 @@ use serde_json::Value;
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 
 /// Every route of the service, as `METHOD path`.
-const ROUTES: [&str; 21] = [
+const ROUTES: [&str; 22] = [
     "POST /v1/datasets",
     "GET /v1/datasets",
     "GET /v1/datasets/{id}",
     "DELETE /v1/datasets/{id}",
     "POST /v1/datasets/{id}/assessments",
+    "POST /v1/datasets/{id}/proposal",
     "POST /v1/hierarchies",
     "GET /v1/hierarchies",
     "GET /v1/hierarchies/{id}",

@@ -1537,3 +1537,103 @@ fn a_json_hierarchy_file_may_hold_a_builder() {
         assert_eq!(cell, "[20 .. 59]");
     }
 }
+
+/// The smallest class of an output separated by `delimiter` (no quoting needed) over `columns`,
+/// all-`*` rows (suppressed records) left out.
+fn smallest_output_class(path: &Path, delimiter: char, columns: &[&str]) -> usize {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(delimiter).collect();
+    let at: Vec<usize> = columns
+        .iter()
+        .map(|c| {
+            header
+                .iter()
+                .position(|h| h == c)
+                .expect("published column")
+        })
+        .collect();
+    let mut classes: std::collections::HashMap<Vec<&str>, usize> = Default::default();
+    for line in lines {
+        assert!(!line.contains('"'), "a quoted field");
+        let cells: Vec<&str> = line.split(delimiter).collect();
+        let key: Vec<&str> = at.iter().map(|&i| cells[i]).collect();
+        if key.iter().all(|c| *c == "*") {
+            continue;
+        }
+        *classes.entry(key).or_default() += 1;
+    }
+    classes.values().copied().min().unwrap_or(usize::MAX)
+}
+
+/// `propose` prints a spec that `anonymize` runs as it is: on adult (sniffed `;`) and on a hospital
+/// table whose record numbers and names are proposed identifying; both outputs are k-anonymous when
+/// counted here.
+#[test]
+fn proposals_run_as_they_are_to_k_anonymous_outputs() {
+    let case = Case::new();
+    let mut hospital = String::from("mrn,name,birth_date,zip,sex,diagnosis\n");
+    for i in 0..300usize {
+        hospital.push_str(&format!(
+            "MRN{:06},Patient {i},19{:02}-{:02}-{:02},{},{},{}\n",
+            100_003 * i % 1_000_000,
+            30 + i % 60,
+            1 + i % 12,
+            1 + (i * 7) % 28,
+            8000 + (i * 13) % 50,
+            ["F", "M"][i % 2],
+            ["I21.4", "J18.9", "E11.9", "I10", "C50.9"][i % 5],
+        ));
+    }
+    let inputs = [
+        (data_dir("adult").join("adult.csv"), "adult"),
+        (case.write("hospital.csv", &hospital), "hospital"),
+    ];
+    for (input, name) in inputs {
+        let proposed = Command::new(BIN)
+            .arg("propose")
+            .arg("--input")
+            .arg(&input)
+            .arg("--report")
+            .arg(case.path(&format!("{name}-proposal.json")))
+            .output()
+            .unwrap();
+        assert_success(&proposed);
+        let stderr = String::from_utf8_lossy(&proposed.stderr);
+        assert!(stderr.contains("as it is: k = 1"), "{stderr}");
+        assert!(!stderr.contains("Patient 1"), "{stderr}");
+        let spec: Value = serde_json::from_slice(&proposed.stdout).expect("a JSON spec on stdout");
+        let spec_path = case.write(&format!("{name}.json"), &proposed.stdout);
+        let output = format!("{name}-out.csv");
+        assert_success(&case.run_to(&input, &spec_path, &output));
+        let quasi: Vec<&str> = spec["attributes"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(_, a)| a["role"] == "quasi_identifier")
+            .map(|(c, _)| c.as_str())
+            .collect();
+        let k = spec["privacy_models"][0]["k"].as_u64().unwrap() as usize;
+        assert_eq!(k, 5);
+        let delimiter = if name == "adult" { ';' } else { ',' };
+        let smallest = smallest_output_class(&case.path(&output), delimiter, &quasi);
+        assert!(smallest >= k, "{name}: a class of {smallest}");
+        let proposal: Value = serde_json::from_slice(
+            &std::fs::read(case.path(&format!("{name}-proposal.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(proposal["spec"], spec);
+        if name == "hospital" {
+            assert_eq!(spec["attributes"]["mrn"]["role"], "identifying");
+            assert_eq!(spec["attributes"]["name"]["role"], "identifying");
+            assert_eq!(spec["attributes"]["diagnosis"]["role"], "sensitive");
+            assert_eq!(
+                spec["attributes"]["birth_date"]["hierarchy"]["builder"]["type"],
+                "date"
+            );
+        } else {
+            assert_eq!(spec["csv"]["delimiter"], ";");
+            assert_eq!(quasi.len(), 8);
+        }
+    }
+}
