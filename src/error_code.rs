@@ -104,6 +104,8 @@ error_codes! {
     InvalidClassFunction = "invalid_class_function",
     /// A column that must be numeric holds a non-numeric value.
     NotNumeric = "not_numeric",
+    /// A `date` or `datetime` quasi-identifier holds values that are no ISO dates (or date-times).
+    NotDate = "not_date",
     /// `suppression_limit` is outside [0, 1].
     InvalidSuppressionLimit = "invalid_suppression_limit",
     /// The query workload is invalid.

@@ -14,6 +14,7 @@
 pub mod analysis;
 pub mod builders;
 mod column_values;
+pub mod dates;
 pub mod models;
 pub mod proposal;
 pub mod report;

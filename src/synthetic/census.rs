@@ -233,8 +233,8 @@ fn generalizations(name: &str, value: &str) -> Vec<String> {
             vec![
                 value.get(..7).unwrap_or(value).to_string(),
                 year.to_string(),
-                format!("{five}-{}", five + 4),
-                format!("{decade}-{}", decade + 9),
+                format!("[{five} .. {}]", five + 4),
+                format!("[{decade} .. {}]", decade + 9),
             ]
         }
         "marital_status" => MARITAL

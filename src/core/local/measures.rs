@@ -169,7 +169,7 @@ mod tests {
     use crate::core::local::{LocalAttribute, OrderedDomain};
 
     /// Ages 20, 25, 30, 40 and sexes M, F, M, F in groups {0, 1} and {2, 3}:
-    /// age cells [20-25] (NCP 5/20) and [30-40] (10/20); sex cells * (2 leaves of 2: 1) twice.
+    /// age cells [20 .. 25] (NCP 5/20) and [30 .. 40] (10/20); sex cells * (2 leaves of 2: 1) twice.
     #[test]
     fn hand_computed_metrics() {
         let table = Table::from_rows(

@@ -1,6 +1,8 @@
 //! The published text of every group's cell of one quasi-identifier: the hierarchy label of a `Node`
-//! cell, and for a `Range` cell the value itself when it holds one value, else `[low-high]` with the
-//! texts of its lowest and highest values (e.g. `[20-29]`).
+//! cell, and for a `Range` cell the value itself when it holds one value, else `[low .. high]` with the
+//! texts of its lowest and highest values, both included (`[20 .. 29]`, `[-5 .. -1]`,
+//! `[1933-10-15 .. 1945-04-05]`): the one range syntax of every type, which reads back unambiguously
+//! whatever the values hold.
 
 use rustc_hash::FxHashMap;
 
@@ -39,7 +41,7 @@ fn cell_text(cell: RecodedCell, domain: Domain<'_>, values: &Dictionary) -> Stri
             if low == high {
                 low_text.to_string()
             } else {
-                format!("[{low_text}-{}]", values.value(order.code_at(high)))
+                format!("[{low_text} .. {}]", values.value(order.code_at(high)))
             }
         }
         // a cell of the other kind than its domain is a caller bug; publish the most general text

@@ -1,7 +1,7 @@
 //! Date and time granularities (ARX's date-based hierarchy builder): values are read with a format
 //! (`%Y`, `%m`, `%d`, `%H`, `%M`, `%S`; `%Y-%m-%d` by default) and generalized level by level to
 //! `hour` (`2017-05-22 13h`), `day` (`2017-05-22`), `week` (ISO week, `2017-W21`), `month` (`2017-05`),
-//! `quarter` (`2017-Q2`), `year` (`2017`), `N years` (blocks aligned to multiples of N, `2015-2019`),
+//! `quarter` (`2017-Q2`), `year` (`2017`), `N years` (blocks aligned to multiples of N, `[2015 .. 2019]`),
 //! `decade` (10 years) and `century` (100 years). Each level must lie inside the next one: a week is
 //! followed by years only, counted as ISO week-years, and `N years` is followed by a multiple of N.
 
@@ -157,7 +157,7 @@ impl DateBuilder {
                         Granularity::Years(1) => format!("{year:04}"),
                         Granularity::Years(n) => {
                             let first = year.div_euclid(i64::from(n)) * i64::from(n);
-                            format!("{first:04}-{:04}", first + i64::from(n) - 1)
+                            format!("[{first:04} .. {:04}]", first + i64::from(n) - 1)
                         }
                     });
                 }
@@ -275,8 +275,8 @@ mod tests {
                 "2017-05-22",
                 "2017-05",
                 "2017",
-                "2015-2019",
-                "2010-2019",
+                "[2015 .. 2019]",
+                "[2010 .. 2019]",
                 "*"
             ]
         );
@@ -286,8 +286,8 @@ mod tests {
                 "1966-05-16",
                 "1966-05",
                 "1966",
-                "1965-1969",
-                "1960-1969",
+                "[1965 .. 1969]",
+                "[1960 .. 1969]",
                 "*"
             ]
         );

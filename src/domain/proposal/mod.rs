@@ -11,7 +11,7 @@
 //!    fewer than [`MAX_QUASI_IDENTIFIERS`] are chosen (name-hinted ones first);
 //! 6. otherwise `insensitive`.
 //!
-//! Every quasi-identifier gets a builder chosen from its type: numbers an `interval` builder (about 16
+//! Every quasi-identifier gets a `data_type` and a builder chosen from its type: numbers an `interval` builder (about 16
 //! intervals of a round width, joined in pairs up to two groups), postal codes a `mask`, dates a `date`
 //! builder (month, year, decade), anything else `categories` without levels (the value or `*`). The model
 //! is k-anonymity with k = [`DEFAULT_K`] and a suppression limit of [`DEFAULT_SUPPRESSION_LIMIT`]. The
@@ -116,7 +116,9 @@ pub fn propose(table: &Table, csv: Option<Value>, allow_trial: bool) -> Result<P
     for (column, proposal) in table.columns().iter().zip(&columns) {
         let mut attribute = json!({"role": proposal.role});
         if proposal.role == "quasi_identifier" {
-            attribute["hierarchy"] = json!({"builder": builder_for(column, proposal.value_type)});
+            let builder = builder_for(column, proposal.value_type);
+            attribute["data_type"] = json!(data_type_for(&builder, proposal.value_type));
+            attribute["hierarchy"] = json!({ "builder": builder });
         }
         attributes.insert(column.name.clone(), attribute);
     }
@@ -263,6 +265,17 @@ pub fn classify(table: &Table) -> Vec<ColumnProposal> {
         }
     }
     proposals
+}
+
+/// The `data_type` of a quasi-identifier, from its profiled type (what local recodings order it by;
+/// full-domain searches use the builder): numbers cut into intervals are `numeric`, dates `date`,
+/// masked codes and other text `categorical`.
+fn data_type_for(builder: &Value, value_type: ValueType) -> &'static str {
+    match (builder["type"].as_str(), value_type) {
+        (Some("interval"), _) => "numeric",
+        (_, ValueType::Date) => "date",
+        _ => "categorical",
+    }
 }
 
 /// The builder of a quasi-identifier of type `value_type`.
@@ -456,6 +469,22 @@ mod tests {
         let bound = propose(&table, None, false).unwrap();
         assert_eq!(bound.expected.basis, "bound");
         assert_eq!(bound.expected.highest_prosecutor_risk, 0.2);
+        assert_eq!(
+            proposal.spec["attributes"]["birth_date"]["data_type"],
+            "date"
+        );
+        assert_eq!(
+            proposal.spec["attributes"]["zip"]["data_type"],
+            "categorical"
+        );
+        assert_eq!(proposal.spec["attributes"]["hba1c"]["data_type"], "numeric");
+        // the data types carry the proposal over to Mondrian as it is
+        let mut mondrian = proposal.spec.clone();
+        mondrian["algorithm"] = json!({"type": "mondrian"});
+        mondrian["suppression_limit"] = json!(0);
+        let mondrian = JobSpec::from_json(mondrian.to_string().as_bytes()).unwrap();
+        let completed = run_job(&table, &mondrian, &inline_only, &NoControl).unwrap();
+        assert!(completed.report().achieved.k >= DEFAULT_K);
         // a table smaller than k gets a k it can meet
         let tiny = propose(&hospital(3), None, true).unwrap();
         assert_eq!(tiny.spec["privacy_models"][0]["k"], 3);

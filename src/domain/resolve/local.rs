@@ -14,6 +14,7 @@ use crate::core::local::{Domain, LocalAttribute, LocalInput, MondrianOptions, Or
 use crate::error_code::ErrorCode;
 
 use crate::domain::column_values::natural_ranks;
+use crate::domain::dates::{date_seconds, datetime_seconds};
 use crate::domain::models::k_anonymity::KAnonymitySpec;
 use crate::domain::spec::{
     AttributeSpec, CompletionSpec, DataType, FunctionalDependencySpec, HybridModeSpec,
@@ -215,6 +216,35 @@ pub fn local_domain(
             }
             let ranks = natural_ranks(&column.dictionary);
             let numbers = numbers.into_iter().map(|n| n.unwrap_or(0.0)).collect();
+            Ok(LocalDomain::Ordered(OrderedDomain::new(ranks, Some(numbers))))
+        }
+        DataType::Date | DataType::Datetime => {
+            let (read, what): (fn(&str) -> Option<i64>, &str) = if data_type == DataType::Date {
+                (date_seconds, "ISO dates (YYYY-MM-DD)")
+            } else {
+                (datetime_seconds, "ISO date-times (YYYY-MM-DDTHH:MM[:SS])")
+            };
+            let seconds: Vec<Option<i64>> = column.dictionary.values().map(read).collect();
+            let bad = seconds.iter().filter(|s| s.is_none()).count();
+            if bad > 0 {
+                return Err(SpecError::new(
+                    pointer.to_string(),
+                    ErrorCode::NotDate,
+                    format!(
+                        "column '{}' holds {what} but {bad} of its {} distinct values are not",
+                        column.name,
+                        seconds.len()
+                    ),
+                ));
+            }
+            let seconds: Vec<i64> = seconds.into_iter().map(|s| s.unwrap_or(0)).collect();
+            let mut order: Vec<u32> = (0..seconds.len() as u32).collect();
+            order.sort_by_key(|&c| seconds[c as usize]);
+            let mut ranks = vec![0u32; order.len()];
+            for (rank, &code) in order.iter().enumerate() {
+                ranks[code as usize] = rank as u32;
+            }
+            let numbers = seconds.iter().map(|&s| s as f64).collect();
             Ok(LocalDomain::Ordered(OrderedDomain::new(ranks, Some(numbers))))
         }
         DataType::Ordinal => {

@@ -29,8 +29,8 @@ use crate::domain::builders::BuilderSpec;
 use crate::domain::models::{resolve_models, SensitiveColumn, SlotGroundDistance};
 use crate::domain::resolve::local::{dependencies, local_algorithm, local_domain, LocalPlan};
 use crate::domain::spec::{
-    pointer_segment, AlgorithmSpec, CsvSpec, HierarchySpec, JobSpec, Method, Problems,
-    QueryWorkloadSpec, Role, SpecError, SuppressedRecords, MAX_WORKLOAD_QUERIES,
+    pointer_segment, AlgorithmSpec, CsvSpec, DataType, HierarchySpec, JobSpec, LocalAlgorithmSpec,
+    Method, Problems, QueryWorkloadSpec, Role, SpecError, SuppressedRecords, MAX_WORKLOAD_QUERIES,
 };
 use crate::domain::verify::Requirement;
 use roles::declared_columns;
@@ -288,9 +288,17 @@ pub fn prepare(
         let pointer = format!("/attributes/{}", pointer_segment(&column.name));
         match attribute.role {
             Role::QuasiIdentifier => {
+                let mondrian = matches!(method, Method::Local(LocalAlgorithmSpec::Mondrian { .. }));
                 let map = match &attribute.hierarchy {
                     Some(source) => {
                         match problems.keep(bind_hierarchy(source, column, &pointer, resolve)) {
+                            Some(map) => Some(map),
+                            None => continue,
+                        }
+                    }
+                    // a date without a hierarchy: months, years and decades, unless Mondrian ranges it
+                    None if attribute.data_type == Some(DataType::Date) && !mondrian => {
+                        match problems.keep(default_date_hierarchy(column, &pointer)) {
                             Some(map) => Some(map),
                             None => continue,
                         }
@@ -518,6 +526,30 @@ fn load(
             }
         }
     }
+}
+
+/// The hierarchy of a `date` quasi-identifier given without one: the `date` builder's defaults (month,
+/// year, decade, `*`). Values that are no ISO dates are `not_date` at the attribute.
+fn default_date_hierarchy(column: &Column, pointer: &str) -> Result<GeneralizationMap, SpecError> {
+    let builder = BuilderSpec::Date(crate::domain::builders::date::DateBuilder {
+        format: None,
+        levels: None,
+        missing: Some(Vec::new()),
+    });
+    let hierarchy = build(&builder, column, pointer).map_err(|e| {
+        let code = if e.code == ErrorCode::UncoveredValues {
+            ErrorCode::NotDate
+        } else {
+            e.code
+        };
+        SpecError::new(
+            pointer,
+            code,
+            format!("column '{}' is a date column: {}", column.name, e.message),
+        )
+    })?;
+    GeneralizationMap::bind(hierarchy, column)
+        .map_err(|e| SpecError::new(pointer, ErrorCode::UncoveredValues, e.to_string()))
 }
 
 /// Runs `builder` on the distinct values of `column`; errors point at `pointer`.

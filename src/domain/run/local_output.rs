@@ -152,7 +152,13 @@ pub fn coverage(table: &Table, prepared: &ResolvedJob, plan: &LocalPlan) -> Vec<
                         })
                         .collect(),
                 ),
-                LocalDomain::Ordered(order) if order.is_numeric() => Coverage::Numeric,
+                // dates carry numbers (seconds) but their texts are checked by position
+                LocalDomain::Ordered(order)
+                    if order.is_numeric()
+                        && values.values().all(|v| v.trim().parse::<f64>().is_ok()) =>
+                {
+                    Coverage::Numeric
+                }
                 LocalDomain::Ordered(order) => {
                     let position: HashMap<String, usize> = values
                         .values()

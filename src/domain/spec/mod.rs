@@ -137,10 +137,16 @@ pub struct AttributeSpec {
 pub enum DataType {
     /// Generalized along the hierarchy.
     Categorical,
-    /// Numbers; generalized to ranges `[low-high]`.
+    /// Numbers; generalized to ranges `[low .. high]`.
     Numeric,
     /// Ordered values; generalized to ranges of the order.
     Ordinal,
+    /// ISO dates (`YYYY-MM-DD`); generalized to ranges of days by Mondrian, and along a default date
+    /// hierarchy (month, year, decade) by the algorithms that need one when none is given.
+    Date,
+    /// ISO date-times (`YYYY-MM-DDTHH:MM[:SS]`, or a space for the `T`; plain dates are midnight);
+    /// generalized to ranges of time by Mondrian.
+    Datetime,
 }
 
 /// Where a hierarchy comes from.

@@ -2,8 +2,8 @@
 //! ([`super::verify`]): every input record is written exactly once, and every published
 //! quasi-identifier cell covers the record's original value, except for the relocated cells an algorithm
 //! declares (hybrid k-anonymization). Coverage is decided from texts alone: a hierarchy label must be one
-//! of the value's ancestors in the spec's hierarchy; a range `[low-high]` must hold the value by number
-//! (numeric attributes) or by position in the order (ordinal attributes).
+//! of the value's ancestors in the spec's hierarchy; a range `[low .. high]` must hold the value by number
+//! (numeric attributes) or by position in the order (ordinal, date and date-time attributes).
 
 use std::collections::{HashMap, HashSet};
 
@@ -122,15 +122,15 @@ fn covers(coverage: &Coverage, published: &str, original: &str) -> bool {
     }
 }
 
-/// Every way to read `[low-high]` (values may contain `-` themselves).
+/// Every way to read `[low .. high]` (ordinal values may contain ` .. ` themselves).
 fn range_splits(text: &str) -> impl Iterator<Item = (&str, &str)> {
     let inner = text
         .strip_prefix('[')
         .and_then(|t| t.strip_suffix(']'))
         .unwrap_or("");
     inner
-        .match_indices('-')
-        .map(move |(i, _)| (&inner[..i], &inner[i + 1..]))
+        .match_indices(" .. ")
+        .map(move |(i, _)| (&inner[..i], &inner[i + 4..]))
 }
 
 #[cfg(test)]
@@ -139,7 +139,7 @@ mod tests {
     use crate::core::data::Table;
     use crate::core::render::{CellTexts, OutputColumn};
 
-    /// Ages 25, 25, 31, 31, 40 in groups 0, 0, 1, 1, 1 publishing `[20-29]` and `[30-39]`: the last
+    /// Ages 25, 25, 31, 31, 40 in groups 0, 0, 1, 1, 1 publishing `[20 .. 29]` and `[30 .. 39]`: the last
     /// record's cell does not cover 40, and each repeated (text, value) pair counts every time.
     #[test]
     fn counts_every_uncovered_cell_and_every_listed_record() {
@@ -147,7 +147,8 @@ mod tests {
             &["age"],
             &[vec!["25"], vec!["25"], vec!["31"], vec!["31"], vec!["40"]],
         );
-        let texts = CellTexts::from_parts(vec!["[20-29]".into(), "[30-39]".into()], vec![0, 1]);
+        let texts =
+            CellTexts::from_parts(vec!["[20 .. 29]".into(), "[30 .. 39]".into()], vec![0, 1]);
         let group_of = [0u32, 0, 1, 1, 1];
         let column = || OutputColumn::Recoded {
             column: table.column(0),
@@ -191,9 +192,9 @@ mod tests {
 
     #[test]
     fn ranges_cover_by_number_or_position() {
-        assert!(covers(&Coverage::Numeric, "[20-29]", "25"));
-        assert!(covers(&Coverage::Numeric, "[-5--1]", "-3"));
-        assert!(!covers(&Coverage::Numeric, "[20-29]", "30"));
+        assert!(covers(&Coverage::Numeric, "[20 .. 29]", "25"));
+        assert!(covers(&Coverage::Numeric, "[-5 .. -1]", "-3"));
+        assert!(!covers(&Coverage::Numeric, "[20 .. 29]", "30"));
         assert!(!covers(&Coverage::Numeric, "20-29", "25"));
         assert!(covers(&Coverage::Numeric, "25", "25"));
         assert!(covers(&Coverage::Numeric, "*", "25"));
@@ -203,9 +204,13 @@ mod tests {
             .map(|(i, v)| (v.to_string(), i))
             .collect();
         let ordinal = Coverage::Ordinal(order);
-        assert!(covers(&ordinal, "[Some-college-Masters]", "Bachelors"));
-        assert!(covers(&ordinal, "[Preschool-Some-college]", "Some-college"));
-        assert!(!covers(&ordinal, "[Some-college-Bachelors]", "Masters"));
+        assert!(covers(&ordinal, "[Some-college .. Masters]", "Bachelors"));
+        assert!(covers(
+            &ordinal,
+            "[Preschool .. Some-college]",
+            "Some-college"
+        ));
+        assert!(!covers(&ordinal, "[Some-college .. Bachelors]", "Masters"));
         let labels = Coverage::Labels(HashMap::from([(
             "47677".to_string(),
             HashSet::from(["4767*".to_string(), "*".to_string()]),
