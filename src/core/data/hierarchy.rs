@@ -57,6 +57,7 @@ pub struct Hierarchy {
     levels: Vec<Dictionary>,
     parents: Vec<Vec<u32>>,
     leaf_counts: Vec<Vec<u64>>,
+    repeated_rows: usize,
 }
 
 impl Hierarchy {
@@ -118,11 +119,19 @@ impl Hierarchy {
                 leaf_counts[level + 1][code as usize] += 1;
             }
         }
+        let repeated_rows = rows.len() - levels[0].len();
         Ok(Self {
             levels,
             parents,
             leaf_counts,
+            repeated_rows,
         })
+    }
+
+    /// Rows that repeated an earlier row's original value (with the same ancestors) and were counted
+    /// once. ARX counts each row, so loss measures that weigh hierarchy leaves differ from its figures.
+    pub fn repeated_rows(&self) -> usize {
+        self.repeated_rows
     }
 
     /// Number of levels, the original values included (a hierarchy `value;*` has height 2).

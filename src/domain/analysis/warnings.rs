@@ -10,7 +10,9 @@
 //! - `most_records_suppressed`: more than half of the records suppressed;
 //! - `over_generalized`: the smallest published class far larger than the k asked for;
 //! - `suppression_marker_in_input`: a quasi-identifier whose input already holds `*`, the text of a
-//!   suppressed cell.
+//!   suppressed cell;
+//! - `repeated_hierarchy_rows`: a hierarchy that lists an original value on several identical rows
+//!   ([`repeated_hierarchy_rows`]).
 //!
 //! A `strict` job turns them into errors (`strict_warnings`): the two the input shows are checked before
 //! the run ([`input_warnings`]), the rest refuse the output ([`refuse`]).
@@ -187,6 +189,26 @@ fn marker_in_input(column: &str, count: usize) -> Warning {
              from suppressed or fully generalized cells"
         ),
     )
+}
+
+/// `repeated_hierarchy_rows`: one warning per column whose hierarchy listed an original value on more
+/// than one (identical) row, counted once here; ARX counts every row, so measures that weigh hierarchy
+/// leaves (loss, non-uniform entropy) differ from its figures.
+pub fn repeated_hierarchy_rows(columns: &[(String, usize)]) -> Vec<Warning> {
+    columns
+        .iter()
+        .map(|(column, repeated)| {
+            Warning::new(
+                "repeated_hierarchy_rows",
+                Some(column),
+                format!(
+                    "the hierarchy repeats {repeated} row(s) of an original value already listed; each \
+                     value counts once here, while ARX counts every row, so loss figures compared with \
+                     ARX's differ: remove the repeated rows"
+                ),
+            )
+        })
+        .collect()
 }
 
 /// The warnings the input alone shows, before any run: columns published unchanged (sensitive and
@@ -405,5 +427,43 @@ mod tests {
         let mut lenient = spec("insensitive");
         lenient.strict = false;
         assert!(crate::domain::prepare(&table, &lenient, &no_files).is_ok());
+    }
+
+    #[test]
+    fn repeated_hierarchy_rows_are_reported_per_column() {
+        let table = Table::from_rows(
+            &["age", "sex"],
+            &[
+                vec!["30", "F"],
+                vec!["30", "M"],
+                vec!["40", "F"],
+                vec!["40", "M"],
+            ],
+        );
+        let spec = JobSpec::from_json(
+            br#"{"attributes": {
+                "age": {"role": "quasi_identifier",
+                        "hierarchy": {"levels": [["30", "*"], ["40", "*"], ["30", "*"], ["30", "*"]]}},
+                "sex": {"role": "quasi_identifier", "hierarchy": {"levels": [["F", "*"], ["M", "*"]]}}},
+              "privacy_models": [{"type": "k_anonymity", "k": 2}]}"#,
+        )
+        .unwrap();
+        let no_files =
+            |_: &crate::domain::spec::HierarchySpec| -> Result<crate::domain::Resolved, String> {
+                Err("inline only".into())
+            };
+        let completed =
+            crate::domain::run::run_job(&table, &spec, &no_files, &crate::core::control::NoControl)
+                .unwrap();
+        let report = completed.report();
+        let repeated: Vec<&Warning> = report
+            .warnings
+            .iter()
+            .filter(|w| w.code == "repeated_hierarchy_rows")
+            .collect();
+        assert_eq!(repeated.len(), 1, "{:?}", report.warnings);
+        assert_eq!(repeated[0].column.as_deref(), Some("age"));
+        assert!(repeated[0].message.contains("repeats 2 row(s)"));
+        assert!(!repeated[0].message.contains("30"));
     }
 }

@@ -125,6 +125,8 @@ pub struct ResolvedJob {
     pub risk: RiskSettings,
     /// The numeric sensitive attributes whose ψ security estimate the report gives.
     pub linear_diagnostics: Vec<LinearDiagnostic>,
+    /// Columns whose hierarchy repeated rows, with how many (the report warns about them).
+    pub repeated_hierarchy_rows: Vec<(String, usize)>,
 }
 
 impl ResolvedJob {
@@ -283,6 +285,7 @@ pub fn prepare(
     let method = spec.algorithm.method();
     let mut local_attributes = Vec::new();
     let mut identifying = Vec::new();
+    let mut repeated_hierarchy_rows = Vec::new();
     for (index, attribute) in declared {
         let column = table.column(index);
         let pointer = format!("/attributes/{}", pointer_segment(&column.name));
@@ -292,7 +295,10 @@ pub fn prepare(
                 let map = match &attribute.hierarchy {
                     Some(source) => {
                         match problems.keep(bind_hierarchy(source, column, &pointer, resolve)) {
-                            Some(map) => Some(map),
+                            Some(map) => {
+                                note_repeated_rows(&mut repeated_hierarchy_rows, column, &map);
+                                Some(map)
+                            }
                             None => continue,
                         }
                     }
@@ -325,7 +331,11 @@ pub fn prepare(
                 // a hierarchy is optional here; models that need one (hierarchical t-closeness) say so
                 let map = match &attribute.hierarchy {
                     Some(source) => {
-                        problems.keep(bind_hierarchy(source, column, &pointer, resolve))
+                        let map = problems.keep(bind_hierarchy(source, column, &pointer, resolve));
+                        if let Some(map) = &map {
+                            note_repeated_rows(&mut repeated_hierarchy_rows, column, map);
+                        }
+                        map
                     }
                     None => None,
                 };
@@ -449,9 +459,18 @@ pub fn prepare(
             ground_distances,
             query_workload,
             risk,
+            repeated_hierarchy_rows,
         },
         kind,
     })
+}
+
+/// Notes a hierarchy that repeated rows of one original value.
+fn note_repeated_rows(notes: &mut Vec<(String, usize)>, column: &Column, map: &GeneralizationMap) {
+    let repeated = map.hierarchy().repeated_rows();
+    if repeated > 0 {
+        notes.push((column.name.clone(), repeated));
+    }
 }
 
 /// Resolves the workload spec, with the documented defaults.

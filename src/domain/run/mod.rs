@@ -193,6 +193,9 @@ impl Completed<'_> {
         );
         report.fully_generalized_records = findings.fully_generalized_records;
         report.warnings = findings.warnings;
+        report.warnings.extend(warnings::repeated_hierarchy_rows(
+            &self.prepared.repeated_hierarchy_rows,
+        ));
         report
     }
 
