@@ -9,12 +9,13 @@ use std::path::{Path, PathBuf};
 use super::input::read_input;
 use super::progress::TerminalProgress;
 use super::AnonymizeArgs;
+use crate::codec::encoding::EncodingWriter;
 use crate::codec::{parse_arx_hierarchy, CsvOptions};
 use crate::core::control::{Control, Stage};
 use crate::core::engine::Outcome;
 use crate::domain::analysis::warnings::refuse;
 use crate::domain::resolve::document::parse_hierarchy_document;
-use crate::domain::resolve::input_format;
+use crate::domain::resolve::{input_format, output_encoding};
 use crate::domain::run::{run_job, RunError};
 use crate::domain::spec::HierarchySpec;
 use crate::domain::{JobSpec, Report, Resolved};
@@ -27,6 +28,7 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
     let spec = JobSpec::from_json(&spec_bytes)
         .map_err(|e| format!("spec {}: {e}", args.spec.display()))?;
     let format = input_format(&spec.csv).map_err(|e| super::spec_problems(&e))?;
+    let output_encoding = output_encoding(&spec.csv).map_err(|e| super::spec_problems(&e))?;
     let progress = TerminalProgress::new(args.quiet);
     let (table, options) = read_input(&args.input, &format, args.csv_field_limit)?;
     let base = args
@@ -48,8 +50,15 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
         refuse(&report.warnings).map_err(|e| super::spec_problems(&e))?;
     }
     progress.enter(Stage::Writing);
-    let written = write_atomically(&args.output, |w| {
-        completed.write_csv(w, &options).map_err(|e| e.to_string())
+    let written = write_atomically(&args.output, |w| match output_encoding {
+        None => completed.write_csv(w, &options).map_err(|e| e.to_string()),
+        Some(encoding) => {
+            let mut encoded = EncodingWriter::new(w, encoding);
+            completed
+                .write_csv(&mut encoded, &options)
+                .map_err(|e| e.to_string())?;
+            encoded.flush().map_err(|e| e.to_string())
+        }
     });
     progress.finish();
     written?;

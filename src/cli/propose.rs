@@ -21,6 +21,7 @@ pub fn run(args: &ProposeArgs) -> Result<(), String> {
     let csv = CsvSpec {
         delimiter: args.delimiter.clone(),
         encoding: args.encoding.clone(),
+        output_encoding: None,
     };
     let format = input_format(&csv).map_err(|e| super::spec_problems(&e))?;
     let (table, options) = read_input(&args.input, &format, DEFAULT_MAX_FIELD_BYTES)?;

@@ -251,9 +251,14 @@ pub fn write_rendering<W: Write>(
         }
         writer.write_record(None::<&[u8]>).map_err(fail)?;
     }
-    writer
-        .flush()
-        .map_err(|e| CodecError::Write(e.kind().to_string()))
+    writer.flush().map_err(|e| {
+        // an encoding writer's own (value-free) message says what went wrong; otherwise the kind
+        CodecError::Write(if e.kind() == std::io::ErrorKind::InvalidData {
+            e.to_string()
+        } else {
+            e.kind().to_string()
+        })
+    })
 }
 
 #[cfg(test)]

@@ -2,11 +2,12 @@
 //! UTF-8 before parsing with encoding_rs, the WHATWG Encoding Standard's decoders. Labels are the
 //! standard's (`windows-1252`, `iso-8859-1`, `latin1`, …; ISO-8859-1 decodes as its superset
 //! Windows-1252, as browsers do). UTF-8 input is not decoded: the CSV reader checks it and names the
-//! first invalid field. Output is always UTF-8.
+//! first invalid field. Output is UTF-8 unless the CLI is asked for another encoding ([`EncodingWriter`]);
+//! a character that encoding cannot write is an error, never a silent replacement.
 
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 
-use encoding_rs::{Decoder, Encoding, UTF_16BE, UTF_16LE, UTF_8};
+use encoding_rs::{Decoder, EncoderResult, Encoding, UTF_16BE, UTF_16LE, UTF_8};
 
 /// The encoding a label names, or `None` for UTF-8 (read as it is); an error message for an unknown or
 /// unsupported label.
@@ -91,6 +92,91 @@ impl<R: Read> Read for DecodingReader<R> {
     }
 }
 
+/// A writer that encodes the UTF-8 written to it into `encoding` before passing it on. A character the
+/// encoding has no form for fails the write with `InvalidData` (the message names no character).
+pub struct EncodingWriter<W: Write> {
+    inner: W,
+    encoder: encoding_rs::Encoder,
+    encoding: &'static Encoding,
+    /// Bytes of a UTF-8 sequence split between two writes.
+    pending: Vec<u8>,
+}
+
+impl<W: Write> EncodingWriter<W> {
+    /// Encodes into `encoding` what is written, then writes it to `inner`.
+    pub fn new(inner: W, encoding: &'static Encoding) -> Self {
+        Self {
+            inner,
+            encoder: encoding.new_encoder(),
+            encoding,
+            pending: Vec::new(),
+        }
+    }
+
+    fn encode(&mut self, text: &str, last: bool) -> io::Result<()> {
+        let mut input = text;
+        let mut out = vec![
+            0u8;
+            self.encoder
+                .max_buffer_length_from_utf8_without_replacement(input.len())
+                .unwrap_or(input.len() * 4 + 16)
+        ];
+        loop {
+            let (result, read, written) = self
+                .encoder
+                .encode_from_utf8_without_replacement(input, &mut out, last);
+            self.inner.write_all(&out[..written])?;
+            input = &input[read..];
+            match result {
+                EncoderResult::InputEmpty => return Ok(()),
+                EncoderResult::OutputFull => continue,
+                EncoderResult::Unmappable(_) => return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "the output holds a character that {} cannot write; write UTF-8 instead",
+                        self.encoding.name()
+                    ),
+                )),
+            }
+        }
+    }
+}
+
+impl<W: Write> Write for EncodingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        // encode the longest complete UTF-8 prefix; keep a split sequence for the next write
+        let valid = match std::str::from_utf8(&self.pending) {
+            Ok(_) => self.pending.len(),
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            Err(_) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "the output is not UTF-8",
+                ))
+            }
+        };
+        let rest = self.pending.split_off(valid);
+        let text = std::mem::replace(&mut self.pending, rest);
+        // the prefix was checked above
+        let text = String::from_utf8(text)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "the output is not UTF-8"))?;
+        self.encode(&text, false)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if !self.pending.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "the output ends inside a character",
+            ));
+        }
+        self.encode("", true)?;
+        self.inner.flush()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,6 +199,40 @@ mod tests {
         }
         out.extend(transcoder.push(&[], true));
         assert_eq!(String::from_utf8(out).unwrap(), "José;Müller;€\n");
+    }
+
+    #[test]
+    fn utf8_is_encoded_across_writes_and_unmappable_characters_fail() {
+        let encoding = encoding_for("windows-1252").unwrap().unwrap();
+        let mut out = Vec::new();
+        {
+            let mut writer = EncodingWriter::new(&mut out, encoding);
+            let text = "José;Müller;€\n".as_bytes();
+            // one byte at a time: characters split between writes
+            for b in text {
+                writer.write_all(&[*b]).unwrap();
+            }
+            writer.flush().unwrap();
+        }
+        assert_eq!(out, b"Jos\xe9;M\xfcller;\x80\n");
+        // through a CSV writer that flushes it, then flushed again
+        let mut out = Vec::new();
+        {
+            let mut writer = EncodingWriter::new(&mut out, encoding);
+            let mut csv = csv::WriterBuilder::new()
+                .delimiter(b';')
+                .from_writer(&mut writer);
+            csv.write_record(["José", "Zoë"]).unwrap();
+            csv.flush().unwrap();
+            drop(csv);
+            writer.flush().unwrap();
+        }
+        assert_eq!(out, b"Jos\xe9;Zo\xeb\n");
+        let mut sink = Vec::new();
+        let mut writer = EncodingWriter::new(&mut sink, encoding);
+        let e = writer.write_all("Zoë 王".as_bytes()).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        assert!(!e.to_string().contains('王'));
     }
 
     #[test]

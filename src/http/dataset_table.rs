@@ -29,6 +29,18 @@ pub fn check_csv_settings(csv: &CsvSpec, dataset: &Dataset) -> Result<(), ApiErr
             .into());
         }
     }
+    if let Some(label) = &csv.output_encoding {
+        let encodes = crate::codec::encoding::encoding_for(label)
+            .map_err(|m| SpecError::new("/csv/output_encoding", ErrorCode::InvalidEncoding, m))?;
+        if encodes.is_some() {
+            return Err(SpecError::new(
+                "/csv/output_encoding",
+                ErrorCode::InvalidEncoding,
+                "the service publishes UTF-8; leave csv.output_encoding out",
+            )
+            .into());
+        }
+    }
     let Some(delimiter) = &csv.delimiter else {
         return Ok(());
     };

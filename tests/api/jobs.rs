@@ -1053,4 +1053,11 @@ async fn windows_1252_uploads_publish_utf8(service: Service) {
     spec["csv"] = json!({"encoding": "windows-1252"});
     let response = service.post("/v1/jobs").json(&spec).send().await.unwrap();
     expect_problem(response, 422, "invalid_encoding").await;
+    // the service publishes UTF-8
+    spec["csv"] = json!({"output_encoding": "windows-1252"});
+    let response = service.post("/v1/jobs").json(&spec).send().await.unwrap();
+    let problem = expect_problem(response, 422, "invalid_encoding").await;
+    assert_eq!(problem["pointer"], "/csv/output_encoding");
+    spec["csv"] = json!({"output_encoding": "utf-8"});
+    submit_ok(&service, &spec).await;
 }

@@ -1637,3 +1637,45 @@ fn proposals_run_as_they_are_to_k_anonymous_outputs() {
         }
     }
 }
+
+/// `csv.output_encoding` writes the output in another encoding (the input here is Windows-1252 too);
+/// a character the encoding cannot write fails the run and leaves no output.
+#[test]
+fn the_output_may_be_written_in_windows_1252() {
+    let case = Case::new();
+    let input = case.write(
+        "latin.csv",
+        &b"name;sex\nJos\xe9;M\nM\xfcller;M\nRen\xe9e;F\nZo\xeb;F\n"[..],
+    );
+    let spec = json!({
+        "csv": {"delimiter": ";", "encoding": "windows-1252", "output_encoding": "windows-1252"},
+        "attributes": {
+            "name": {"role": "insensitive"},
+            "sex": {"role": "quasi_identifier",
+                    "hierarchy": {"builder": {"type": "categories", "levels": []}}},
+        },
+        "privacy_models": [{"type": "k_anonymity", "k": 2}],
+    });
+    let spec_path = case.write_spec("latin.json", &spec);
+    assert_success(&case.run(&input, &spec_path));
+    let bytes = std::fs::read(case.path("out.csv")).unwrap();
+    for name in [&b"Jos\xe9"[..], b"M\xfcller", b"Ren\xe9e", b"Zo\xeb"] {
+        assert!(
+            bytes.windows(name.len()).any(|w| w == name),
+            "{:?} missing",
+            String::from_utf8_lossy(name)
+        );
+    }
+    assert!(std::str::from_utf8(&bytes).is_err(), "not UTF-8 any more");
+
+    let wide = case.write("wide.csv", "name;sex\nWang 王;M\nAnn;M\nBea;F\nCid;F\n");
+    let mut utf8_in = spec.clone();
+    utf8_in["csv"].as_object_mut().unwrap().remove("encoding");
+    let spec_path = case.write_spec("wide.json", &utf8_in);
+    let result = case.run_to(&wide, &spec_path, "wide-out.csv");
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cannot write"), "{stderr}");
+    assert!(!stderr.contains('王'), "{stderr}");
+    assert!(!case.path("wide-out.csv").exists());
+}

@@ -259,6 +259,15 @@ pub fn input_format(csv: &CsvSpec) -> Result<InputFormat, SpecError> {
     })
 }
 
+/// The encoding `csv.output_encoding` asks for (`None`: UTF-8); problems point at it.
+pub fn output_encoding(csv: &CsvSpec) -> Result<Option<&'static encoding_rs::Encoding>, SpecError> {
+    match &csv.output_encoding {
+        None => Ok(None),
+        Some(label) => crate::codec::encoding::encoding_for(label)
+            .map_err(|m| SpecError::new("/csv/output_encoding", ErrorCode::InvalidEncoding, m)),
+    }
+}
+
 fn delimiter_byte(d: &Option<String>, pointer: &str) -> Result<u8, SpecError> {
     match d {
         None => Ok(b';'),

@@ -98,6 +98,9 @@ pub struct CsvSpec {
     /// CLI decodes its input with it; the service decodes at upload (`?encoding=`) and stores UTF-8, so
     /// a job's spec may only say `utf-8` there.
     pub encoding: Option<String>,
+    /// The output's character encoding for the CLI (a WHATWG label); UTF-8 when absent. A character the
+    /// encoding cannot write fails the run. The service publishes UTF-8.
+    pub output_encoding: Option<String>,
 }
 
 /// The role of a column.
