@@ -6,10 +6,12 @@ alter table hierarchy add column kind text;
 alter table hierarchy add column level_count bigint;
 alter table hierarchy add column value_count bigint;
 create index hierarchy_tenant_page on hierarchy (tenant_id, created_at, id);
--- The stored hierarchies each job references, so that one in use by a live job is not deleted.
+-- The stored hierarchies each job references, so that one in use by a live job is not deleted: deleting a
+-- hierarchy first removes the links of finished jobs, then the row; a link left (a queued or running job,
+-- also one committed meanwhile) fails the delete on this foreign key.
 create table job_hierarchy (
     job_id text not null references job (id) on delete cascade,
-    hierarchy_id text not null references hierarchy (id) on delete cascade,
+    hierarchy_id text not null references hierarchy (id),
     primary key (job_id, hierarchy_id)
 );
 create index job_hierarchy_hierarchy on job_hierarchy (hierarchy_id);

@@ -11,6 +11,7 @@ use serde_json::json;
 use super::input::read_input;
 use super::ProposeArgs;
 use crate::codec::DEFAULT_MAX_FIELD_BYTES;
+use crate::core::control::NoControl;
 use crate::domain::proposal::{propose, Proposal};
 use crate::domain::resolve::input_format;
 use crate::domain::run::RunError;
@@ -34,7 +35,7 @@ pub fn run(args: &ProposeArgs) -> Result<(), String> {
     if let Some(encoding) = &args.encoding {
         csv_json["encoding"] = json!(encoding);
     }
-    let proposal = propose(&table, Some(csv_json), true).map_err(|e| match e {
+    let proposal = propose(&table, Some(csv_json), Some(&NoControl)).map_err(|e| match e {
         RunError::Spec(e) => super::spec_problems(&e),
         other => format!("the proposal could not be checked: {other}"),
     })?;
@@ -87,15 +88,17 @@ fn explanation(proposal: &Proposal) -> String {
                         "warning: {column}: {} [{}]\n",
                         warning.message, warning.code
                     )),
-                    None => {
-                        text.push_str(&format!("warning: {} [{}]\n", warning.message, warning.code))
-                    }
+                    None => text.push_str(&format!(
+                        "warning: {} [{}]\n",
+                        warning.message, warning.code
+                    )),
                 }
             }
         }
         None => text.push_str(&format!(
-            "proposed: highest prosecutor risk at most {:.3} (k-anonymity bound; no trial run on a table this large)\n",
-            expected.highest_prosecutor_risk
+            "proposed: highest prosecutor risk at most {:.3} (the k-anonymity bound; {})\n",
+            expected.highest_prosecutor_risk,
+            expected.note.unwrap_or("no trial run")
         )),
     }
     text

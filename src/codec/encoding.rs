@@ -17,7 +17,7 @@ pub fn encoding_for(label: &str) -> Result<Option<&'static Encoding>, String> {
     })?;
     if encoding == UTF_16LE || encoding == UTF_16BE || encoding.name() == "replacement" {
         return Err(format!(
-            "the {} encoding is not supported for CSV input",
+            "the {} encoding is not supported for CSV files",
             encoding.name()
         ));
     }
@@ -130,13 +130,15 @@ impl<W: Write> EncodingWriter<W> {
             match result {
                 EncoderResult::InputEmpty => return Ok(()),
                 EncoderResult::OutputFull => continue,
-                EncoderResult::Unmappable(_) => return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!(
+                EncoderResult::Unmappable(_) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!(
                         "the output holds a character that {} cannot write; write UTF-8 instead",
                         self.encoding.name()
                     ),
-                )),
+                    ))
+                }
             }
         }
     }

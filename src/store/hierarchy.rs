@@ -4,8 +4,8 @@
 use uuid::Uuid;
 
 use super::{
-    id_text, now_ms, page_limit, page_of, parse_id, with_pool, Cursor, Page, Result, Store,
-    StoreError,
+    id_text, now_ms, page_limit, page_of, parse_id, with_pool, with_tx, Cursor, Page, Result,
+    Store, StoreError,
 };
 use crate::error_code::ErrorCode;
 
@@ -146,6 +146,18 @@ impl Store {
         row.ok_or(StoreError::NotFound)?.try_into()
     }
 
+    /// Whether the tenant has this hierarchy (without reading its document).
+    pub async fn hierarchy_exists(&self, tenant: Uuid, id: Uuid) -> Result<bool> {
+        let found: Option<i32> = with_pool!(self, pool => {
+            sqlx::query_scalar("select 1 from hierarchy where id = $1 and tenant_id = $2")
+                .bind(id_text(id))
+                .bind(id_text(tenant))
+                .fetch_optional(pool)
+                .await?
+        });
+        Ok(found.is_some())
+    }
+
     /// The tenant's hierarchies, newest first, at most `limit` (1..=1000) per page. Documents are read
     /// only for hierarchies stored without a recorded shape (`content_json` is empty otherwise).
     pub async fn list_hierarchies(
@@ -184,27 +196,47 @@ impl Store {
     /// Deletes the tenant's hierarchy unless a queued or running job references it (Conflict
     /// `hierarchy_in_use`); finished jobs keep their reports and outputs. NotFound when the tenant has
     /// no such hierarchy.
+    ///
+    /// In one transaction, the links of finished jobs go first, then the row; a link left (a live job,
+    /// also one whose creation committed while the delete waited for the row) fails the delete on the
+    /// link's foreign key, which both backends check when the statement ends.
     pub async fn delete_hierarchy(&self, tenant: Uuid, id: Uuid) -> Result<()> {
-        let deleted = with_pool!(self, pool => {
+        let mut tx = self.begin_write().await?;
+        with_tx!(&mut tx, conn => {
             sqlx::query(
-                "delete from hierarchy where id = $1 and tenant_id = $2 and not exists (\
-                   select 1 from job_hierarchy l join job j on j.id = l.job_id \
-                   where l.hierarchy_id = $1 and j.state in ('queued', 'running'))",
+                "delete from job_hierarchy where hierarchy_id = $1 and job_id in (\
+                   select j.id from job j where j.tenant_id = $2 and j.state not in ('queued', 'running'))",
             )
             .bind(id_text(id))
             .bind(id_text(tenant))
-            .execute(pool)
-            .await?
-            .rows_affected()
+            .execute(&mut *conn)
+            .await?;
         });
-        if deleted == 1 {
-            return Ok(());
+        let deleted = with_tx!(&mut tx, conn => {
+            sqlx::query("delete from hierarchy where id = $1 and tenant_id = $2")
+                .bind(id_text(id))
+                .bind(id_text(tenant))
+                .execute(&mut *conn)
+                .await
+                .map(|done| done.rows_affected())
+        });
+        match deleted {
+            Ok(1) => tx.commit().await,
+            Ok(_) => {
+                tx.rollback().await?;
+                Err(StoreError::NotFound)
+            }
+            Err(sqlx::Error::Database(e)) if e.is_foreign_key_violation() => {
+                tx.rollback().await?;
+                Err(StoreError::Conflict(
+                    ErrorCode::HierarchyInUse,
+                    "a queued or running job uses this hierarchy; cancel or wait for it first",
+                ))
+            }
+            Err(e) => {
+                tx.rollback().await?;
+                Err(e.into())
+            }
         }
-        // nothing deleted: absent, or in use
-        self.get_hierarchy(tenant, id).await?;
-        Err(StoreError::Conflict(
-            ErrorCode::HierarchyInUse,
-            "a queued or running job uses this hierarchy; cancel or wait for it first",
-        ))
     }
 }

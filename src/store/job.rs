@@ -160,7 +160,8 @@ macro_rules! job_columns {
          cancel_requested, progress_json, failure_code, failure_message, lease_owner, \
          lease_expires_at, created_at, updated_at, started_at, finished_at, name, labels_json, \
          summary_json, outcome_json, \
-         (select d.name from dataset d where d.id = job.dataset_id) as dataset_name"
+         (select d.name from dataset d where d.id = job.dataset_id and d.tenant_id = job.tenant_id) \
+         as dataset_name"
     };
 }
 
@@ -424,7 +425,7 @@ impl Store {
                 });
             }
             for hierarchy in new.hierarchy_ids {
-                with_tx!(&mut tx, conn => {
+                let linked = with_tx!(&mut tx, conn => {
                     sqlx::query(
                         "insert into job_hierarchy (job_id, hierarchy_id) select $1, id from hierarchy \
                          where id = $2 and tenant_id = $3 on conflict do nothing",
@@ -433,8 +434,22 @@ impl Store {
                     .bind(id_text(*hierarchy))
                     .bind(id_text(tenant))
                     .execute(&mut *conn)
-                    .await?;
+                    .await
+                    .map(|done| done.rows_affected())
                 });
+                // the hierarchy was deleted since the job was validated: the job is not queued
+                let gone = match linked {
+                    Ok(rows) => rows == 0,
+                    Err(sqlx::Error::Database(e)) if e.is_foreign_key_violation() => true,
+                    Err(e) => return Err(e.into()),
+                };
+                if gone {
+                    tx.rollback().await?;
+                    return Err(StoreError::Conflict(
+                        ErrorCode::UnknownHierarchy,
+                        "a hierarchy the job references was deleted meanwhile",
+                    ));
+                }
             }
         }
         tx.commit().await?;

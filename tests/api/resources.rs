@@ -257,6 +257,42 @@ async fn hierarchies_in_use_are_not_deleted(service: Service) {
         .unwrap();
     assert_eq!(response.status(), StatusCode::NO_CONTENT);
     get_json(&service, &format!("/v1/jobs/{finished}/result")).await;
+
+    // a job whose hierarchy is deleted between its validation and its insertion is not queued
+    let store = service.store();
+    let tenant = store
+        .authenticate(&service.key)
+        .await
+        .unwrap()
+        .unwrap()
+        .tenant_id;
+    let dataset_id = uuid::Uuid::parse_str(&dataset).unwrap();
+    let gone = uuid::Uuid::parse_str(id).unwrap();
+    let created = store
+        .create_job_with(anonymizer::store::NewJob {
+            tenant,
+            dataset_id,
+            spec_json: "{}",
+            idempotency_key: None,
+            request_hash: "h",
+            name: None,
+            labels: &[],
+            hierarchy_ids: &[gone],
+            summary_json: None,
+        })
+        .await;
+    assert!(
+        matches!(
+            created,
+            Err(anonymizer::store::StoreError::Conflict(
+                anonymizer::error_code::ErrorCode::UnknownHierarchy,
+                _
+            ))
+        ),
+        "{created:?}"
+    );
+    let listed = get_json(&service, "/v1/jobs?state=queued").await;
+    assert!(listed["items"].as_array().unwrap().is_empty(), "{listed}");
 }
 
 /// A job's name and labels come back on every view, lists filter by label, and the summary says what

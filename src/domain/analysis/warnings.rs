@@ -213,7 +213,7 @@ pub fn repeated_hierarchy_rows(columns: &[(String, usize)]) -> Vec<Warning> {
 
 /// The warnings the input alone shows, before any run: columns published unchanged (sensitive and
 /// insensitive) that are near-unique over all records, and quasi-identifiers whose input holds `*`.
-/// Suppression can only lower a column's distinct share, so a run may not repeat the first warning.
+/// The run checks the published records again, which suppression may change either way.
 pub fn input_warnings(table: &Table, spec: &JobSpec) -> Vec<Warning> {
     let rows = table.row_count();
     let mut warnings = Vec::new();

@@ -25,8 +25,9 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::codec::profile::{profile_column, ValueType};
-use crate::core::control::NoControl;
+use crate::core::control::Control;
 use crate::core::data::{Column, Table};
+use crate::core::error::CoreError;
 use crate::core::risk::RiskProfile;
 use crate::domain::analysis::assessment::{assess, Assessment, AssessmentSpec};
 use crate::domain::analysis::warnings::{Warning, NEAR_UNIQUE_MIN_RECORDS, NEAR_UNIQUE_SHARE};
@@ -93,6 +94,9 @@ pub struct Expected {
     /// The trial run's figures, when there was one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trial: Option<Trial>,
+    /// Why there is no trial, when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<&'static str>,
 }
 
 /// What a trial run of the proposal achieved.
@@ -109,15 +113,24 @@ pub struct Trial {
 }
 
 /// Proposes a job for `table`; `csv` is the spec's `csv` object (the delimiter for the CLI), if any.
-/// A trial run happens when `allow_trial` and the table has at most [`TRIAL_MAX_RECORDS`] records.
-pub fn propose(table: &Table, csv: Option<Value>, allow_trial: bool) -> Result<Proposal, RunError> {
+/// A trial run, under `trial`'s control, happens when one is given and the table has at most
+/// [`TRIAL_MAX_RECORDS`] records; a trial the control stops leaves the k bound as the expectation.
+pub fn propose(
+    table: &Table,
+    csv: Option<Value>,
+    trial: Option<&dyn Control>,
+) -> Result<Proposal, RunError> {
     let columns = classify(table);
     let mut attributes = Map::new();
     for (column, proposal) in table.columns().iter().zip(&columns) {
         let mut attribute = json!({"role": proposal.role});
         if proposal.role == "quasi_identifier" {
             let builder = builder_for(column, proposal.value_type);
-            attribute["data_type"] = json!(data_type_for(&builder, proposal.value_type));
+            // empty cells fit no order: such a column keeps its hierarchy only (a builder gives empty
+            // values their own leaf)
+            if column.dictionary.code("").is_none() {
+                attribute["data_type"] = json!(data_type_for(&builder, proposal.value_type));
+            }
             attribute["hierarchy"] = json!({ "builder": builder });
         }
         attributes.insert(column.name.clone(), attribute);
@@ -141,15 +154,25 @@ pub fn propose(table: &Table, csv: Option<Value>, allow_trial: bool) -> Result<P
     let assessment_spec = AssessmentSpec::from_json(assessment_spec.to_string().as_bytes())?;
     let assessment = assess(table, &assessment_spec)?;
     let job = JobSpec::from_json(spec.to_string().as_bytes())?;
-    let expected = if allow_trial && table.row_count() <= TRIAL_MAX_RECORDS {
-        trial(table, &job)?
-    } else {
-        // the spec is still checked against the table in full
-        crate::domain::prepare(table, &job, &inline_only)?;
-        Expected {
-            basis: "bound",
-            highest_prosecutor_risk: 1.0 / k as f64,
-            trial: None,
+    let bound = |note: &'static str| Expected {
+        basis: "bound",
+        highest_prosecutor_risk: 1.0 / k as f64,
+        trial: None,
+        note: Some(note),
+    };
+    let expected = match trial {
+        Some(control) if table.row_count() <= TRIAL_MAX_RECORDS => {
+            match run_trial(table, &job, control) {
+                Err(RunError::Core(CoreError::Cancelled)) => {
+                    bound("the trial run was stopped at its time limit")
+                }
+                other => other?,
+            }
+        }
+        _ => {
+            // the spec is still checked against the table in full
+            crate::domain::prepare(table, &job, &inline_only)?;
+            bound("no trial run: the table is larger than the trial limit")
         }
     };
     Ok(Proposal {
@@ -165,9 +188,9 @@ fn inline_only(_: &HierarchySpec) -> Result<Resolved, String> {
     Err("a proposal builds its hierarchies inline".into())
 }
 
-/// Runs the proposed job and reads its report.
-fn trial(table: &Table, job: &JobSpec) -> Result<Expected, RunError> {
-    let completed = run_job(table, job, &inline_only, &NoControl)?;
+/// Runs the proposed job under `control` and reads its report.
+fn run_trial(table: &Table, job: &JobSpec, control: &dyn Control) -> Result<Expected, RunError> {
+    let completed = run_job(table, job, &inline_only, control)?;
     let report = completed.report();
     Ok(Expected {
         basis: "trial",
@@ -178,6 +201,7 @@ fn trial(table: &Table, job: &JobSpec) -> Result<Expected, RunError> {
             risk: report.risk.after,
             warnings: report.warnings,
         }),
+        note: None,
     })
 }
 
@@ -242,9 +266,36 @@ pub fn classify(table: &Table) -> Vec<ColumnProposal> {
         .iter()
         .filter(|p| p.role == "quasi_identifier")
         .count();
-    for proposal in proposals.iter_mut().filter(|p| p.role.is_empty()) {
+    let fewest = proposals
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.role.is_empty() && p.distinct_count > 1)
+        .min_by_key(|(_, p)| p.distinct_count)
+        .map(|(i, _)| i);
+    // a spec needs a quasi-identifier: without one by name, date or few values, the column with the
+    // fewest distinct values is it
+    let fallback = if chosen == 0
+        && !proposals
+            .iter()
+            .any(|p| p.role.is_empty() && (p.distinct_count as usize) <= FEW_VALUES)
+    {
+        fewest
+    } else {
+        None
+    };
+    for (index, proposal) in proposals.iter_mut().enumerate() {
+        if !proposal.role.is_empty() {
+            continue;
+        }
         let distinct = proposal.distinct_count as usize;
-        if distinct <= FEW_VALUES && chosen < MAX_QUASI_IDENTIFIERS {
+        if Some(index) == fallback {
+            chosen += 1;
+            proposal.role = "quasi_identifier";
+            proposal.reason = format!(
+                "{distinct} distinct values; no column is named like a demographic attribute or has few \
+                 values, so the one with the fewest is proposed: review the roles"
+            );
+        } else if distinct <= FEW_VALUES && chosen < MAX_QUASI_IDENTIFIERS {
             chosen += 1;
             proposal.role = "quasi_identifier";
             proposal.reason = format!(
@@ -339,6 +390,7 @@ fn round_width(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::control::NoControl;
 
     /// A hospital table: record number, name, birth date, ZIP code, sex, diagnosis and a measurement.
     fn hospital(rows: usize) -> Table {
@@ -411,6 +463,55 @@ mod tests {
     }
 
     #[test]
+    fn without_a_likely_quasi_identifier_the_fewest_valued_column_is_one() {
+        let values: Vec<Vec<String>> = (0..100)
+            .map(|i| vec![format!("{}", i % 60), format!("{}", (i * 3) % 70)])
+            .collect();
+        let rows: Vec<Vec<&str>> = values
+            .iter()
+            .map(|r| r.iter().map(String::as_str).collect())
+            .collect();
+        let table = Table::from_rows(&["score_a", "score_b"], &rows);
+        let proposals = classify(&table);
+        assert_eq!(
+            roles(&proposals),
+            [("score_a", "quasi_identifier"), ("score_b", "insensitive")]
+        );
+        assert!(proposals[0].reason.contains("review the roles"));
+        assert!(propose(&table, None, None).is_ok());
+    }
+
+    #[test]
+    fn columns_with_empty_cells_get_no_data_type() {
+        let values: Vec<Vec<String>> = (0..100)
+            .map(|i| {
+                vec![
+                    if i % 10 == 0 {
+                        String::new()
+                    } else {
+                        format!("{}", 20 + i % 50)
+                    },
+                    ["F", "M"][i % 2].to_string(),
+                ]
+            })
+            .collect();
+        let rows: Vec<Vec<&str>> = values
+            .iter()
+            .map(|r| r.iter().map(String::as_str).collect())
+            .collect();
+        let table = Table::from_rows(&["age", "sex"], &rows);
+        let proposal = propose(&table, None, Some(&NoControl)).unwrap();
+        assert!(proposal.spec["attributes"]["age"]
+            .get("data_type")
+            .is_none());
+        assert_eq!(
+            proposal.spec["attributes"]["sex"]["data_type"],
+            "categorical"
+        );
+        assert_eq!(proposal.expected.basis, "trial");
+    }
+
+    #[test]
     fn at_most_eight_quasi_identifiers_are_proposed() {
         let header: Vec<String> = (0..12).map(|c| format!("c{c}")).collect();
         let values: Vec<Vec<String>> = (0..100)
@@ -457,7 +558,7 @@ mod tests {
     #[test]
     fn a_proposal_is_a_valid_spec_whose_trial_meets_k() {
         let table = hospital(400);
-        let proposal = propose(&table, None, true).unwrap();
+        let proposal = propose(&table, None, Some(&NoControl)).unwrap();
         let spec = JobSpec::from_json(proposal.spec.to_string().as_bytes()).unwrap();
         assert!(crate::domain::prepare(&table, &spec, &inline_only).is_ok());
         assert_eq!(proposal.assessment.k, 1);
@@ -466,7 +567,7 @@ mod tests {
         assert!(trial.achieved_k >= DEFAULT_K, "{trial:?}");
         assert!(proposal.expected.highest_prosecutor_risk <= 0.2);
         // without a trial, the bound
-        let bound = propose(&table, None, false).unwrap();
+        let bound = propose(&table, None, None).unwrap();
         assert_eq!(bound.expected.basis, "bound");
         assert_eq!(bound.expected.highest_prosecutor_risk, 0.2);
         assert_eq!(
@@ -486,7 +587,13 @@ mod tests {
         let completed = run_job(&table, &mondrian, &inline_only, &NoControl).unwrap();
         assert!(completed.report().achieved.k >= DEFAULT_K);
         // a table smaller than k gets a k it can meet
-        let tiny = propose(&hospital(3), None, true).unwrap();
+        let tiny = propose(&hospital(3), None, Some(&NoControl)).unwrap();
+        // a trial stopped by its control leaves the bound
+        let flag = std::sync::Arc::new(crate::core::control::CancelFlag::default());
+        flag.cancel();
+        let proposal = propose(&table, None, Some(flag.as_ref())).unwrap();
+        assert_eq!(proposal.expected.basis, "bound");
+        assert!(proposal.expected.note.unwrap().contains("stopped"));
         assert_eq!(tiny.spec["privacy_models"][0]["k"], 3);
     }
 }

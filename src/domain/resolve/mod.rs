@@ -559,6 +559,23 @@ fn load(
 /// The hierarchy of a `date` quasi-identifier given without one: the `date` builder's defaults (month,
 /// year, decade, `*`). Values that are no ISO dates are `not_date` at the attribute.
 fn default_date_hierarchy(column: &Column, pointer: &str) -> Result<GeneralizationMap, SpecError> {
+    // the same strict ISO reading as Mondrian's, so a column is a date column for every algorithm or none
+    let bad = column
+        .dictionary
+        .values()
+        .filter(|v| crate::domain::dates::date_seconds(v).is_none())
+        .count();
+    if bad > 0 {
+        return Err(SpecError::new(
+            pointer,
+            ErrorCode::NotDate,
+            format!(
+                "column '{}' holds ISO dates (YYYY-MM-DD) but {bad} of its {} distinct values are not",
+                column.name,
+                column.dictionary.len()
+            ),
+        ));
+    }
     let builder = BuilderSpec::Date(crate::domain::builders::date::DateBuilder {
         format: None,
         levels: None,
