@@ -29,7 +29,40 @@ pub struct IntervalBuilder {
     pub missing: Option<Vec<String>>,
 }
 
+/// Intervals the first level of an automatic interval builder aims at.
+pub const AUTOMATIC_INTERVALS: f64 = 16.0;
+
 impl IntervalBuilder {
+    /// The builder chosen for `numbers` when none is given: about [`AUTOMATIC_INTERVALS`] intervals of
+    /// a round width (1, 2, 2.5 or 5 times a power of ten; at least 1 for `integer` values) over their
+    /// range, joined in pairs until at most two groups are left. `None` when the numbers span no range.
+    pub fn automatic(numbers: &[f64], integer: bool) -> Option<Self> {
+        let min = numbers.iter().copied().reduce(f64::min)?;
+        let max = numbers.iter().copied().reduce(f64::max)?;
+        if max <= min || !(max - min).is_finite() {
+            return None;
+        }
+        let mut width = round_width((max - min) / AUTOMATIC_INTERVALS);
+        if integer {
+            width = width.max(1.0);
+        }
+        let start = (min / width).floor() * width;
+        let mut groups = ((max - start) / width).floor() + 1.0;
+        let mut fanouts = Vec::new();
+        while groups > 2.0 && fanouts.len() < 6 {
+            fanouts.push(2);
+            groups = (groups / 2.0).ceil();
+        }
+        Some(Self {
+            start: None,
+            width,
+            fanouts,
+            bottom_coding: None,
+            top_coding: None,
+            missing: Some(Vec::new()),
+        })
+    }
+
     /// Rows without the top.
     pub(super) fn rows(&self, values: &[&str]) -> Result<Vec<Vec<String>>, BuildError> {
         if !(self.width.is_finite() && self.width > 0.0) {
@@ -125,6 +158,16 @@ fn number(x: f64) -> String {
     }
 }
 
+/// The smallest of 1, 2, 2.5 and 5 times a power of ten that is at least `x` (> 0).
+fn round_width(x: f64) -> f64 {
+    let power = 10f64.powf(x.log10().floor());
+    [1.0, 2.0, 2.5, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * power)
+        .find(|&w| w >= x * (1.0 - 1e-9))
+        .unwrap_or(10.0 * power)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::spec;
@@ -180,5 +223,20 @@ mod tests {
             let e = spec(json).build(&["1"]).unwrap_err();
             assert!(matches!(e, BuildError::Invalid(_)), "{json}: {e}");
         }
+    }
+
+    #[test]
+    fn automatic_intervals_have_round_widths() {
+        assert_eq!(round_width(4.56), 5.0);
+        assert_eq!(round_width(0.31), 0.5);
+        assert_eq!(round_width(120.0), 200.0);
+        assert_eq!(round_width(2.0), 2.0);
+        let ages: Vec<f64> = (17..=90).map(f64::from).collect();
+        let b = IntervalBuilder::automatic(&ages, true).unwrap();
+        assert_eq!((b.width, b.fanouts.clone()), (5.0, vec![2, 2, 2]));
+        assert!(IntervalBuilder::automatic(&[3.0, 3.0], true).is_none());
+        assert!(IntervalBuilder::automatic(&[], false).is_none());
+        let tiny = IntervalBuilder::automatic(&[0.0, 1.0], true).unwrap();
+        assert_eq!(tiny.width, 1.0);
     }
 }

@@ -11,8 +11,8 @@
 //!    fewer than [`MAX_QUASI_IDENTIFIERS`] are chosen (name-hinted ones first);
 //! 6. otherwise `insensitive`.
 //!
-//! Every quasi-identifier gets a `data_type` and a builder chosen from its type: numbers an `interval` builder (about 16
-//! intervals of a round width, joined in pairs up to two groups), postal codes a `mask`, dates a `date`
+//! Every quasi-identifier gets a `data_type` and a builder chosen from its type: numbers an `interval` builder
+//! ([`IntervalBuilder::automatic`]), postal codes a `mask`, dates a `date`
 //! builder (month, year, decade), anything else `categories` without levels (the value or `*`). The model
 //! is k-anonymity with k = [`DEFAULT_K`] and a suppression limit of [`DEFAULT_SUPPRESSION_LIMIT`]. The
 //! expected outcome is measured by running the proposal when the table has at most
@@ -31,6 +31,7 @@ use crate::core::error::CoreError;
 use crate::core::risk::RiskProfile;
 use crate::domain::analysis::assessment::{assess, Assessment, AssessmentSpec};
 use crate::domain::analysis::warnings::{Warning, NEAR_UNIQUE_MIN_RECORDS, NEAR_UNIQUE_SHARE};
+use crate::domain::builders::interval::IntervalBuilder;
 use crate::domain::run::{run_job, RunError};
 use crate::domain::spec::{HierarchySpec, JobSpec};
 use crate::domain::Resolved;
@@ -50,9 +51,6 @@ pub const MAX_QUASI_IDENTIFIERS: usize = 8;
 
 /// Tables of at most this many records get a trial run of the proposal.
 pub const TRIAL_MAX_RECORDS: usize = 1_000_000;
-
-/// Intervals the first level of a numeric builder aims at.
-const TARGET_INTERVALS: f64 = 16.0;
 
 /// The proposal for one column.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -345,8 +343,8 @@ pub fn builder_for(column: &Column, value_type: ValueType) -> Value {
     }
 }
 
-/// About [`TARGET_INTERVALS`] intervals of a round width over the column's range, joined in pairs
-/// until at most two groups are left.
+/// The interval builder [`IntervalBuilder::automatic`] chooses for the column's numbers
+/// (`categories` without levels when they span no range).
 fn numeric_builder(column: &Column, value_type: ValueType) -> Value {
     let numbers: Vec<f64> = column
         .dictionary
@@ -354,37 +352,10 @@ fn numeric_builder(column: &Column, value_type: ValueType) -> Value {
         .filter_map(|v| v.trim().parse::<f64>().ok())
         .filter(|x| x.is_finite())
         .collect();
-    let (Some(min), Some(max)) = (
-        numbers.iter().copied().reduce(f64::min),
-        numbers.iter().copied().reduce(f64::max),
-    ) else {
-        return json!({"type": "categories", "levels": []});
-    };
-    if max <= min {
-        return json!({"type": "categories", "levels": []});
+    match IntervalBuilder::automatic(&numbers, value_type == ValueType::Integer) {
+        Some(b) => json!({"type": "interval", "width": b.width, "fanouts": b.fanouts}),
+        None => json!({"type": "categories", "levels": []}),
     }
-    let mut width = round_width((max - min) / TARGET_INTERVALS);
-    if value_type == ValueType::Integer {
-        width = width.max(1.0);
-    }
-    let start = (min / width).floor() * width;
-    let mut groups = ((max - start) / width).floor() + 1.0;
-    let mut fanouts = Vec::new();
-    while groups > 2.0 && fanouts.len() < 6 {
-        fanouts.push(2);
-        groups = (groups / 2.0).ceil();
-    }
-    json!({"type": "interval", "width": width, "fanouts": fanouts})
-}
-
-/// The smallest of 1, 2, 2.5 and 5 times a power of ten that is at least `x` (> 0).
-fn round_width(x: f64) -> f64 {
-    let power = 10f64.powf(x.log10().floor());
-    [1.0, 2.0, 2.5, 5.0, 10.0]
-        .into_iter()
-        .map(|m| m * power)
-        .find(|&w| w >= x * (1.0 - 1e-9))
-        .unwrap_or(10.0 * power)
 }
 
 #[cfg(test)]
@@ -549,10 +520,6 @@ mod tests {
             builder(6),
             json!({"type": "interval", "width": 0.5, "fanouts": [2, 2, 2]})
         );
-        assert_eq!(round_width(4.56), 5.0);
-        assert_eq!(round_width(0.31), 0.5);
-        assert_eq!(round_width(120.0), 200.0);
-        assert_eq!(round_width(2.0), 2.0);
     }
 
     #[test]

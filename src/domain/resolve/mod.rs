@@ -2,6 +2,7 @@
 //! hierarchies, the engine plan, and the output layout. Every problem is a [`SpecError`] with the JSON
 //! pointer of the offending field; messages name columns, never cell values.
 
+pub mod default_hierarchy;
 pub mod document;
 pub mod local;
 pub mod roles;
@@ -29,10 +30,11 @@ use crate::domain::builders::BuilderSpec;
 use crate::domain::models::{resolve_models, SensitiveColumn, SlotGroundDistance};
 use crate::domain::resolve::local::{dependencies, local_algorithm, local_domain, LocalPlan};
 use crate::domain::spec::{
-    pointer_segment, AlgorithmSpec, CsvSpec, DataType, HierarchySpec, JobSpec, LocalAlgorithmSpec,
-    Method, Problems, QueryWorkloadSpec, Role, SpecError, SuppressedRecords, MAX_WORKLOAD_QUERIES,
+    pointer_segment, AlgorithmSpec, CsvSpec, HierarchySpec, JobSpec, LocalAlgorithmSpec, Method,
+    Problems, QueryWorkloadSpec, Role, SpecError, SuppressedRecords, MAX_WORKLOAD_QUERIES,
 };
 use crate::domain::verify::Requirement;
+use default_hierarchy::default_hierarchy;
 use roles::declared_columns;
 
 /// Loads hierarchies given by reference (a path for the CLI, an id for the service). Returns a message
@@ -311,13 +313,18 @@ pub fn prepare(
                             None => continue,
                         }
                     }
-                    // a date without a hierarchy: months, years and decades, unless Mondrian ranges it
-                    None if attribute.data_type == Some(DataType::Date) && !mondrian => {
-                        match problems.keep(default_date_hierarchy(column, &pointer)) {
+                    // an ordered type without a hierarchy: ranges of a fixed grid, unless Mondrian
+                    // ranges the values itself
+                    None if !mondrian => match attribute
+                        .data_type
+                        .and_then(|t| default_hierarchy(column, t, &pointer))
+                    {
+                        Some(built) => match problems.keep(built) {
                             Some(map) => Some(map),
                             None => continue,
-                        }
-                    }
+                        },
+                        None => None,
+                    },
                     None => None,
                 };
                 match (&method, map) {
@@ -554,47 +561,6 @@ fn load(
             }
         }
     }
-}
-
-/// The hierarchy of a `date` quasi-identifier given without one: the `date` builder's defaults (month,
-/// year, decade, `*`). Values that are no ISO dates are `not_date` at the attribute.
-fn default_date_hierarchy(column: &Column, pointer: &str) -> Result<GeneralizationMap, SpecError> {
-    // the same strict ISO reading as Mondrian's, so a column is a date column for every algorithm or none
-    let bad = column
-        .dictionary
-        .values()
-        .filter(|v| crate::domain::dates::date_seconds(v).is_none())
-        .count();
-    if bad > 0 {
-        return Err(SpecError::new(
-            pointer,
-            ErrorCode::NotDate,
-            format!(
-                "column '{}' holds ISO dates (YYYY-MM-DD) but {bad} of its {} distinct values are not",
-                column.name,
-                column.dictionary.len()
-            ),
-        ));
-    }
-    let builder = BuilderSpec::Date(crate::domain::builders::date::DateBuilder {
-        format: None,
-        levels: None,
-        missing: Some(Vec::new()),
-    });
-    let hierarchy = build(&builder, column, pointer).map_err(|e| {
-        let code = if e.code == ErrorCode::UncoveredValues {
-            ErrorCode::NotDate
-        } else {
-            e.code
-        };
-        SpecError::new(
-            pointer,
-            code,
-            format!("column '{}' is a date column: {}", column.name, e.message),
-        )
-    })?;
-    GeneralizationMap::bind(hierarchy, column)
-        .map_err(|e| SpecError::new(pointer, ErrorCode::UncoveredValues, e.to_string()))
 }
 
 /// Runs `builder` on the distinct values of `column`; errors point at `pointer`.
