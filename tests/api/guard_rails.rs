@@ -7,7 +7,10 @@ use serde_json::{json, Value};
 
 use crate::api_cases;
 use crate::harness::{expect_problem, Service};
-use crate::jobs::{get_json, run_to_success, submit_ok, toy_dataset, toy_spec, worker};
+use crate::jobs::{
+    get_json, patients_spec, run_to_success, submit_ok, toy_dataset, toy_spec, upload_patients,
+    worker,
+};
 
 api_cases!(
     strict_submissions_refuse_what_the_input_shows,
@@ -15,29 +18,9 @@ api_cases!(
 );
 
 async fn strict_submissions_refuse_what_the_input_shows(service: Service) {
-    let mut csv = String::from("mrn,age,sex\n");
-    for i in 0..40 {
-        csv.push_str(&format!(
-            "MRN{:05},{},{}\n",
-            7919 * i % 100_000,
-            20 + i % 7,
-            ["F", "*"][i % 2]
-        ));
-    }
-    let dataset = service.upload_with("patients", csv.as_bytes(), ",").await;
-    let spec = json!({
-        "dataset_id": dataset["id"],
-        "strict": true,
-        "attributes": {
-            "mrn": {"role": "insensitive"},
-            "age": {"role": "quasi_identifier",
-                    "hierarchy": {"builder": {"type": "interval", "width": 5, "fanouts": [2]}}},
-            "sex": {"role": "quasi_identifier",
-                    "hierarchy": {"builder": {"type": "categories", "levels": []}}},
-        },
-        "privacy_models": [{"type": "k_anonymity", "k": 2}],
-        "algorithm": {"type": "flash"},
-    });
+    let dataset = upload_patients(&service, ["F", "*"]).await;
+    let mut spec = patients_spec(&dataset);
+    spec["strict"] = json!(true);
     let response = service.post("/v1/jobs").json(&spec).send().await.unwrap();
     let problem = expect_problem(response, 422, "strict_warnings").await;
     assert_eq!(problem["pointer"], "/attributes/mrn", "{problem}");

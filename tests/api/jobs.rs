@@ -821,14 +821,7 @@ async fn l_diversity_jobs_publish_diverse_classes(service: Service) {
     let job_id = job["id"].as_str().unwrap();
     let job = get_json(&service, &format!("/v1/jobs/{job_id}")).await;
     assert_eq!(job["state"], "succeeded", "{job}");
-    let csv = service
-        .get(&format!("/v1/jobs/{job_id}/output"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let csv = download(&service, job_id).await;
     let mut classes: std::collections::HashMap<&str, std::collections::HashSet<&str>> =
         Default::default();
     for line in csv.lines().skip(1) {
@@ -875,14 +868,7 @@ async fn categorical_jobs_publish_covered_classes(service: Service) {
     let job_id = job["id"].as_str().unwrap();
     let job = get_json(&service, &format!("/v1/jobs/{job_id}")).await;
     assert_eq!(job["state"], "succeeded", "{job}");
-    let csv = service
-        .get(&format!("/v1/jobs/{job_id}/output"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let csv = download(&service, job_id).await;
     let mut classes: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> =
         Default::default();
     for line in csv.lines().skip(1) {
@@ -945,14 +931,7 @@ async fn local_recoding_jobs_publish_ranges(service: Service) {
     assert_eq!(report["recoding"]["algorithm"], "mondrian", "{report}");
     assert!(report.get("transformation").is_none());
     assert!(report["recoding"]["groups"].as_u64().unwrap() >= 2);
-    let csv = service
-        .get(&format!("/v1/jobs/{job_id}/output"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let csv = download(&service, job_id).await;
     let mut classes: std::collections::HashMap<(String, String), u32> = Default::default();
     for line in csv.lines().skip(1) {
         let cells: Vec<&str> = line.split(';').collect();
@@ -971,20 +950,24 @@ async fn local_recoding_jobs_publish_ranges(service: Service) {
     assert_eq!(problem["pointer"], "/attributes/diagnosis");
 }
 
-/// A job whose hierarchies come from builders runs through the service, and its report warns about a
-/// record number published unchanged (`near_unique_column`), without naming any of its values.
-async fn builders_and_warnings_reach_the_report(service: Service) {
+/// Uploads 40 patients: a record number (near-unique), an age of 7 values and a sex taking the two
+/// `sexes` in turn.
+pub(crate) async fn upload_patients(service: &Service, sexes: [&str; 2]) -> Value {
     let mut csv = String::from("mrn,age,sex\n");
     for i in 0..40 {
         csv.push_str(&format!(
             "MRN{:05},{},{}\n",
             7919 * i % 100_000,
             20 + i % 7,
-            ["F", "M"][i % 2]
+            sexes[i % 2]
         ));
     }
-    let dataset = service.upload_with("patients", csv.as_bytes(), ",").await;
-    let spec = json!({
+    service.upload_with("patients", csv.as_bytes(), ",").await
+}
+
+/// 2-anonymity of the patients over age (5-year intervals) and sex, the record number published as it is.
+pub(crate) fn patients_spec(dataset: &Value) -> Value {
+    json!({
         "dataset_id": dataset["id"],
         "attributes": {
             "mrn": {"role": "insensitive"},
@@ -995,7 +978,26 @@ async fn builders_and_warnings_reach_the_report(service: Service) {
         },
         "privacy_models": [{"type": "k_anonymity", "k": 2}],
         "algorithm": {"type": "flash"},
-    });
+    })
+}
+
+/// The anonymized CSV of a succeeded job.
+pub(crate) async fn download(service: &Service, job_id: &str) -> String {
+    service
+        .get(&format!("/v1/jobs/{job_id}/output"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
+/// A job whose hierarchies come from builders runs through the service, and its report warns about a
+/// record number published unchanged (`near_unique_column`), without naming any of its values.
+async fn builders_and_warnings_reach_the_report(service: Service) {
+    let dataset = upload_patients(&service, ["F", "M"]).await;
+    let spec = patients_spec(&dataset);
     let (_, report) = run_to_success(&service, &spec).await;
     let warnings = report["warnings"].as_array().expect("warnings");
     let near_unique: Vec<&Value> = warnings
@@ -1039,14 +1041,7 @@ async fn windows_1252_uploads_publish_utf8(service: Service) {
         "privacy_models": [{"type": "k_anonymity", "k": 2}],
     });
     let (job_id, _) = run_to_success(&service, &spec).await;
-    let output = service
-        .get(&format!("/v1/jobs/{job_id}/output"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let output = download(&service, &job_id).await;
     for name in ["José", "Müller", "Renée", "Zoë"] {
         assert!(output.contains(name), "{name} missing from {output}");
     }

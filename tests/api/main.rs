@@ -8,6 +8,8 @@ mod csv_battery;
 #[path = "../support/database.rs"]
 mod database;
 mod harness;
+#[path = "../support/hospital.rs"]
+mod hospital;
 
 mod assessments;
 mod audit;

@@ -9,27 +9,10 @@ use serde_json::Value;
 
 use crate::api_cases;
 use crate::harness::{expect_problem, Service};
-use crate::jobs::{get_json, submit_ok, worker};
+use crate::hospital::hospital_csv;
+use crate::jobs::{download, get_json, submit_ok, worker};
 
 api_cases!(a_proposal_runs_as_it_is_to_a_k_anonymous_output);
-
-/// 300 patients: record number, name, birth date, ZIP code, sex, diagnosis.
-pub(crate) fn hospital_csv() -> String {
-    let mut csv = String::from("mrn,name,birth_date,zip,sex,diagnosis\n");
-    for i in 0..300usize {
-        csv.push_str(&format!(
-            "MRN{:06},Patient {i},19{:02}-{:02}-{:02},{},{},{}\n",
-            100_003 * i % 1_000_000,
-            30 + i % 60,
-            1 + i % 12,
-            1 + (i * 7) % 28,
-            8000 + (i * 13) % 50,
-            ["F", "M"][i % 2],
-            ["I21.4", "J18.9", "E11.9", "I10", "C50.9"][i % 5],
-        ));
-    }
-    csv
-}
 
 /// The smallest class of `csv` over `columns`, the all-`*` class (suppressed records) left out.
 pub(crate) fn smallest_class(csv: &str, columns: &[&str]) -> usize {
@@ -100,14 +83,7 @@ async fn a_proposal_runs_as_it_is_to_a_k_anonymous_output(service: Service) {
     let job_id = job["id"].as_str().unwrap();
     let state = get_json(&service, &format!("/v1/jobs/{job_id}")).await;
     assert_eq!(state["state"], "succeeded", "{state}");
-    let output = service
-        .get(&format!("/v1/jobs/{job_id}/output"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let output = download(&service, job_id).await;
     assert!(!output.lines().next().unwrap().contains("mrn"));
     let smallest = smallest_class(&output, &["birth_date", "zip", "sex"]);
     assert!(smallest >= k as usize, "a class of {smallest}");

@@ -7,7 +7,9 @@ use serde_json::{json, Value};
 
 use crate::api_cases;
 use crate::harness::{expect_problem, Service};
-use crate::jobs::{get_json, run_to_success, submit_ok, toy_dataset, toy_spec};
+use crate::jobs::{
+    get_json, patients_spec, run_to_success, submit_ok, toy_dataset, toy_spec, upload_patients,
+};
 
 api_cases!(
     stored_builders_are_built_per_job,
@@ -298,30 +300,10 @@ async fn hierarchies_in_use_are_not_deleted(service: Service) {
 /// A job's name and labels come back on every view, lists filter by label, and the summary says what
 /// the job asked for and, once it succeeded, what it achieved; warnings are in the job view too.
 async fn jobs_carry_names_labels_and_summaries(service: Service) {
-    let mut csv = String::from("mrn,age,sex\n");
-    for i in 0..40 {
-        csv.push_str(&format!(
-            "MRN{:05},{},{}\n",
-            7919 * i % 100_000,
-            20 + i % 7,
-            ["F", "M"][i % 2]
-        ));
-    }
-    let dataset = service.upload_with("patients", csv.as_bytes(), ",").await;
-    let spec = json!({
-        "dataset_id": dataset["id"],
-        "name": "cardio export",
-        "labels": ["study=cardio", "q3"],
-        "attributes": {
-            "mrn": {"role": "insensitive"},
-            "age": {"role": "quasi_identifier",
-                    "hierarchy": {"builder": {"type": "interval", "width": 5, "fanouts": [2]}}},
-            "sex": {"role": "quasi_identifier",
-                    "hierarchy": {"builder": {"type": "categories", "levels": []}}},
-        },
-        "privacy_models": [{"type": "k_anonymity", "k": 2}],
-        "algorithm": {"type": "flash"},
-    });
+    let dataset = upload_patients(&service, ["F", "M"]).await;
+    let mut spec = patients_spec(&dataset);
+    spec["name"] = json!("cardio export");
+    spec["labels"] = json!(["study=cardio", "q3"]);
     let (job_id, report) = run_to_success(&service, &spec).await;
     let mut other = spec.clone();
     other["labels"] = json!(["q4"]);

@@ -1572,19 +1572,7 @@ fn smallest_output_class(path: &Path, delimiter: char, columns: &[&str]) -> usiz
 #[test]
 fn proposals_run_as_they_are_to_k_anonymous_outputs() {
     let case = Case::new();
-    let mut hospital = String::from("mrn,name,birth_date,zip,sex,diagnosis\n");
-    for i in 0..300usize {
-        hospital.push_str(&format!(
-            "MRN{:06},Patient {i},19{:02}-{:02}-{:02},{},{},{}\n",
-            100_003 * i % 1_000_000,
-            30 + i % 60,
-            1 + i % 12,
-            1 + (i * 7) % 28,
-            8000 + (i * 13) % 50,
-            ["F", "M"][i % 2],
-            ["I21.4", "J18.9", "E11.9", "I10", "C50.9"][i % 5],
-        ));
-    }
+    let hospital = crate::hospital::hospital_csv();
     let inputs = [
         (data_dir("adult").join("adult.csv"), "adult"),
         (case.write("hospital.csv", &hospital), "hospital"),

@@ -5,6 +5,8 @@
 mod csv_battery;
 #[path = "../support/database.rs"]
 mod database;
+#[path = "../support/hospital.rs"]
+mod hospital;
 #[path = "../support/mod.rs"]
 mod support;
 
