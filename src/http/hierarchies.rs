@@ -31,6 +31,7 @@ use super::time::rfc3339;
 use super::{timeout_layer, ApiError, REQUEST_TIMEOUT};
 use crate::codec::{check_labels, parse_arx_hierarchy, CodecError, CsvOptions};
 use crate::core::data::Hierarchy;
+use crate::domain::analysis::warnings::repeated_hierarchy_rows;
 use crate::domain::resolve::document::{parse_builder, parse_hierarchy_document};
 use crate::domain::spec::parse_json;
 use crate::domain::Resolved;
@@ -208,10 +209,25 @@ async fn create(
         .await?;
     let location = HeaderValue::from_str(&format!("/v1/hierarchies/{}", stored.id))
         .map_err(|_| ApiError::internal())?;
+    let mut view =
+        serde_json::to_value(HierarchyView::of(&stored)).map_err(|_| ApiError::internal())?;
+    // the stored document lists each value once: say so now, since no job can tell later
+    let repeated: Vec<(String, usize)> = Some((String::new(), parsed.repeated_rows))
+        .filter(|(_, n)| *n > 0)
+        .into_iter()
+        .collect();
+    let warnings: Vec<_> = repeated_hierarchy_rows(&repeated)
+        .into_iter()
+        .map(|mut warning| {
+            warning.column = None;
+            warning
+        })
+        .collect();
+    view["warnings"] = serde_json::to_value(warnings).map_err(|_| ApiError::internal())?;
     Ok((
         StatusCode::CREATED,
         [(header::LOCATION, location)],
-        Json(HierarchyView::of(&stored)),
+        Json(view),
     )
         .into_response())
 }
@@ -300,6 +316,8 @@ struct Parsed {
     shape: HierarchyShape,
     content_json: String,
     name: Option<String>,
+    /// Rows that repeated an original value's row (merged into one when stored).
+    repeated_rows: usize,
 }
 
 /// Parses and validates an ARX CSV body (`delimiter` given) or a JSON body, and normalizes it.
@@ -348,10 +366,12 @@ fn parse(body: &[u8], delimiter: Option<u8>) -> Result<Parsed, ApiError> {
         }
     };
     let content_json = normalized_json(&hierarchy).map_err(|_| ApiError::internal())?;
+    let repeated_rows = hierarchy.repeated_rows();
     Ok(Parsed {
         shape: shape_of(&Resolved::Hierarchy(hierarchy)),
         content_json,
         name,
+        repeated_rows,
     })
 }
 
@@ -365,6 +385,7 @@ fn parse_builder_body(builder: Value, name: Option<String>) -> Result<Parsed, Ap
         shape: shape_of(&Resolved::Builder(spec)),
         content_json,
         name,
+        repeated_rows: 0,
     })
 }
 
@@ -403,6 +424,7 @@ mod tests {
             parsed.content_json,
             r#"{"levels":[["39","30-39","*"],["41","40-49","*"]]}"#
         );
+        assert_eq!(parsed.repeated_rows, 1);
         let back = parse_json_hierarchy(parsed.content_json.as_bytes()).unwrap();
         assert_eq!(back.height(), 3);
         assert_eq!(back.leaf_count(), 2);

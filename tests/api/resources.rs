@@ -154,10 +154,29 @@ async fn hierarchies_are_listed_read_and_deleted(service: Service) {
         .await;
         assert_eq!(created["kind"], "levels");
         assert_eq!(created["value_count"], 2);
+        assert_eq!(created["warnings"], json!([]));
         ids.push(created["id"].as_str().unwrap().to_string());
         // distinct creation times order the list
         tokio::time::sleep(std::time::Duration::from_millis(3)).await;
     }
+    // a repeated row is merged when stored, and the answer says so
+    let repeated = create_hierarchy(
+        &service,
+        &json!({"levels": [["a", "*"], ["b", "*"], ["a", "*"]]}),
+    )
+    .await;
+    assert_eq!(repeated["value_count"], 2);
+    assert_eq!(repeated["warnings"][0]["code"], "repeated_hierarchy_rows");
+    assert!(repeated["warnings"][0].get("column").is_none());
+    let deleted = service
+        .delete(&format!(
+            "/v1/hierarchies/{}",
+            repeated["id"].as_str().unwrap()
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
     let page = get_json(&service, "/v1/hierarchies?limit=2").await;
     let names: Vec<&str> = page["items"]
         .as_array()
