@@ -6,6 +6,7 @@ pub mod control;
 pub mod data;
 pub mod engine;
 pub mod error;
+pub mod fragmentation;
 pub mod groupify;
 pub mod input;
 pub mod key_groups;

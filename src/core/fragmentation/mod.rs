@@ -1,0 +1,13 @@
+//! Vertical fragmentation for high-dimensional data (Zakerzadeh, Aggarwal & Barker, "Towards Breaking
+//! the Curse of Dimensionality for High-Dimensional Privacy"): the features are split into fragments that
+//! share only the class column, each fragment is anonymized on its own, and joins of fragments on the
+//! class are repaired. Implementation notes: `zakerzadeh-high-dimensional-vertical-fragmentation.md`.
+//!
+//! Files: [`mutual_information`] (the plug-in estimator, equal-frequency discretization and the MI
+//! matrix of §3.2), [`fmrmr`] (the FMRMR criterion of §2.3 and fragment construction, Algorithm 1
+//! with the note's fixes, §3.3) and [`reconstruction`] (the non-reconstructability condition of
+//! Theorem 4.1, checked over every subset of fragments).
+
+pub mod fmrmr;
+pub mod mutual_information;
+pub mod reconstruction;
