@@ -5,9 +5,11 @@
 //!
 //! Files: [`mutual_information`] (the plug-in estimator, equal-frequency discretization and the MI
 //! matrix of §3.2), [`fmrmr`] (the FMRMR criterion of §2.3 and fragment construction, Algorithm 1
-//! with the note's fixes, §3.3) and [`reconstruction`] (the non-reconstructability condition of
-//! Theorem 4.1, checked over every subset of fragments).
+//! with the note's fixes, §3.3), [`reconstruction`] (the non-reconstructability condition of
+//! Theorem 4.1, checked over every subset of fragments) and [`repair`] (the Naive and DGBE repairs,
+//! §3.6–§3.7).
 
 pub mod fmrmr;
 pub mod mutual_information;
 pub mod reconstruction;
+pub mod repair;
