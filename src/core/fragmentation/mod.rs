@@ -6,10 +6,12 @@
 //! Files: [`mutual_information`] (the plug-in estimator, equal-frequency discretization and the MI
 //! matrix of §3.2), [`fmrmr`] (the FMRMR criterion of §2.3 and fragment construction, Algorithm 1
 //! with the note's fixes, §3.3), [`reconstruction`] (the non-reconstructability condition of
-//! Theorem 4.1, checked over every subset of fragments) and [`repair`] (the Naive and DGBE repairs,
-//! §3.6–§3.7).
+//! Theorem 4.1, checked over every subset of fragments), [`repair`] (the Naive and DGBE repairs,
+//! §3.6–§3.7) and [`selectivity`] (η, Def. 4.4 computed exactly, and the δ-selective repair,
+//! Algorithm 4).
 
 pub mod fmrmr;
 pub mod mutual_information;
 pub mod reconstruction;
 pub mod repair;
+pub mod selectivity;
