@@ -15,6 +15,7 @@ pub mod analysis;
 pub mod builders;
 mod column_values;
 pub mod dates;
+pub mod fragmentation;
 pub mod models;
 pub mod proposal;
 pub mod report;
