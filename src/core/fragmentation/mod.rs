@@ -7,9 +7,10 @@
 //! matrix of §3.2), [`fmrmr`] (the FMRMR criterion of §2.3 and fragment construction, Algorithm 1
 //! with the note's fixes, §3.3), [`reconstruction`] (the non-reconstructability condition of
 //! Theorem 4.1, checked over every subset of fragments), [`repair`] (the Naive and DGBE repairs,
-//! §3.6–§3.7) and [`selectivity`] (η, Def. 4.4 computed exactly, and the δ-selective repair,
-//! Algorithm 4).
+//! §3.6–§3.7), [`selectivity`] (η, Def. 4.4 computed exactly, and the δ-selective repair,
+//! Algorithm 4) and [`apply`] (changes applied to records, and the information loss of §5.3).
 
+pub mod apply;
 pub mod fmrmr;
 pub mod mutual_information;
 pub mod reconstruction;
