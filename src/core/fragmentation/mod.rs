@@ -8,11 +8,13 @@
 //! with the note's fixes, §3.3), [`reconstruction`] (the non-reconstructability condition of
 //! Theorem 4.1, checked over every subset of fragments), [`repair`] (the Naive and DGBE repairs,
 //! §3.6–§3.7), [`selectivity`] (η, Def. 4.4 computed exactly, and the δ-selective repair,
-//! Algorithm 4) and [`apply`] (changes applied to records, and the information loss of §5.3).
+//! Algorithm 4), [`apply`] (changes applied to records, and the information loss of §5.3) and
+//! [`pipeline`] (Mondrian per fragment, the repair, the join check).
 
 pub mod apply;
 pub mod fmrmr;
 pub mod mutual_information;
+pub mod pipeline;
 pub mod reconstruction;
 pub mod repair;
 pub mod selectivity;
