@@ -1,9 +1,11 @@
 //! Synthetic tables for benchmarks and load tests: seeded, deterministic generators that build encoded
 //! [`Table`]s directly (no text per cell): adult-shaped tables at any size, census-like tables with
-//! realistic uniqueness, and tables with planted functional dependencies; a CSV writer for small generated tables.
+//! realistic uniqueness, tables with planted functional dependencies, and high-dimensional tables with
+//! planted mutual information; a CSV writer for small generated tables.
 
 pub mod adult;
 pub mod census;
+pub mod correlated;
 pub mod dependencies;
 
 use std::io::{self, Write};
