@@ -88,64 +88,110 @@ fn linked(a: &ClassCounts, b: &ClassCounts) -> bool {
 /// (every equivalence class holds at least k records, so a class with one value passes every edge).
 /// Returns the changes, one record each, in the order made.
 pub fn dgbe(fragments: &mut [Vec<ClassCounts>], k: u64) -> Vec<Change> {
-    let nodes: Vec<(usize, usize)> = fragments
+    walk(
+        fragments,
+        |a, b| {
+            let j = join_size(&[a, b]);
+            j > 0 && j < k
+        },
+        |eq| change_one(eq).map(|(from, to)| (from, to, 1)),
+    )
+}
+
+/// The breadth-first walk of Algorithms 3 and 4 over the graph of equivalence classes of different
+/// fragments that share a class value, components in node order (fragment, then class index), each
+/// from its first node. For each not yet visited neighbour `un` of `cur`, `change` is applied to `un`
+/// while the edge fails, and, once `un` changed, while an edge from `un` to a visited class fails; `cur`
+/// is visited after all its neighbours. `change` returns (from, to, records) or `None` when `un` has one
+/// value left.
+pub(crate) fn walk(
+    fragments: &mut [Vec<ClassCounts>],
+    fails: impl Fn(&ClassCounts, &ClassCounts) -> bool,
+    mut change: impl FnMut(&mut ClassCounts) -> Option<(u32, u32, u64)>,
+) -> Vec<Change> {
+    // node ids: fragment offsets plus the class index
+    let offsets: Vec<usize> = fragments
         .iter()
-        .enumerate()
-        .flat_map(|(t, eqs)| (0..eqs.len()).map(move |i| (t, i)))
+        .scan(0, |next, eqs| {
+            let at = *next;
+            *next += eqs.len();
+            Some(at)
+        })
         .collect();
-    let id = |(t, i): (usize, usize)| nodes.iter().position(|&n| n == (t, i)).unwrap_or(0);
-    let fails = |fragments: &[Vec<ClassCounts>], a: (usize, usize), b: (usize, usize)| {
-        let j = join_size(&[&fragments[a.0][a.1], &fragments[b.0][b.1]]);
-        j > 0 && j < k
+    let total: usize = fragments.iter().map(Vec::len).sum();
+    let node_of = |id: usize| {
+        let t = offsets.partition_point(|&o| o <= id) - 1;
+        (t, id - offsets[t])
     };
-    // neighbors from the current class values, in node order
-    let neighbors = |fragments: &[Vec<ClassCounts>], node: (usize, usize)| -> Vec<(usize, usize)> {
-        nodes
+    // class value → nodes holding it (kept as built: edges only disappear, and stale entries are
+    // filtered by checking the current values)
+    let mut holders: std::collections::HashMap<u32, Vec<usize>> = std::collections::HashMap::new();
+    for (t, eqs) in fragments.iter().enumerate() {
+        for (i, eq) in eqs.iter().enumerate() {
+            for &(c, _) in eq {
+                holders.entry(c).or_default().push(offsets[t] + i);
+            }
+        }
+    }
+    let neighbors = |fragments: &[Vec<ClassCounts>], id: usize| -> Vec<usize> {
+        let (t, i) = node_of(id);
+        let mut out: Vec<usize> = fragments[t][i]
             .iter()
-            .copied()
-            .filter(|&(t, i)| t != node.0 && linked(&fragments[t][i], &fragments[node.0][node.1]))
-            .collect()
+            .flat_map(|(c, _)| holders.get(c).into_iter().flatten().copied())
+            .filter(|&other| {
+                let (u, j) = node_of(other);
+                u != t && linked(&fragments[u][j], &fragments[t][i])
+            })
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
     };
-    let mut visited = vec![false; nodes.len()];
-    let mut enqueued = vec![false; nodes.len()];
+    let mut visited = vec![false; total];
+    let mut enqueued = vec![false; total];
     let mut changes = Vec::new();
-    for start in 0..nodes.len() {
+    for start in 0..total {
         if enqueued[start] {
             continue;
         }
         enqueued[start] = true;
-        let mut queue = std::collections::VecDeque::from([nodes[start]]);
+        let mut queue = std::collections::VecDeque::from([start]);
         while let Some(cur) = queue.pop_front() {
+            let (ct, ci) = node_of(cur);
             for un in neighbors(fragments, cur) {
-                if visited[id(un)] {
+                if visited[un] {
                     continue;
                 }
-                // the edge to cur, then every edge to an already visited class
+                let (ut, ui) = node_of(un);
+                let mut changed = false;
                 loop {
-                    let failing = fails(fragments, cur, un)
-                        || neighbors(fragments, un)
-                            .into_iter()
-                            .any(|vn| visited[id(vn)] && fails(fragments, vn, un));
+                    let failing = fails(&fragments[ct][ci], &fragments[ut][ui])
+                        || (changed
+                            && neighbors(fragments, un).into_iter().any(|vn| {
+                                let (vt, vi) = node_of(vn);
+                                visited[vn] && fails(&fragments[vt][vi], &fragments[ut][ui])
+                            }));
                     if !failing {
                         break;
                     }
-                    let Some((from, to)) = change_one(&mut fragments[un.0][un.1]) else {
+                    let Some((from, to, records)) = change(&mut fragments[ut][ui]) else {
                         break;
                     };
+                    changed = true;
                     changes.push(Change {
-                        fragment: un.0,
-                        class: un.1,
+                        fragment: ut,
+                        class: ui,
                         from,
                         to,
-                        records: 1,
+                        records,
                     });
                 }
-                if !enqueued[id(un)] {
-                    enqueued[id(un)] = true;
+                if !enqueued[un] {
+                    enqueued[un] = true;
                     queue.push_back(un);
                 }
             }
-            visited[id(cur)] = true;
+            visited[cur] = true;
         }
     }
     changes

@@ -14,7 +14,7 @@
 //! records join the majority value, so every record of the value is distorted).
 
 use super::reconstruction::ClassCounts;
-use super::repair::Change;
+use super::repair::{walk, Change};
 
 /// C(n, r) as a float (0 when r > n).
 fn binomial(n: u64, r: u64) -> f64 {
@@ -140,69 +140,11 @@ fn remove_one(eq: &mut ClassCounts) -> Option<(u32, u32, u64)> {
 /// Algorithm 4 over every pair of fragments: each joinable pair ends with η ≥ `delta`. Returns the
 /// changes, one removed value each.
 pub fn delta_selective(fragments: &mut [Vec<ClassCounts>], k: u64, delta: f64) -> Vec<Change> {
-    let nodes: Vec<(usize, usize)> = fragments
-        .iter()
-        .enumerate()
-        .flat_map(|(t, eqs)| (0..eqs.len()).map(move |i| (t, i)))
-        .collect();
-    let id = |node: (usize, usize)| nodes.iter().position(|&n| n == node).unwrap_or(0);
-    let fails = |fragments: &[Vec<ClassCounts>], a: (usize, usize), b: (usize, usize)| {
-        eta_of(&fragments[a.0][a.1], &fragments[b.0][b.1], k).is_some_and(|e| e < delta)
-    };
-    let neighbors = |fragments: &[Vec<ClassCounts>], node: (usize, usize)| -> Vec<(usize, usize)> {
-        nodes
-            .iter()
-            .copied()
-            .filter(|&(t, i)| {
-                t != node.0
-                    && fragments[t][i]
-                        .iter()
-                        .any(|(c, _)| fragments[node.0][node.1].iter().any(|(d, _)| c == d))
-            })
-            .collect()
-    };
-    let mut visited = vec![false; nodes.len()];
-    let mut enqueued = vec![false; nodes.len()];
-    let mut changes = Vec::new();
-    for start in 0..nodes.len() {
-        if enqueued[start] {
-            continue;
-        }
-        enqueued[start] = true;
-        let mut queue = std::collections::VecDeque::from([nodes[start]]);
-        while let Some(cur) = queue.pop_front() {
-            for un in neighbors(fragments, cur) {
-                if visited[id(un)] {
-                    continue;
-                }
-                loop {
-                    let failing = fails(fragments, cur, un)
-                        || neighbors(fragments, un)
-                            .into_iter()
-                            .any(|vn| visited[id(vn)] && fails(fragments, vn, un));
-                    if !failing {
-                        break;
-                    }
-                    let Some((from, to, records)) = remove_one(&mut fragments[un.0][un.1]) else {
-                        break;
-                    };
-                    changes.push(Change {
-                        fragment: un.0,
-                        class: un.1,
-                        from,
-                        to,
-                        records,
-                    });
-                }
-                if !enqueued[id(un)] {
-                    enqueued[id(un)] = true;
-                    queue.push_back(un);
-                }
-            }
-            visited[id(cur)] = true;
-        }
-    }
-    changes
+    walk(
+        fragments,
+        |a, b| eta_of(a, b, k).is_some_and(|e| e < delta),
+        remove_one,
+    )
 }
 
 #[cfg(test)]
