@@ -37,6 +37,15 @@ struct Sums {
 }
 
 impl Sums {
+    /// The sums with feature `a` added, `link` = Σ_{j∈S} I(a; j).
+    fn with(self, mi: &MiMatrix, a: usize, link: f64, diagonal: Diagonal) -> Sums {
+        Sums {
+            relevance: self.relevance + mi.get(mi.class(), a),
+            redundancy: self.redundancy + 2.0 * link + diagonal_term(mi, a, diagonal),
+            size: self.size + 1,
+        }
+    }
+
     /// Vₜ − Wₜ (0 for an empty fragment).
     fn score(self) -> f64 {
         if self.size == 0 {
@@ -131,11 +140,7 @@ pub fn bisect(mi: &MiMatrix, features: &[usize], diagonal: Diagonal) -> Vec<Vec<
         let (x, t) = choice;
         let a = unassigned.remove(x);
         let link = linked.remove(x);
-        current[t] = Sums {
-            relevance: current[t].relevance + mi.get(mi.class(), a),
-            redundancy: current[t].redundancy + 2.0 * link[t] + diagonal_term(mi, a, diagonal),
-            size: current[t].size + 1,
-        };
+        current[t] = current[t].with(mi, a, link[t], diagonal);
         fragments[t].push(a);
         for (y, &b) in unassigned.iter().enumerate() {
             linked[y][t] += mi.get(a, b);
@@ -147,12 +152,7 @@ pub fn bisect(mi: &MiMatrix, features: &[usize], diagonal: Diagonal) -> Vec<Vec<
 /// FMRMR gained by adding feature `a` to a fragment with sums `s`, where `link` = Σ_{j∈S} I(a; j)
 /// (the note's closed form, §3.3 fix 5).
 fn contribution(mi: &MiMatrix, a: usize, s: Sums, link: f64, diagonal: Diagonal) -> f64 {
-    let grown = Sums {
-        relevance: s.relevance + mi.get(mi.class(), a),
-        redundancy: s.redundancy + 2.0 * link + diagonal_term(mi, a, diagonal),
-        size: s.size + 1,
-    };
-    grown.score() - s.score()
+    s.with(mi, a, link, diagonal).score() - s.score()
 }
 
 /// `m` fragments of the features `0..n`: Algorithm 1, then the largest fragment bisected again until

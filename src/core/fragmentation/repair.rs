@@ -59,15 +59,22 @@ pub fn naive(fragments: &mut [Vec<ClassCounts>]) -> Vec<Change> {
     changes
 }
 
-/// Moves one record of `eq` from its least frequent value (the smallest among equals, the majority
-/// excluded) to its majority value; `None` for a class with one value.
-fn change_one(eq: &mut ClassCounts) -> Option<(u32, u32)> {
+/// The least frequent value of `eq` with its records (the smallest among equals, the majority
+/// excluded) and the majority value; `None` for a class with one value.
+pub(crate) fn least_and_majority(eq: &ClassCounts) -> Option<(u32, u64, u32)> {
     let top = majority(eq)?;
-    let low = eq
+    let (low, n) = eq
         .iter()
         .filter(|&&(c, _)| c != top)
         .min_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)))
-        .map(|&(c, _)| c)?;
+        .copied()?;
+    Some((low, n, top))
+}
+
+/// Moves one record of `eq` from its least frequent value to its majority value
+/// ([`least_and_majority`]); `None` for a class with one value.
+fn change_one(eq: &mut ClassCounts) -> Option<(u32, u32)> {
+    let (low, _, top) = least_and_majority(eq)?;
     for entry in eq.iter_mut() {
         if entry.0 == low {
             entry.1 -= 1;

@@ -14,7 +14,7 @@
 //! records join the majority value, so every record of the value is distorted).
 
 use super::reconstruction::ClassCounts;
-use super::repair::{walk, Change};
+use super::repair::{least_and_majority, walk, Change};
 
 /// C(n, r) as a float (0 when r > n).
 fn binomial(n: u64, r: u64) -> f64 {
@@ -119,15 +119,7 @@ fn eta_of(a: &ClassCounts, b: &ClassCounts, k: u64) -> Option<f64> {
 /// Removes the least frequent value of `eq` (the smallest among equals, never the majority), moving
 /// its records to the majority value; the value and its records, or `None` for a class of one value.
 fn remove_one(eq: &mut ClassCounts) -> Option<(u32, u32, u64)> {
-    let top = eq
-        .iter()
-        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
-        .map(|&(c, _)| c)?;
-    let (low, n) = eq
-        .iter()
-        .filter(|&&(c, _)| c != top)
-        .min_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)))
-        .copied()?;
+    let (low, n, top) = least_and_majority(eq)?;
     for entry in eq.iter_mut() {
         if entry.0 == top {
             entry.1 += n;
