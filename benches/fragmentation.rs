@@ -140,7 +140,7 @@ fn main() {
             // the loss over every attribute, each from the fragment that holds it
             let mut all_bounds = vec![Vec::new(); n];
             for f in &result.fragments {
-                for (q, column) in bounds(&f.mondrian.recoding, &f.attributes, &orders)
+                for (q, column) in bounds(&f.recoding, &f.attributes, &orders)
                     .into_iter()
                     .enumerate()
                 {

@@ -36,6 +36,8 @@ error_codes! {
     MalformedJson = "malformed_json",
     /// A query parameter or cursor is invalid (400).
     InvalidQuery = "invalid_query",
+    /// The job published no such fragment (404).
+    UnknownFragment = "unknown_fragment",
     /// No valid API key was presented (401).
     Unauthorized = "unauthorized",
     /// No such resource for this tenant (404).

@@ -50,12 +50,24 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
         refuse(&report.warnings).map_err(|e| super::spec_problems(&e))?;
     }
     progress.enter(Stage::Writing);
-    let written = write_atomically(&args.output, |w| match output_encoding {
-        None => completed.write_csv(w, &options).map_err(|e| e.to_string()),
+    let paths: Vec<PathBuf> = if completed.is_fragmented() {
+        (1..=completed.outputs())
+            .map(|i| fragment_path(&args.output, i))
+            .collect()
+    } else {
+        vec![args.output.clone()]
+    };
+    for path in &paths {
+        refuse_overwriting(path, args)?;
+    }
+    let written = write_all_atomically(&paths, |index, w| match output_encoding {
+        None => completed
+            .write_output(index, w, &options)
+            .map_err(|e| e.to_string()),
         Some(encoding) => {
             let mut encoded = EncodingWriter::new(w, encoding);
             completed
-                .write_csv(&mut encoded, &options)
+                .write_output(index, &mut encoded, &options)
                 .map_err(|e| e.to_string())?;
             encoded.flush().map_err(|e| e.to_string())
         }
@@ -86,8 +98,40 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// `OUT.fragment-i.csv` for `--output OUT.csv` (the extension kept, `csv` when there is none).
+pub fn fragment_path(output: &Path, index: usize) -> PathBuf {
+    let stem = output
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "output".into());
+    let extension = output
+        .extension()
+        .map(|e| e.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "csv".into());
+    output.with_file_name(format!("{stem}.fragment-{index}.{extension}"))
+}
+
 /// One line about the run for the terminal.
 fn summary(report: &Report, outcome: Option<&Outcome>, elapsed_ms: f64) -> String {
+    if let Some(fragmentation) = &report.fragmentation {
+        let f = &fragmentation.summary;
+        return format!(
+            "fragmentation: {} fragments ({}), FMRMR {:.4}, {} class values changed ({}), smallest class {}, information loss {} in {:.1} ms",
+            f.fragments.len(),
+            f.fragments
+                .iter()
+                .map(|x| x.features.len().to_string())
+                .collect::<Vec<_>>()
+                .join(" + "),
+            f.fmrmr,
+            f.class_values_changed,
+            f.strategy,
+            report.equivalence_classes.min,
+            f.information_loss
+                .map_or_else(|| "n/a".to_string(), |l| format!("{l:.4}")),
+            elapsed_ms
+        );
+    }
     match (outcome, &report.search, &report.recoding) {
         (Some(outcome), Some(search), _) => format!(
             "transformation {:?}, {} records suppressed, {} = {}, {} classes, {} nodes checked in {:.1} ms",
@@ -175,6 +219,19 @@ fn refuse_overwriting_inputs(args: &AnonymizeArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// Refuses writing `path` when it is the input or the spec file.
+fn refuse_overwriting(path: &Path, args: &AnonymizeArgs) -> Result<(), String> {
+    for (other, read) in [("--input", &args.input), ("--spec", &args.spec)] {
+        if same_file(path, read) {
+            return Err(format!(
+                "{} is the {other} file: the run would overwrite it; write elsewhere",
+                path.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Whether both paths exist and are one file (same device and inode on Unix, same canonical path
 /// elsewhere).
 fn same_file(a: &Path, b: &Path) -> bool {
@@ -196,17 +253,64 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// Writes through a temporary file in the same directory, renamed on success.
-pub(super) fn write_atomically(
-    path: &Path,
-    write: impl FnOnce(&mut BufWriter<File>) -> Result<(), String>,
+/// Writes every file of `paths` (`write(index, writer)`) through temporary files, renamed only when all
+/// were written: a failed run leaves none of them.
+fn write_all_atomically(
+    paths: &[PathBuf],
+    write: impl Fn(usize, &mut BufWriter<File>) -> Result<(), String>,
 ) -> Result<(), String> {
+    let mut written: Vec<(PathBuf, &PathBuf)> = Vec::with_capacity(paths.len());
+    let mut result = Ok(());
+    for (index, path) in paths.iter().enumerate() {
+        let temporary = partial_path(path);
+        let attempt = File::create(&temporary)
+            .map_err(|e| format!("cannot create {}: {}", path.display(), e.kind()))
+            .and_then(|file| {
+                let mut writer = BufWriter::with_capacity(1 << 16, file);
+                write(index, &mut writer)?;
+                writer
+                    .flush()
+                    .map_err(|e| format!("cannot write {}: {}", path.display(), e.kind()))
+            });
+        written.push((temporary, path));
+        if let Err(e) = attempt {
+            result = Err(e);
+            break;
+        }
+    }
+    if result.is_ok() {
+        for (temporary, path) in &written {
+            if let Err(e) = std::fs::rename(temporary, path) {
+                result = Err(format!("cannot write {}: {}", path.display(), e.kind()));
+                break;
+            }
+        }
+    }
+    if result.is_err() {
+        for (temporary, _) in &written {
+            let _ = std::fs::remove_file(temporary);
+        }
+    }
+    result
+}
+
+/// The temporary name of `path` while it is written.
+fn partial_path(path: &Path) -> PathBuf {
     let mut temporary = PathBuf::from(path);
     let name = path
         .file_name()
         .map(|n| format!(".{}.partial", n.to_string_lossy()))
         .unwrap_or_else(|| ".output.partial".into());
     temporary.set_file_name(name);
+    temporary
+}
+
+/// Writes through a temporary file in the same directory, renamed on success.
+pub(super) fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> Result<(), String>,
+) -> Result<(), String> {
+    let temporary = partial_path(path);
     let file = File::create(&temporary)
         .map_err(|e| format!("cannot create {}: {}", path.display(), e.kind()))?;
     let mut writer = BufWriter::with_capacity(1 << 16, file);

@@ -1,6 +1,7 @@
 //! Byte formats to and from the engine's encoded types: CSV tables and generalization hierarchies
 //! (ARX's CSV layout and a JSON `levels` layout). Errors name lines, columns and counts, never cell values.
 
+pub mod archive;
 pub mod csv_guard;
 pub mod csv_table;
 pub mod encoding;

@@ -58,6 +58,10 @@ pub struct Report {
     pub fully_generalized_records: u64,
     /// What in the run is probably a mistake (see [`crate::domain::analysis::warnings`]).
     pub warnings: Vec<Warning>,
+    /// The fragments of a fragmentation job (then the top-level risk, achieved privacy and loss
+    /// measures are those of the fragment `fragmentation.reported_fragment`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fragmentation: Option<Box<crate::domain::run::FragmentationSection>>,
 }
 
 /// What a local recoding did.
@@ -158,6 +162,7 @@ impl Report {
             achieved,
             fully_generalized_records: 0,
             warnings: Vec::new(),
+            fragmentation: None,
         }
     }
 
@@ -207,6 +212,7 @@ impl Report {
             achieved,
             fully_generalized_records: 0,
             warnings: Vec::new(),
+            fragmentation: None,
         }
     }
 }

@@ -28,6 +28,7 @@ use super::request::{page_params, path_id, require_media_type, store_error};
 use super::state::AppState;
 use super::time::rfc3339;
 use super::{timeout_layer, ApiError, REQUEST_TIMEOUT};
+use crate::codec::archive::{fragment_entry_name, EntryCutter};
 use crate::core::data::Table;
 use crate::domain::{prepare, JobSpec, SpecError};
 use crate::error_code::ErrorCode;
@@ -513,11 +514,37 @@ async fn get_result(
         .into_response())
 }
 
+/// Query of `GET /v1/jobs/{id}/output`: `fragment=i` (1-based) selects one fragment of a
+/// fragmentation job, whose whole output is otherwise the archive of all fragments.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OutputQuery {
+    fragment: Option<String>,
+}
+
+/// The number of fragments a succeeded job's report lists (0 for a one-table job).
+fn fragments_of(report_json: &str) -> usize {
+    #[derive(Deserialize)]
+    struct Fragmentation {
+        fragments: Vec<serde::de::IgnoredAny>,
+    }
+    #[derive(Deserialize)]
+    struct Head {
+        fragmentation: Option<Fragmentation>,
+    }
+    serde_json::from_str::<Head>(report_json)
+        .ok()
+        .and_then(|h| h.fragmentation)
+        .map_or(0, |f| f.fragments.len())
+}
+
 async fn get_output(
     State(state): State<AppState>,
     caller: Caller,
     id: Result<Path<String>, PathRejection>,
+    query: Result<Query<OutputQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, ApiError> {
+    let Query(query) = query?;
     let tenant = caller.tenant();
     let id = path_id(id, "job")?;
     let result = state
@@ -525,14 +552,42 @@ async fn get_output(
         .job_result(tenant, id)
         .await
         .map_err(store_error("job"))?;
+    let fragments = fragments_of(&result.report_json);
+    let fragment = match query.fragment.as_deref() {
+        None => None,
+        Some(text) => {
+            let index = text
+                .parse::<usize>()
+                .ok()
+                .filter(|&i| i >= 1)
+                .ok_or_else(|| {
+                    ApiError::bad_request(
+                        ErrorCode::InvalidQuery,
+                        "fragment must be a fragment number, 1 or more",
+                    )
+                })?;
+            if index > fragments {
+                return Err(ApiError::new(
+                    StatusCode::NOT_FOUND,
+                    ErrorCode::UnknownFragment,
+                    if fragments == 0 {
+                        "the job published one table, not fragments".to_string()
+                    } else {
+                        format!("the job published {fragments} fragments")
+                    },
+                ));
+            }
+            Some(index)
+        }
+    };
     let job = state
         .store
         .get_job_status(tenant, id)
         .await
         .map_err(store_error("job"))?;
-    let file_name = match state.store.get_dataset(tenant, job.dataset_id).await {
-        Ok(dataset) => format!("{}-anonymized.csv", safe_file_stem(&dataset.name)),
-        Err(_) => format!("{id}-anonymized.csv"),
+    let stem = match state.store.get_dataset(tenant, job.dataset_id).await {
+        Ok(dataset) => safe_file_stem(&dataset.name),
+        Err(_) => id.to_string(),
     };
     let store = state.store.clone();
     let chunks = result.output_chunk_count;
@@ -555,21 +610,63 @@ async fn get_output(
     });
     // the compression layer may poll once more after the end
     let stream = futures_util::StreamExt::fuse(stream);
-    let mut response = Response::new(Body::from_stream(stream));
+    let (body, content_type, file_name, length) = match fragment {
+        Some(index) => {
+            // the fragment's bytes are cut out of the stored archive as its chunks arrive
+            let cutter = EntryCutter::new(fragment_entry_name(index));
+            let cut = futures_util::stream::unfold(
+                (Box::pin(stream), cutter),
+                |(mut chunks, mut cutter)| async move {
+                    loop {
+                        if cutter.is_done() {
+                            return None;
+                        }
+                        match futures_util::StreamExt::next(&mut chunks).await {
+                            None => return None,
+                            Some(Err(e)) => return Some((Err(e), (chunks, cutter))),
+                            Some(Ok(bytes)) => match cutter.feed(&bytes) {
+                                Ok(piece) if piece.is_empty() => continue,
+                                Ok(piece) => {
+                                    return Some((Ok(Bytes::from(piece)), (chunks, cutter)))
+                                }
+                                Err(e) => return Some((Err(e), (chunks, cutter))),
+                            },
+                        }
+                    }
+                },
+            );
+            (
+                Body::from_stream(futures_util::StreamExt::fuse(cut)),
+                "text/csv; charset=utf-8",
+                format!("{stem}-fragment-{index}.csv"),
+                None,
+            )
+        }
+        None if fragments > 0 => (
+            Body::from_stream(stream),
+            "application/x-tar",
+            format!("{stem}-fragments.tar"),
+            Some(result.output_byte_size),
+        ),
+        None => (
+            Body::from_stream(stream),
+            "text/csv; charset=utf-8",
+            format!("{stem}-anonymized.csv"),
+            Some(result.output_byte_size),
+        ),
+    };
+    let mut response = Response::new(body);
     let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/csv; charset=utf-8"),
-    );
-    headers.insert(
-        header::CONTENT_LENGTH,
-        HeaderValue::from(result.output_byte_size),
-    );
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    if let Some(length) = length {
+        headers.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
+        // the checksum is the stored output's: the whole CSV or the whole archive
+        if let Ok(value) = HeaderValue::from_str(&result.output_sha256) {
+            headers.insert("x-checksum-sha256", value);
+        }
+    }
     if let Ok(value) = HeaderValue::from_str(&format!("attachment; filename=\"{file_name}\"")) {
         headers.insert(header::CONTENT_DISPOSITION, value);
-    }
-    if let Ok(value) = HeaderValue::from_str(&result.output_sha256) {
-        headers.insert("x-checksum-sha256", value);
     }
     Ok(response)
 }

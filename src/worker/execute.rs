@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use super::output::OutputCsv;
+use crate::codec::archive::{fragment_entry_name, write_archive};
 use crate::codec::CsvOptions;
 use crate::core::control::{Control, Stage};
 use crate::core::data::Table;
@@ -73,9 +74,40 @@ pub fn run_pipeline(
         .map_err(|_| ExecuteError::Output("the report could not be serialized"))?;
     let outcome_json = Some(outcome_json(&report));
     control.enter(Stage::Writing);
-    let csv = OutputCsv::spool(|writer| completed.write_csv(writer, &options))
-        .map_err(|_| ExecuteError::Output("the output could not be spooled to a temporary file"))?
-        .map_err(|_| ExecuteError::Output("the output could not be written"))?;
+    let spool_error =
+        |_| ExecuteError::Output("the output could not be spooled to a temporary file");
+    let csv = if completed.is_fragmented() {
+        // one CSV per fragment, then the archive of them all (what the job stores)
+        let mut fragments = Vec::with_capacity(completed.outputs());
+        for index in 0..completed.outputs() {
+            let fragment =
+                OutputCsv::spool(|writer| completed.write_output(index, writer, &options))
+                    .map_err(spool_error)?
+                    .map_err(|_| ExecuteError::Output("the output could not be written"))?;
+            fragments.push(fragment);
+        }
+        let readers = fragments
+            .iter()
+            .map(|f| f.reader().map(|r| (r, f.len())))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(spool_error)?;
+        OutputCsv::spool(|writer| {
+            write_archive(
+                writer,
+                readers
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (reader, len))| (fragment_entry_name(i + 1), reader, len)),
+            )
+            .map(|_| ())
+        })
+        .map_err(spool_error)?
+        .map_err(|_| ExecuteError::Output("the archive of the fragments could not be written"))?
+    } else {
+        OutputCsv::spool(|writer| completed.write_csv(writer, &options))
+            .map_err(spool_error)?
+            .map_err(|_| ExecuteError::Output("the output could not be written"))?
+    };
     Ok(JobOutput {
         csv,
         report_json,

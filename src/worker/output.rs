@@ -55,6 +55,19 @@ impl OutputCsv {
         }
     }
 
+    /// A reader of the bytes from the start (a spooled file is read through a new handle).
+    pub fn reader(&self) -> io::Result<Box<dyn io::Read + '_>> {
+        match self {
+            OutputCsv::Memory(bytes) => Ok(Box::new(&bytes[..])),
+            OutputCsv::Spooled { file, .. } => {
+                use std::io::Seek;
+                let mut handle = file.try_clone()?;
+                handle.seek(SeekFrom::Start(0))?;
+                Ok(Box::new(io::BufReader::new(handle)))
+            }
+        }
+    }
+
     /// Whether there are no bytes.
     pub fn is_empty(&self) -> bool {
         self.len() == 0

@@ -15,6 +15,7 @@ mod assessments;
 mod audit;
 mod auth;
 mod datasets;
+mod fragmentation;
 mod guard_rails;
 mod hierarchies;
 mod jobs;

@@ -231,6 +231,7 @@ fn spec_enums_match_the_engine() {
             "datafly",
             "exhaustive",
             "flash",
+            "fragmentation",
             "hybrid",
             "incognito",
             "k_assemble",
@@ -254,10 +255,15 @@ fn spec_enums_match_the_engine() {
     let mut registry = anonymizer::domain::models::PrivacyModelSpec::TYPES.to_vec();
     registry.sort_unstable();
     assert_eq!(models, registry);
-    // Each documented algorithm parses as a spec algorithm.
+    // Each documented algorithm parses as a spec algorithm (with its required fields).
     for a in &algorithms {
+        let required = if *a == "fragmentation" {
+            r#", "class": "c""#
+        } else {
+            ""
+        };
         let spec = format!(
-            r#"{{"attributes": {{}}, "privacy_models": [], "algorithm": {{"type": "{a}"}}}}"#
+            r#"{{"attributes": {{}}, "privacy_models": [], "algorithm": {{"type": "{a}"{required}}}}}"#
         );
         assert!(
             anonymizer::domain::JobSpec::from_json(spec.as_bytes()).is_ok(),

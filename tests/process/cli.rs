@@ -1667,3 +1667,58 @@ fn the_output_may_be_written_in_windows_1252() {
     assert!(!stderr.contains('王'), "{stderr}");
     assert!(!case.path("wide-out.csv").exists());
 }
+
+/// A fragmentation job on the first 3,000 records of creditcard (23 features, binary class, `;`):
+/// `--output out.csv` writes `out.fragment-1.csv` … `out.fragment-3.csv` and no `out.csv`; the features
+/// partition exactly with the class last in each fragment, every fragment is 20-anonymous, and the
+/// binary class needs no change under DGBE.
+#[test]
+fn fragmentation_writes_one_file_per_fragment() {
+    let case = Case::new();
+    let full = std::fs::read_to_string(data_dir("creditcard").join("creditcard_int.csv"))
+        .expect("creditcard");
+    let subset: String = full.lines().take(3001).map(|l| format!("{l}\n")).collect();
+    let input = case.write("credit.csv", subset);
+    let header: Vec<&str> = full.lines().next().unwrap().split(';').collect();
+    let (class, features) = header.split_last().unwrap();
+    let mut attributes = serde_json::Map::new();
+    for feature in features {
+        attributes.insert(feature.to_string(), json!({"role": "quasi_identifier"}));
+    }
+    attributes.insert(class.to_string(), json!({"role": "sensitive"}));
+    let spec = case.write_spec(
+        "fragmentation.json",
+        &json!({
+            "attributes": attributes,
+            "privacy_models": [{"type": "k_anonymity", "k": 20}],
+            "algorithm": {"type": "fragmentation", "class": class, "fragments": 3,
+                          "strategy": "dgbe", "max_fragment_size": 9},
+        }),
+    );
+    assert_success(&case.run(&input, &spec));
+    let entries = case.entries();
+    assert!(!entries.contains(&"out.csv".to_string()), "{entries:?}");
+    let mut seen: Vec<String> = Vec::new();
+    for i in 1..=3 {
+        let (names, rows) = read_csv(&case.path(&format!("out.fragment-{i}.csv")));
+        assert_eq!(names.last().map(String::as_str), Some(*class));
+        assert!(names.len() - 1 <= 9, "{names:?}");
+        assert_eq!(rows.len(), 3000);
+        seen.extend(names[..names.len() - 1].iter().cloned());
+        let mut classes: HashMap<Vec<Vec<u8>>, u64> = HashMap::new();
+        for row in &rows {
+            *classes.entry(row[..row.len() - 1].to_vec()).or_default() += 1;
+        }
+        assert!(classes.values().all(|&n| n >= 20));
+    }
+    seen.sort();
+    let mut expected: Vec<String> = features.iter().map(|f| f.to_string()).collect();
+    expected.sort();
+    assert_eq!(seen, expected);
+    let report = case.report("out.csv");
+    let section = &report["fragmentation"];
+    assert_eq!(section["fragments"].as_array().unwrap().len(), 3);
+    assert_eq!(section["class_values_changed"], 0);
+    assert_eq!(section["nested_class_sets"], true);
+    assert!(section["smallest_join"].as_u64().unwrap() >= 20);
+}

@@ -52,6 +52,12 @@ impl Table {
         Self { columns, rows }
     }
 
+    /// Replaces column `index` by `column` (which must hold as many codes).
+    pub fn replace_column(&mut self, index: usize, column: Column) {
+        debug_assert_eq!(column.codes.len(), self.rows);
+        self.columns[index] = column;
+    }
+
     /// Builds a table from string rows (tests and small tools).
     pub fn from_rows(header: &[&str], rows: &[Vec<&str>]) -> Self {
         let mut columns: Vec<Column> = header

@@ -173,6 +173,50 @@ pub fn fragment(mi: &MiMatrix, m: usize, diagonal: Diagonal) -> Option<Vec<Vec<u
     Some(fragments)
 }
 
+/// Moves features until every fragment holds between `low` and `high` features (the caller checks that
+/// the bounds can hold them all): while a fragment is too large, one of its features moves to a fragment
+/// that can take it; while one is too small, it takes a feature from a fragment that can spare one. Each
+/// move is the one that keeps FMRMR highest (ties to the first feature and target in order).
+pub fn bounded(
+    mi: &MiMatrix,
+    mut fragments: Vec<Vec<usize>>,
+    (low, high): (usize, usize),
+    diagonal: Diagonal,
+) -> Vec<Vec<usize>> {
+    loop {
+        let over = fragments.iter().position(|f| f.len() > high);
+        let under = fragments.iter().position(|f| f.len() < low);
+        let moves: Vec<(usize, usize)> = match (over, under) {
+            (Some(from), _) => (0..fragments.len())
+                .filter(|&to| to != from && fragments[to].len() < high)
+                .map(|to| (from, to))
+                .collect(),
+            (None, Some(to)) => (0..fragments.len())
+                .filter(|&from| from != to && fragments[from].len() > low)
+                .map(|from| (from, to))
+                .collect(),
+            (None, None) => return fragments,
+        };
+        let mut best: Option<(f64, usize, usize, usize)> = None;
+        for (from, to) in moves {
+            for x in 0..fragments[from].len() {
+                let mut trial = fragments.clone();
+                let feature = trial[from].remove(x);
+                trial[to].push(feature);
+                let score = fmrmr(mi, &trial, diagonal);
+                if best.is_none_or(|(b, ..)| score > b + TIE_TOLERANCE) {
+                    best = Some((score, from, x, to));
+                }
+            }
+        }
+        let Some((_, from, x, to)) = best else {
+            return fragments;
+        };
+        let feature = fragments[from].remove(x);
+        fragments[to].push(feature);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -319,6 +363,22 @@ mod tests {
                 let greedy = fmrmr(&mi, &fragments, diagonal);
                 prop_assert!(greedy <= best_split(&mi, n, diagonal) + 1e-9);
             }
+        }
+
+        /// Size bounds that can hold the features are met, the result is still a partition, and bounds
+        /// the fragmentation already meets change nothing.
+        #[test]
+        fn bounds_are_met(mi in random_matrix(), m in 2usize..4, low in 1usize..3, slack in 0usize..3) {
+            let n = mi.features();
+            let high = (n.div_ceil(m) + slack).min(n);
+            prop_assume!(m <= n && low * m <= n && high >= low);
+            let free = fragment(&mi, m, Diagonal::Included).unwrap();
+            let fragments = bounded(&mi, free.clone(), (low, high), Diagonal::Included);
+            prop_assert!(fragments.iter().all(|f| (low..=high).contains(&f.len())), "{:?}", fragments);
+            let mut all = fragments.concat();
+            all.sort_unstable();
+            prop_assert_eq!(all, (0..n).collect::<Vec<_>>());
+            prop_assert_eq!(bounded(&mi, free.clone(), (1, n), Diagonal::Included), free);
         }
 
         /// Scaling every mutual information (another log base) leaves the fragmentation as it is.

@@ -4,13 +4,15 @@
 //! class is reconstructible, and the result is checked over every subset of fragments before it is
 //! returned. Publication (row order, files) is the caller's.
 
+use rayon::prelude::*;
+
 use super::apply::apply;
-use super::reconstruction::{first_violation, ClassCounts};
+use super::reconstruction::{first_violation, nested_or_disjoint, ClassCounts};
 use super::repair::{dgbe, naive, Change};
 use super::selectivity::delta_selective;
 use crate::core::control::Control;
 use crate::core::error::CoreError;
-use crate::core::local::{mondrian, LocalInput, Mondrian, MondrianOptions};
+use crate::core::local::{mondrian, LocalInput, MondrianOptions, Recoding};
 use crate::core::privacy::PrivacyModel;
 
 /// How joins on the class are repaired.
@@ -25,15 +27,28 @@ pub enum Strategy {
     DeltaSelective(f64),
 }
 
+impl Strategy {
+    /// The wire name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Strategy::Naive => "naive",
+            Strategy::Dgbe => "dgbe",
+            Strategy::DeltaSelective(_) => "delta_selectivity",
+        }
+    }
+}
+
 /// One anonymized fragment.
 #[derive(Debug, Clone)]
 pub struct Fragment {
-    /// The quasi-identifiers of the input it holds (indices into `input.quasi_identifiers`).
+    /// The features it holds (as the caller numbers them).
     pub attributes: Vec<usize>,
-    /// Mondrian's partition of the records over those attributes.
-    pub mondrian: Mondrian,
+    /// The anonymizer's partition of the records over those features.
+    pub recoding: Recoding,
     /// The fragment's copy of the class column after the repair (one value per record).
     pub class: Vec<u32>,
+    /// The class counts of each of its groups after the repair.
+    pub counts: Vec<ClassCounts>,
 }
 
 /// The anonymized fragments and the repair's changes.
@@ -43,10 +58,13 @@ pub struct Fragmented {
     pub fragments: Vec<Fragment>,
     /// Every change of the repair.
     pub changes: Vec<Change>,
+    /// Whether the subset lemma showed that no join could fail before any repair (then DGBE and
+    /// δ-selectivity change nothing and skip their walk).
+    pub nested: bool,
 }
 
 /// Class counts of every group of a partition (`group_of[r]`, `groups` groups).
-fn class_counts(group_of: &[u32], groups: usize, class: &[u32]) -> Vec<ClassCounts> {
+pub fn class_counts(group_of: &[u32], groups: usize, class: &[u32]) -> Vec<ClassCounts> {
     let mut counts: Vec<ClassCounts> = vec![Vec::new(); groups];
     for (&g, &c) in group_of.iter().zip(class) {
         let Some(eq) = counts.get_mut(g as usize) else {
@@ -63,46 +81,32 @@ fn class_counts(group_of: &[u32], groups: usize, class: &[u32]) -> Vec<ClassCoun
     counts
 }
 
-/// Anonymizes each fragment (`fragments` lists quasi-identifier indices of `input`) with Mondrian under
-/// `models` (whose k is `k`), repairs the class column (`class[r]`) with `strategy`, and checks the
-/// joins. A violation left after Naive or DGBE (possible only for three or more fragments, which the
-/// pairwise repairs do not see) is an error.
-pub fn fragment_and_anonymize(
-    input: &LocalInput<'_>,
+/// Repairs the class column (`class[r]`) of the fragments' recodings (`recodings[t]` partitions the
+/// records over the features `fragments[t]`) with `strategy`, and checks the joins. A violation left
+/// after Naive or DGBE (possible only for three or more fragments, which the pairwise repairs do not
+/// see) is an error.
+pub fn repair_joins(
     fragments: &[Vec<usize>],
+    recodings: Vec<Recoding>,
     class: &[u32],
-    models: &[Box<dyn PrivacyModel>],
     k: u64,
     strategy: Strategy,
-    control: &dyn Control,
 ) -> Result<Fragmented, CoreError> {
-    let mut partitions = Vec::with_capacity(fragments.len());
-    for attributes in fragments {
-        let projected = LocalInput {
-            rows: input.rows,
-            quasi_identifiers: attributes
-                .iter()
-                .map(|&j| input.quasi_identifiers[j])
-                .collect(),
-            sensitive: input.sensitive.clone(),
-        };
-        partitions.push(mondrian(
-            &projected,
-            models,
-            &MondrianOptions::default(),
-            control,
-        )?);
-    }
-    let mut counts: Vec<Vec<ClassCounts>> = partitions
+    let mut counts: Vec<Vec<ClassCounts>> = recodings
         .iter()
-        .map(|m| class_counts(m.recoding.group_of(), m.recoding.groups(), class))
+        .map(|r| class_counts(r.group_of(), r.groups(), class))
         .collect();
+    let nested = nested_or_disjoint(&counts, k);
     let changes = match strategy {
         Strategy::Naive => naive(&mut counts),
+        Strategy::Dgbe | Strategy::DeltaSelective(_) if nested => Vec::new(),
         Strategy::Dgbe => dgbe(&mut counts, k),
         Strategy::DeltaSelective(delta) => delta_selective(&mut counts, k, delta),
     };
-    if !matches!(strategy, Strategy::DeltaSelective(_)) {
+    // δ-selectivity is a probabilistic relaxation; nested class sets left unchanged are safe by the lemma
+    let proven = nested && changes.is_empty();
+    let hard = !matches!(strategy, Strategy::DeltaSelective(_));
+    if hard && !proven {
         if let Some(v) = first_violation(&counts, k) {
             return Err(CoreError::InvalidParameter {
                 name: "fragments",
@@ -115,19 +119,54 @@ pub fn fragment_and_anonymize(
     }
     let fragments = fragments
         .iter()
-        .zip(partitions)
+        .zip(recodings)
+        .zip(counts)
         .enumerate()
-        .map(|(t, (attributes, mondrian))| {
+        .map(|(t, ((attributes, recoding), counts))| {
             let mut copy = class.to_vec();
-            apply(t, &changes, mondrian.recoding.group_of(), &mut copy);
+            apply(t, &changes, recoding.group_of(), &mut copy);
             Fragment {
                 attributes: attributes.clone(),
-                mondrian,
+                recoding,
                 class: copy,
+                counts,
             }
         })
         .collect();
-    Ok(Fragmented { fragments, changes })
+    Ok(Fragmented {
+        fragments,
+        changes,
+        nested,
+    })
+}
+
+/// [`repair_joins`] after Mondrian (on every core) on each fragment's features of `input` (indices into
+/// `input.quasi_identifiers`) under `models`.
+pub fn fragment_and_anonymize(
+    input: &LocalInput<'_>,
+    fragments: &[Vec<usize>],
+    class: &[u32],
+    models: &[Box<dyn PrivacyModel>],
+    k: u64,
+    strategy: Strategy,
+    control: &dyn Control,
+) -> Result<Fragmented, CoreError> {
+    let projected: Vec<LocalInput<'_>> = fragments
+        .iter()
+        .map(|attributes| LocalInput {
+            rows: input.rows,
+            quasi_identifiers: attributes
+                .iter()
+                .map(|&j| input.quasi_identifiers[j])
+                .collect(),
+            sensitive: input.sensitive.clone(),
+        })
+        .collect();
+    let recodings: Vec<Recoding> = projected
+        .par_iter()
+        .map(|p| mondrian(p, models, &MondrianOptions::default(), control).map(|m| m.recoding))
+        .collect::<Result<_, _>>()?;
+    repair_joins(fragments, recodings, class, k, strategy)
 }
 
 #[cfg(test)]
@@ -182,7 +221,7 @@ mod tests {
             let mut per_fragment: Vec<HashMap<u32, HashMap<u32, u64>>> = Vec::new();
             for fragment in &result.fragments {
                 let mut groups: HashMap<u32, HashMap<u32, u64>> = HashMap::new();
-                for (r, &g) in fragment.mondrian.recoding.group_of().iter().enumerate() {
+                for (r, &g) in fragment.recoding.group_of().iter().enumerate() {
                     *groups
                         .entry(g)
                         .or_default()
@@ -218,7 +257,7 @@ mod tests {
             .iter()
             .map(|f| {
                 let mut groups: HashMap<u32, HashMap<u32, u64>> = HashMap::new();
-                for (r, &g) in f.mondrian.recoding.group_of().iter().enumerate() {
+                for (r, &g) in f.recoding.group_of().iter().enumerate() {
                     *groups.entry(g).or_default().entry(f.class[r]).or_default() += 1;
                 }
                 groups

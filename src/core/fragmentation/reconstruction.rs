@@ -39,6 +39,39 @@ pub fn join_size(classes: &[&ClassCounts]) -> u64 {
         .sum()
 }
 
+/// Whether no join can fail, by the note's subset lemma generalised: when every equivalence class
+/// holds at least `k` records and the class-value sets of classes of different fragments are each
+/// nested or disjoint (a laminar family), every non-empty join of one class per fragment of a subset
+/// shares exactly the values of the smallest set among them, so J is at least that class's size. A
+/// binary class always qualifies. `false` means only that the lemma does not apply.
+pub fn nested_or_disjoint(fragments: &[Vec<ClassCounts>], k: u64) -> bool {
+    const MOST_SETS: usize = 4096;
+    let mut sets: Vec<(usize, Vec<u32>)> = Vec::new();
+    for (t, eqs) in fragments.iter().enumerate() {
+        let mut own: Vec<Vec<u32>> = Vec::new();
+        for eq in eqs {
+            if eq.iter().map(|&(_, n)| n).sum::<u64>() < k {
+                return false;
+            }
+            let mut values: Vec<u32> = eq.iter().map(|&(c, _)| c).collect();
+            values.sort_unstable();
+            own.push(values);
+        }
+        own.sort_unstable();
+        own.dedup();
+        sets.extend(own.into_iter().map(|v| (t, v)));
+        if sets.len() > MOST_SETS {
+            return false;
+        }
+    }
+    let subset = |a: &[u32], b: &[u32]| a.iter().all(|c| b.binary_search(c).is_ok());
+    sets.iter().enumerate().all(|(x, (t, a))| {
+        sets[x + 1..].iter().all(|(u, b)| {
+            t == u || !a.iter().any(|c| b.binary_search(c).is_ok()) || subset(a, b) || subset(b, a)
+        })
+    })
+}
+
 /// The first combination of equivalence classes (over every subset of at least two fragments, in
 /// increasing subset order) whose join size is positive and below `k`; `None` when the fragmentation is
 /// non-reconstructible. `fragments[t][i]` lists the class values of fragment t's i-th equivalence class.
@@ -151,6 +184,8 @@ mod tests {
         assert_eq!(table, vec![vec![4, 3, 2], vec![6, 3, 6], vec![2, 3, 4]]);
         let v = first_violation(&[f1.clone(), f2.clone()], 3).unwrap();
         assert_eq!((v.fragments, v.classes, v.j), (vec![0, 1], vec![0, 2], 2));
+        // {x, y} and {y, z} overlap without nesting: the shortcut does not apply
+        assert!(!nested_or_disjoint(&[f1.clone(), f2.clone()], 3));
         // after the note's DGBE repair (R → {y:3}, C → {z:3}) every join passes
         let mut f1 = f1;
         let mut f2 = f2;
@@ -198,7 +233,29 @@ mod tests {
         /// of k-anonymous fragments is ever below k (the note's subset lemma).
         #[test]
         fn a_binary_class_never_reconstructs(f1 in binary_fragment(), f2 in binary_fragment()) {
+            prop_assert!(nested_or_disjoint(&[f1.clone(), f2.clone()], 3));
             prop_assert_eq!(first_violation(&[f1, f2], 3), None);
+        }
+
+        /// Whenever the laminar shortcut says no join can fail, the full check over every subset
+        /// agrees (three fragments of four class values).
+        #[test]
+        fn the_shortcut_agrees_with_the_full_check(
+            fragments in proptest::collection::vec(
+                proptest::collection::vec(
+                    proptest::collection::btree_map(0u32..4, 1u64..5, 1..4),
+                    1..5,
+                ),
+                2..4,
+            ),
+        ) {
+            let fragments: Vec<Vec<ClassCounts>> = fragments
+                .into_iter()
+                .map(|eqs| eqs.into_iter().map(|m| m.into_iter().collect()).collect())
+                .collect();
+            if nested_or_disjoint(&fragments, 3) {
+                prop_assert_eq!(first_violation(&fragments, 3), None);
+            }
         }
     }
 }

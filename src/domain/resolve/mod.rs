@@ -4,6 +4,7 @@
 
 pub mod default_hierarchy;
 pub mod document;
+pub mod fragmentation;
 pub mod local;
 pub mod roles;
 
@@ -35,6 +36,7 @@ use crate::domain::spec::{
 };
 use crate::domain::verify::Requirement;
 use default_hierarchy::default_hierarchy;
+use fragmentation::{fragmentation_plan, FragmentationPlan};
 use roles::declared_columns;
 
 /// Loads hierarchies given by reference (a path for the CLI, an id for the service). Returns a message
@@ -65,6 +67,8 @@ pub enum JobKind {
     /// A local recoding (then `plan.algorithm` is unused and the full-domain quasi-identifiers are
     /// empty).
     Local(LocalPlan),
+    /// A vertical fragmentation whose fragments are each recoded locally (as for `Local`).
+    Fragmentation(Box<FragmentationPlan>),
 }
 
 /// A spec resolved against a table: what every kind of job has ([`ResolvedJob`], reached through
@@ -402,11 +406,19 @@ pub fn prepare(
                 &identifying,
             ));
             match (algorithm, dependencies) {
-                (Some(algorithm), Some(dependencies)) => Some(JobKind::Local(LocalPlan {
-                    algorithm,
-                    dependencies,
-                    attributes: local_attributes,
-                })),
+                (Some(algorithm), Some(dependencies)) => {
+                    let plan = LocalPlan {
+                        algorithm,
+                        dependencies,
+                        attributes: local_attributes,
+                    };
+                    match &spec.algorithm {
+                        AlgorithmSpec::Fragmentation(fragmentation) => problems
+                            .keep(fragmentation_plan(table, spec, fragmentation, plan))
+                            .map(|plan| JobKind::Fragmentation(Box::new(plan))),
+                        _ => Some(JobKind::Local(plan)),
+                    }
+                }
                 _ => None,
             }
         }

@@ -113,7 +113,7 @@ fn dependencies<'t>(table: &'t Table, plan: &LocalPlan) -> Vec<FunctionalDepende
 
 /// A 256-bit key from the operating system's randomness, for draws no caller may know or replay:
 /// hybrid k-anonymization's choices and output order. Never logged, stored or returned.
-fn secret_key() -> Result<SecretKey, CoreError> {
+pub(crate) fn secret_key() -> Result<SecretKey, CoreError> {
     let mut bytes = [0u8; 32];
     OsRng
         .try_fill_bytes(&mut bytes)

@@ -3,6 +3,7 @@
 //! of the engine before anything can be published. Writing the CSV and building the report are separate
 //! steps, so each caller decides where the bytes go.
 
+pub mod fragmented;
 pub mod local;
 pub mod local_output;
 pub mod memory;
@@ -23,9 +24,13 @@ use crate::domain::analysis::loss_measures::loss_measures;
 use crate::domain::analysis::warnings;
 use crate::domain::report::{Analyses, RecodingReport};
 use crate::domain::resolve::local::LocalPlan;
+use crate::domain::resolve::ResolvedJob;
 use crate::domain::run::local::{run_local, LocalRun};
+use crate::domain::verify::fragments::verify_fragments;
 use crate::domain::verify::{verify, verify_recoded, VerificationError};
 use crate::domain::{prepare, HierarchyResolver, JobKind, JobSpec, Prepared, Report, SpecError};
+pub use fragmented::FragmentationSection;
+use fragmented::{run_fragmentation, FragmentedRun, Part};
 use local_output::{coverage, Publication};
 
 /// Why a run produced nothing. Every variant's message is free of cell values.
@@ -65,6 +70,8 @@ enum Anonymized {
         /// Its published form.
         publication: Publication,
     },
+    /// The fragments of a fragmentation job, each a local recoding of its own table.
+    Fragmented(Box<FragmentedRun>),
 }
 
 /// Validates `spec` against `table`, runs the engine and verifies its output.
@@ -93,36 +100,87 @@ pub fn run_job<'t>(
                     publication,
                 }
             }
+            JobKind::Fragmentation(plan) => {
+                control.enter(Stage::Recoding);
+                Anonymized::Fragmented(Box::new(run_fragmentation(
+                    table, spec, &plan, resolve, control,
+                )?))
+            }
         })
     })?;
     let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
-    let completed = Completed {
+    let mut completed = Completed {
         table,
         prepared,
         elapsed_ms,
     };
     control.enter(Stage::Verifying);
-    let rendering = completed.rendering();
-    verify(&rendering, &completed.prepared.requirements)?;
-    if let Anonymized::Local {
-        plan,
-        run,
-        publication,
-    } = &completed.prepared.kind
-    {
-        let expected = if completed.prepared.remove_suppressed {
-            publication.suppressed().iter().filter(|&&s| !s).count()
-        } else {
-            table.row_count()
-        };
-        verify_recoded(
-            &rendering,
-            &coverage(table, &completed.prepared, plan),
-            expected,
-            run.relocated_cells,
-        )?;
+    for view in completed.views() {
+        view.verify()?;
+    }
+    if let Anonymized::Fragmented(run) = &completed.prepared.kind {
+        let views = completed.views();
+        let renderings: Vec<Rendering<'_>> = views.iter().map(View::rendering).collect();
+        let features: Vec<&str> = run
+            .report
+            .relevance
+            .iter()
+            .map(|f| f.feature.as_str())
+            .collect();
+        let k = completed
+            .prepared
+            .plan
+            .privacy_models
+            .iter()
+            .map(|m| m.min_class_size())
+            .max()
+            .unwrap_or(1);
+        let hard = run.report.delta.is_none();
+        let check = verify_fragments(&renderings, &run.report.class, &features, k, hard)?;
+        drop(renderings);
+        drop(views);
+        if let Anonymized::Fragmented(run) = &mut completed.prepared.kind {
+            run.report.smallest_join = check.smallest_join;
+        }
     }
     Ok(completed)
+}
+
+/// One published table of a run and what it was made from: the whole run of a one-table job, or one
+/// fragment of a fragmentation job.
+#[derive(Debug, Clone, Copy)]
+struct View<'a> {
+    table: &'a Table,
+    job: &'a ResolvedJob,
+    kind: ViewKind<'a>,
+    elapsed_ms: f64,
+}
+
+/// What one published table was made from.
+#[derive(Debug, Clone, Copy)]
+enum ViewKind<'a> {
+    FullDomain(&'a Outcome),
+    Local {
+        plan: &'a LocalPlan,
+        run: &'a LocalRun,
+        publication: &'a Publication,
+    },
+}
+
+impl<'a> View<'a> {
+    /// The view of one fragment of a fragmentation job.
+    fn part(part: &'a Part, elapsed_ms: f64) -> Self {
+        View {
+            table: &part.table,
+            job: &part.job,
+            kind: ViewKind::Local {
+                plan: &part.plan,
+                run: &part.run,
+                publication: &part.publication,
+            },
+            elapsed_ms,
+        }
+    }
 }
 
 impl Completed<'_> {
@@ -130,15 +188,15 @@ impl Completed<'_> {
     pub fn outcome(&self) -> Option<&Outcome> {
         match &self.prepared.kind {
             Anonymized::FullDomain(outcome) => Some(outcome),
-            Anonymized::Local { .. } => None,
+            _ => None,
         }
     }
 
     /// The recoding of a local run.
     pub fn recoding(&self) -> Option<&LocalRun> {
         match &self.prepared.kind {
-            Anonymized::FullDomain(_) => None,
             Anonymized::Local { run, .. } => Some(run),
+            _ => None,
         }
     }
 
@@ -147,38 +205,234 @@ impl Completed<'_> {
         self.elapsed_ms
     }
 
-    fn rendering(&self) -> Rendering<'_> {
+    /// The number of published tables: the fragments of a fragmentation job, else 1.
+    pub fn outputs(&self) -> usize {
         match &self.prepared.kind {
+            Anonymized::Fragmented(run) => run.parts.len(),
+            _ => 1,
+        }
+    }
+
+    /// Whether the run published fragments (one table each) rather than one table.
+    pub fn is_fragmented(&self) -> bool {
+        matches!(self.prepared.kind, Anonymized::Fragmented(_))
+    }
+
+    /// The view of the one published table, or the fragments of a fragmentation job.
+    fn single(&self) -> Result<View<'_>, &FragmentedRun> {
+        let kind = match &self.prepared.kind {
+            Anonymized::FullDomain(outcome) => ViewKind::FullDomain(outcome),
             Anonymized::Local {
                 plan,
                 run,
                 publication,
-            } => local_output::rendering(
-                self.table,
-                &self.prepared,
+            } => ViewKind::Local {
                 plan,
-                &run.recoding,
+                run,
                 publication,
-            ),
-            Anonymized::FullDomain(outcome) => self.prepared.rendering(self.table, outcome),
+            },
+            Anonymized::Fragmented(run) => return Err(run),
+        };
+        Ok(View {
+            table: self.table,
+            job: &self.prepared.job,
+            kind,
+            elapsed_ms: self.elapsed_ms,
+        })
+    }
+
+    /// Every published table's view, in output order.
+    fn views(&self) -> Vec<View<'_>> {
+        match self.single() {
+            Ok(view) => vec![view],
+            Err(run) => run
+                .parts
+                .iter()
+                .map(|p| View::part(p, self.elapsed_ms))
+                .collect(),
         }
     }
 
-    /// Writes the anonymized table as CSV (header first).
+    /// Writes the anonymized table as CSV (header first). A fragmentation job publishes one table per
+    /// fragment ([`Completed::write_output`]); this refuses it rather than write one of them.
     pub fn write_csv<W: Write>(&self, output: W, options: &CsvOptions) -> Result<(), CodecError> {
-        write_rendering(output, &self.rendering(), options)
+        if self.is_fragmented() {
+            return Err(CodecError::Write(
+                "a fragmentation job publishes one table per fragment".into(),
+            ));
+        }
+        self.write_output(0, output, options)
+    }
+
+    /// Writes published table `index` (0-based, below [`Completed::outputs`]) as CSV, header first.
+    pub fn write_output<W: Write>(
+        &self,
+        index: usize,
+        output: W,
+        options: &CsvOptions,
+    ) -> Result<(), CodecError> {
+        let views = self.views();
+        let view = views
+            .get(index)
+            .ok_or_else(|| CodecError::Write(format!("the run has no output {}", index + 1)))?;
+        write_rendering(output, &view.rendering(), options)
     }
 
     /// The run's report, with the loss measures of the published table and the guard rails' warnings
-    /// (computed here, once per call).
+    /// (computed here, once per call). A fragmentation job reports each fragment and shows at the top
+    /// level the figures of the fragment with the smallest classes (see [`fragmented`]).
     pub fn report(&self) -> Report {
+        let run = match self.single() {
+            Ok(view) => return view.report(),
+            Err(run) => run,
+        };
+        let reports: Vec<Report> = self.views().iter().map(View::report).collect();
+        combined_report(self.table, run, reports, self.elapsed_ms)
+    }
+}
+
+/// The report of a fragmentation job from its fragments' reports: the fragment with the smallest
+/// classes (then the highest risk) gives risk, achieved privacy and loss measures; classes, warnings and
+/// the cell-level metrics cover every fragment.
+fn combined_report(
+    table: &Table,
+    run: &FragmentedRun,
+    reports: Vec<Report>,
+    elapsed_ms: f64,
+) -> Report {
+    let worst = (0..reports.len())
+        .min_by(|&a, &b| {
+            let (x, y) = (&reports[a], &reports[b]);
+            x.achieved
+                .k
+                .cmp(&y.achieved.k)
+                .then(
+                    y.risk
+                        .after
+                        .prosecutor
+                        .highest
+                        .total_cmp(&x.risk.after.prosecutor.highest),
+                )
+                .then(a.cmp(&b))
+        })
+        .unwrap_or(0);
+    let mut section = run.report.clone();
+    section.reported_fragment = worst + 1;
+    let mut combined = reports[worst].clone();
+    let records = table.row_count() as u64;
+    let classes: Vec<&crate::core::engine::ClassStatistics> =
+        reports.iter().map(|r| &r.equivalence_classes).collect();
+    let count: u64 = classes.iter().map(|c| c.count).sum();
+    combined.equivalence_classes = crate::core::engine::ClassStatistics {
+        count,
+        min: classes.iter().map(|c| c.min).min().unwrap_or(0),
+        max: classes.iter().map(|c| c.max).max().unwrap_or(0),
+        mean: if count == 0 {
+            0.0
+        } else {
+            reports.iter().map(|r| r.published_records).sum::<u64>() as f64 / count as f64
+        },
+    };
+    combined.suppressed_records = reports
+        .iter()
+        .map(|r| r.suppressed_records)
+        .max()
+        .unwrap_or(0);
+    combined.max_suppressed_records = combined.suppressed_records;
+    combined.fully_generalized_records = reports
+        .iter()
+        .map(|r| r.fully_generalized_records)
+        .max()
+        .unwrap_or(0);
+    if let Some(recoding) = &mut combined.recoding {
+        let features: usize = section.fragments.iter().map(|f| f.features.len()).sum();
+        let mut ncp = 0.0;
+        let mut nu_entropy = 0.0;
+        let mut groups = 0;
+        for report in &reports {
+            if let Some(r) = &report.recoding {
+                ncp += r.metrics.ncp;
+                nu_entropy += r.metrics.nu_entropy;
+                groups += r.groups;
+            }
+        }
+        recoding.algorithm = "fragmentation";
+        recoding.groups = groups;
+        recoding.metrics.ncp = ncp;
+        recoding.metrics.nu_entropy = nu_entropy;
+        recoding.metrics.gcp = if records == 0 || features == 0 {
+            0.0
+        } else {
+            ncp / (records as f64 * features as f64)
+        };
+        recoding.details = serde_json::json!({
+            "anonymizer": section.anonymizer,
+            "fragments": reports.iter().map(|r| r.recoding.as_ref().map(|x| x.details.clone())).collect::<Vec<_>>(),
+        });
+        recoding.elapsed_ms = elapsed_ms;
+    }
+    let mut warnings = Vec::new();
+    for report in &reports {
+        for warning in &report.warnings {
+            if !warnings.contains(warning) {
+                warnings.push(warning.clone());
+            }
+        }
+    }
+    combined.warnings = warnings;
+    combined.fragmentation = Some(Box::new(FragmentationSection {
+        summary: section,
+        fragment_reports: reports,
+    }));
+    combined
+}
+
+impl View<'_> {
+    fn rendering(&self) -> Rendering<'_> {
+        match self.kind {
+            ViewKind::Local {
+                plan,
+                run,
+                publication,
+            } => local_output::rendering(self.table, self.job, plan, &run.recoding, publication),
+            ViewKind::FullDomain(outcome) => self.job.rendering(self.table, outcome),
+        }
+    }
+
+    /// Checks the published table against the privacy models and, for a local recoding, that it lists
+    /// every record once with cells that cover the original values.
+    fn verify(&self) -> Result<(), VerificationError> {
+        let rendering = self.rendering();
+        verify(&rendering, &self.job.requirements)?;
+        if let ViewKind::Local {
+            plan,
+            run,
+            publication,
+        } = self.kind
+        {
+            let expected = if self.job.remove_suppressed {
+                publication.suppressed().iter().filter(|&&s| !s).count()
+            } else {
+                self.table.row_count()
+            };
+            verify_recoded(
+                &rendering,
+                &coverage(self.table, self.job, plan),
+                expected,
+                run.relocated_cells,
+            )?;
+        }
+        Ok(())
+    }
+
+    fn report(&self) -> Report {
         let mut report = self.analysed_report();
-        let suppressed = match &self.prepared.kind {
-            Anonymized::FullDomain(outcome) => &outcome.suppressed[..],
-            Anonymized::Local { publication, .. } => publication.suppressed(),
+        let suppressed = match self.kind {
+            ViewKind::FullDomain(outcome) => &outcome.suppressed[..],
+            ViewKind::Local { publication, .. } => publication.suppressed(),
         };
         let requested_k = self
-            .prepared
+            .job
             .plan
             .privacy_models
             .iter()
@@ -194,31 +448,30 @@ impl Completed<'_> {
         report.fully_generalized_records = findings.fully_generalized_records;
         report.warnings = findings.warnings;
         report.warnings.extend(warnings::repeated_hierarchy_rows(
-            &self.prepared.repeated_hierarchy_rows,
+            &self.job.repeated_hierarchy_rows,
         ));
         report
     }
-
     fn analysed_report(&self) -> Report {
         let models = self
-            .prepared
+            .job
             .plan
             .privacy_models
             .iter()
             .map(|m| m.describe())
             .collect();
-        match &self.prepared.kind {
-            Anonymized::Local {
+        match self.kind {
+            ViewKind::Local {
                 plan,
                 run,
                 publication,
             } => {
-                let input = plan.input(self.table, self.prepared.input(self.table).sensitive);
+                let input = plan.input(self.table, self.job.input(self.table).sensitive);
                 Report::local(
                     publication.suppressed(),
                     publication.class_sizes(),
                     models,
-                    self.prepared.remove_suppressed,
+                    self.job.remove_suppressed,
                     RecodingReport {
                         algorithm: plan.algorithm.name(),
                         groups: run.recoding.groups() as u64,
@@ -226,32 +479,26 @@ impl Completed<'_> {
                         details: run.details.clone(),
                         elapsed_ms: self.elapsed_ms,
                     },
-                    local_output::analyses(
-                        self.table,
-                        &self.prepared,
-                        plan,
-                        &run.recoding,
-                        publication,
-                    ),
+                    local_output::analyses(self.table, self.job, plan, &run.recoding, publication),
                 )
             }
-            Anonymized::FullDomain(outcome) => {
+            ViewKind::FullDomain(outcome) => {
                 // the original table is grouped once for the loss measures and the risk before,
                 // beside the achieved privacy, which does not read it; then the two that do run side
                 // by side on the caller's rayon pool
                 let (original, achieved) = rayon::join(
-                    || self.prepared.original_classes(self.table),
-                    || self.prepared.achieved(self.table, outcome),
+                    || self.job.original_classes(self.table),
+                    || self.job.achieved(self.table, outcome),
                 );
                 let (loss_measures, risk) = rayon::join(
-                    || loss_measures(self.table, &self.prepared, outcome, &original),
-                    || self.prepared.risk_report(self.table, &original, outcome),
+                    || loss_measures(self.table, self.job, outcome, &original),
+                    || self.job.risk_report(self.table, &original, outcome),
                 );
                 Report::new(
                     outcome,
-                    &self.prepared.quasi_identifier_names(self.table),
+                    &self.job.quasi_identifier_names(self.table),
                     models,
-                    self.prepared.remove_suppressed,
+                    self.job.remove_suppressed,
                     self.elapsed_ms,
                     Analyses {
                         loss_measures,

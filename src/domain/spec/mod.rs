@@ -314,6 +314,60 @@ pub enum AlgorithmSpec {
         #[serde(default)]
         completion: CompletionSpec,
     },
+    /// Vertical fragmentation (Zakerzadeh et al.): the quasi-identifiers are split into fragments that
+    /// share only the class column, each fragment is anonymized on its own, and joins on the class are
+    /// repaired. Publishes one table per fragment.
+    Fragmentation(Box<FragmentationSpec>),
+}
+
+/// The parameters of a fragmentation job (`"algorithm": {"type": "fragmentation", ...}`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FragmentationSpec {
+    /// The class column: a `sensitive` attribute, published in every fragment.
+    pub class: String,
+    /// Fragments to build (2 when absent).
+    pub fragments: Option<u64>,
+    /// How joins on the class are repaired (`dgbe` when absent).
+    #[serde(default)]
+    pub strategy: RepairStrategySpec,
+    /// δ of `delta_selectivity`, in (0, 1] (0.5 when absent).
+    pub delta: Option<f64>,
+    /// Equal-frequency bins of numeric features in the mutual-information estimate (10 when absent).
+    pub bins: Option<u64>,
+    /// Whether FMRMR's redundancy counts each feature with itself (`included`, the default) or not.
+    #[serde(default)]
+    pub diagonal: DiagonalSpec,
+    /// Fewest features in a fragment (1 when absent).
+    pub min_fragment_size: Option<u64>,
+    /// Most features in a fragment (unbounded when absent).
+    pub max_fragment_size: Option<u64>,
+    /// The local recoding that anonymizes each fragment (Mondrian when absent).
+    pub anonymizer: Option<AlgorithmSpec>,
+}
+
+/// The repair of joins on the class.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RepairStrategySpec {
+    /// Every equivalence class takes its majority class value.
+    Naive,
+    /// Dependency-graph-based enforcement (Algorithm 3).
+    #[default]
+    Dgbe,
+    /// δ-selectivity (Algorithm 4): class values published per equivalence class, as sets.
+    DeltaSelectivity,
+}
+
+/// Whether FMRMR's redundancy term counts I(k; k) = H(k).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DiagonalSpec {
+    /// Counted (the paper's literal formula).
+    #[default]
+    Included,
+    /// Left out.
+    Excluded,
 }
 
 fn default_true() -> bool {
@@ -369,7 +423,21 @@ impl AlgorithmSpec {
             &AlgorithmSpec::Exhaustive { max_nodes } => Method::FullDomain(Algorithm::Exhaustive {
                 max_nodes: max_nodes.unwrap_or(DEFAULT_EXHAUSTIVE_LIMIT),
             }),
+            AlgorithmSpec::Fragmentation(spec) => spec
+                .anonymizer
+                .as_ref()
+                .map_or(Method::Local(AlgorithmSpec::default_anonymizer()), |a| {
+                    a.method()
+                }),
             local => Method::Local(local.clone()),
+        }
+    }
+
+    /// The per-fragment anonymizer of a fragmentation job when the spec names none.
+    pub fn default_anonymizer() -> AlgorithmSpec {
+        AlgorithmSpec::Mondrian {
+            relaxed: false,
+            split_preference: Vec::new(),
         }
     }
 
@@ -390,6 +458,7 @@ impl AlgorithmSpec {
             AlgorithmSpec::PairEnum { .. } => "pair_enum",
             AlgorithmSpec::KAssemble { .. } => "k_assemble",
             AlgorithmSpec::Hybrid { .. } => "hybrid",
+            AlgorithmSpec::Fragmentation(_) => "fragmentation",
         }
     }
 }

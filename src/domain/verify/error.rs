@@ -37,6 +37,17 @@ pub enum VerificationError {
         /// Cells the algorithm declared relocated.
         allowed: u64,
     },
+    /// A join of published fragments on the class singles out fewer than k tuples.
+    #[error("the output failed verification: a join of fragments on the class holds {tuples} tuples, fewer than k = {k}")]
+    Reconstructible {
+        /// Tuples of the offending join.
+        tuples: u64,
+        /// The k of the job.
+        k: u64,
+    },
+    /// The fragments do not partition the features, or share a row order.
+    #[error("the output failed verification: {0}")]
+    FragmentLayout(String),
     /// A requirement names a column the output does not have.
     #[error("the output failed verification: it has no column '{0}'")]
     MissingColumn(String),

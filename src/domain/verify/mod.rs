@@ -6,11 +6,13 @@
 //!
 //! Each privacy model states its [`ClassRequirement`] (see [`crate::domain::models`]); the checks it
 //! runs on a class are written again from the definitions in the modules here ([`diversity`],
-//! [`closeness`], [`likeness`], [`sensitive`]), on value texts, without the engine's models.
+//! [`closeness`], [`likeness`], [`sensitive`]), on value texts, without the engine's models. The
+//! fragments of a fragmentation job are checked together by [`fragments`].
 
 pub(crate) mod closeness;
 pub(crate) mod diversity;
 mod error;
+pub mod fragments;
 pub(crate) mod likeness;
 mod recoded;
 mod requirement;

@@ -1,0 +1,585 @@
+//! A fragmentation job's run (Zakerzadeh et al.; implementation note §3.1 and §3.10): the MI matrix of
+//! the features and the class, FMRMR fragments (Algorithm 1, bounded in size on request), then per
+//! fragment its own job (the features of the fragment and the class, derived from the spec with the
+//! anonymizer as algorithm) anonymized on every core, the repair of the joins on the class, and each
+//! fragment's publication: its own copy of the class column (per record, or per equivalence class as a
+//! set of values under δ-selectivity) and its own secret row order, so that fragments can be linked by
+//! the class only.
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use super::local::{run_local, secret_key, LocalRun};
+use super::local_output::Publication;
+use super::RunError;
+use crate::core::control::Control;
+use crate::core::data::{Column, Dictionary, Table};
+use crate::core::error::CoreError;
+use crate::core::fragmentation::fmrmr::{bounded, fmrmr, fragment};
+use crate::core::fragmentation::mutual_information::MiMatrix;
+use crate::core::fragmentation::pipeline::{repair_joins, Fragment, Strategy};
+use crate::core::local::{RecodedCell, Recoding, SUPPRESSED_GROUP};
+use crate::core::secret_rng::SecretStream;
+use crate::domain::fragmentation::mi_matrix;
+use crate::domain::resolve::fragmentation::FragmentationPlan;
+use crate::domain::resolve::local::{LocalDomain, LocalPlan};
+use crate::domain::resolve::ResolvedJob;
+use crate::domain::Report;
+use crate::domain::{prepare, HierarchyResolver, JobKind, JobSpec, Prepared};
+
+/// How often a fragment's secret order is drawn again when it equals another fragment's.
+const ORDER_DRAWS: usize = 64;
+
+/// One published fragment: its own table (the fragment's features and its copy of the class), its
+/// resolved job and what the anonymizer produced.
+#[derive(Debug)]
+pub(super) struct Part {
+    /// The fragment's features and class, in table order, the class last.
+    pub table: Table,
+    /// The fragment's job, resolved against `table`.
+    pub job: ResolvedJob,
+    /// Its local plan (the fragment's features and the anonymizer).
+    pub plan: LocalPlan,
+    /// The anonymizer's recoding, in the fragment's secret order.
+    pub run: LocalRun,
+    /// Its published form.
+    pub publication: Publication,
+}
+
+/// A fragmentation run: the parts and what the report says about the fragmentation.
+#[derive(Debug)]
+pub(super) struct FragmentedRun {
+    /// The published fragments, in FMRMR order.
+    pub parts: Vec<Part>,
+    /// The report's fragmentation section (without the verifier's figures).
+    pub report: FragmentationReport,
+}
+
+/// The report's `fragmentation` section.
+#[derive(Debug, Clone, Serialize)]
+pub struct FragmentationReport {
+    /// The class column.
+    pub class: String,
+    /// The repair (`naive`, `dgbe` or `delta_selectivity`).
+    pub strategy: &'static str,
+    /// δ of δ-selectivity.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delta: Option<f64>,
+    /// The anonymizer of each fragment.
+    pub anonymizer: &'static str,
+    /// FMRMR of the fragmentation (Σ over fragments of relevance minus redundancy).
+    pub fmrmr: f64,
+    /// Equal-frequency bins of numeric features in the MI estimate.
+    pub bins: usize,
+    /// Whether the redundancy counts I(k; k) = H(k).
+    pub diagonal_included: bool,
+    /// Mutual information (nats) of each feature with the class, in table order.
+    pub relevance: Vec<FeatureRelevance>,
+    /// The fragments, in the order of their files.
+    pub fragments: Vec<FragmentSummary>,
+    /// Class values changed by the repair, over all fragments.
+    pub class_values_changed: u64,
+    /// Whether no join could fail before the repair (every class set of a fragment nested in or
+    /// disjoint from every other fragment's, e.g. a binary class): then DGBE and δ-selectivity change
+    /// nothing.
+    pub nested_class_sets: bool,
+    /// The smallest non-empty join of one published class per fragment on the class, as the
+    /// independent verifier counted it (`null` under δ-selectivity, whose fragments publish class sets).
+    pub smallest_join: Option<u64>,
+    /// The information loss of §5.3 over the features with ordered values (numbers, dates, ordinals):
+    /// the mean over their cells of the published range's width over the feature's, in [0, 1].
+    pub information_loss: Option<f64>,
+    /// Features the information loss covers (hierarchy-generalized features are left out).
+    pub information_loss_features: usize,
+    /// The fragment whose risk, achieved privacy and loss measures the report's top level shows (the
+    /// one with the smallest classes, 1-based).
+    pub reported_fragment: usize,
+}
+
+/// The `fragmentation` section of a fragmentation job's report: the fragmentation and each fragment's
+/// own report (classes, loss measures, risk and achieved privacy of its table).
+#[derive(Debug, Clone, Serialize)]
+pub struct FragmentationSection {
+    /// How the features were split and the joins repaired.
+    #[serde(flatten)]
+    pub summary: FragmentationReport,
+    /// Each fragment's report, in the order of the fragments.
+    pub fragment_reports: Vec<Report>,
+}
+
+/// One feature's relevance to the class.
+#[derive(Debug, Clone, Serialize)]
+pub struct FeatureRelevance {
+    /// The feature.
+    pub feature: String,
+    /// I(class; feature) in nats.
+    pub mutual_information: f64,
+}
+
+/// One fragment in the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct FragmentSummary {
+    /// The features it holds, in table order.
+    pub features: Vec<String>,
+    /// Mean relevance of its features to the class (Vₜ).
+    pub relevance: f64,
+    /// Mean mutual information over its ordered feature pairs (Wₜ).
+    pub redundancy: f64,
+    /// Published equivalence classes.
+    pub classes: u64,
+    /// Records in its smallest class.
+    pub smallest_class: u64,
+    /// Class values the repair changed in this fragment.
+    pub class_values_changed: u64,
+}
+
+/// Runs the fragmentation job `plan` of `spec` on `table`.
+pub(super) fn run_fragmentation(
+    table: &Table,
+    spec: &JobSpec,
+    plan: &FragmentationPlan,
+    resolve: &HierarchyResolver<'_>,
+    control: &dyn Control,
+) -> Result<FragmentedRun, RunError> {
+    let features: Vec<&Column> = plan
+        .local
+        .attributes
+        .iter()
+        .map(|(c, _)| table.column(*c))
+        .collect();
+    let class = table.column(plan.class);
+    let mi = mi_matrix(&features, class, plan.bins);
+    let groups =
+        fragment(&mi, plan.fragments, plan.diagonal).ok_or(CoreError::InvalidParameter {
+            name: "fragments",
+            problem: "more fragments than features".into(),
+        })?;
+    let mut groups = bounded(&mi, groups, plan.size_bounds, plan.diagonal);
+    for group in &mut groups {
+        group.sort_unstable();
+    }
+    // each fragment is a job of its own: its features and the class, anonymized by the anonymizer
+    let mut jobs: Vec<(Table, Prepared)> = Vec::with_capacity(groups.len());
+    for group in &groups {
+        let mut columns: Vec<Column> = group.iter().map(|&j| features[j].clone()).collect();
+        columns.push(class.clone());
+        let sub_table = Table::new(columns, table.row_count());
+        let mut sub_spec = spec.clone();
+        sub_spec.attributes.retain(|name, _| {
+            name == &class.name || group.iter().any(|&j| &features[j].name == name)
+        });
+        sub_spec.algorithm = plan.anonymizer.clone();
+        sub_spec.strict = false;
+        let prepared = prepare(&sub_table, &sub_spec, resolve)?;
+        jobs.push((sub_table, prepared));
+    }
+    let runs: Vec<LocalRun> = jobs
+        .par_iter()
+        .map(|(sub_table, prepared)| {
+            let JobKind::Local(local) = &prepared.kind else {
+                return Err(not_local());
+            };
+            let input = local.input(sub_table, prepared.input(sub_table).sensitive);
+            run_local(
+                sub_table,
+                &input,
+                local,
+                &prepared.plan.privacy_models,
+                control,
+            )
+        })
+        .collect::<Result<_, _>>()?;
+    let (recodings, runs): (Vec<Recoding>, Vec<(serde_json::Value, u64)>) = runs
+        .into_iter()
+        .map(|r| (r.recoding, (r.details, r.relocated_cells)))
+        .unzip();
+    let repaired = repair_joins(&groups, recodings, &class.codes, plan.k, plan.strategy)?;
+    let key = secret_key()?;
+    let mut orders: Vec<Vec<u32>> = Vec::with_capacity(groups.len());
+    for t in 0..groups.len() {
+        let mut draw = 0;
+        let order = loop {
+            let mut stream = SecretStream::new(&key, (t * ORDER_DRAWS + draw) as u64);
+            let mut order: Vec<u32> = (0..table.row_count() as u32).collect();
+            stream.shuffle(&mut order);
+            draw += 1;
+            let identity = order.iter().enumerate().all(|(i, &r)| i == r as usize);
+            let repeated = orders.contains(&order);
+            if (!identity && !repeated) || draw == ORDER_DRAWS || table.row_count() < 2 {
+                break order;
+            }
+        };
+        orders.push(order);
+    }
+    let summaries = summaries(
+        &mi,
+        &groups,
+        &features,
+        &repaired.fragments,
+        &repaired.changes,
+        plan,
+    );
+    let information = information_loss(plan, &repaired.fragments);
+    let mut parts = Vec::with_capacity(groups.len());
+    for (((fragment, (mut sub_table, prepared)), (details, relocated_cells)), order) in repaired
+        .fragments
+        .into_iter()
+        .zip(jobs)
+        .zip(runs)
+        .zip(orders)
+    {
+        let last = sub_table.columns().len() - 1;
+        let published_class = match plan.strategy {
+            Strategy::DeltaSelective(_) => class_sets(class, &fragment),
+            Strategy::Naive | Strategy::Dgbe => Column {
+                name: class.name.clone(),
+                dictionary: class.dictionary.clone(),
+                codes: fragment.class,
+            },
+        };
+        sub_table.replace_column(last, published_class);
+        let recoding = fragment.recoding.with_order(order);
+        let Prepared { job, kind } = prepared;
+        let JobKind::Local(local) = kind else {
+            return Err(not_local().into());
+        };
+        let publication = Publication::new(&sub_table, &local, &recoding);
+        parts.push(Part {
+            table: sub_table,
+            job,
+            plan: local,
+            run: LocalRun {
+                recoding,
+                details,
+                relocated_cells,
+            },
+            publication,
+        });
+    }
+    let report = FragmentationReport {
+        class: class.name.clone(),
+        strategy: plan.strategy.name(),
+        delta: match plan.strategy {
+            Strategy::DeltaSelective(delta) => Some(delta),
+            _ => None,
+        },
+        anonymizer: plan.local.algorithm.name(),
+        fmrmr: fmrmr(&mi, &groups, plan.diagonal),
+        bins: plan.bins,
+        diagonal_included: plan.diagonal == crate::core::fragmentation::fmrmr::Diagonal::Included,
+        relevance: features
+            .iter()
+            .enumerate()
+            .map(|(j, f)| FeatureRelevance {
+                feature: f.name.clone(),
+                mutual_information: mi.get(mi.class(), j),
+            })
+            .collect(),
+        class_values_changed: repaired.changes.iter().map(|c| c.records).sum(),
+        fragments: summaries,
+        nested_class_sets: repaired.nested,
+        smallest_join: None,
+        information_loss: information.0,
+        information_loss_features: information.1,
+        reported_fragment: 1,
+    };
+    Ok(FragmentedRun { parts, report })
+}
+
+/// The error of a fragment job that resolved to another kind than a local recoding (the anonymizer is
+/// checked to be one when the spec is resolved).
+fn not_local() -> CoreError {
+    CoreError::InvalidParameter {
+        name: "anonymizer",
+        problem: "a fragment's anonymizer is not a local recoding".into(),
+    }
+}
+
+/// Each fragment's features, V, W, class counts and changes.
+fn summaries(
+    mi: &MiMatrix,
+    groups: &[Vec<usize>],
+    features: &[&Column],
+    fragments: &[Fragment],
+    changes: &[crate::core::fragmentation::repair::Change],
+    plan: &FragmentationPlan,
+) -> Vec<FragmentSummary> {
+    groups
+        .iter()
+        .zip(fragments)
+        .enumerate()
+        .map(|(t, (group, fragment))| {
+            let size = group.len() as f64;
+            let relevance = group.iter().map(|&j| mi.get(mi.class(), j)).sum::<f64>() / size;
+            let mut redundancy = 0.0;
+            for &a in group {
+                for &b in group {
+                    if a != b
+                        || plan.diagonal == crate::core::fragmentation::fmrmr::Diagonal::Included
+                    {
+                        redundancy += mi.get(a, b);
+                    }
+                }
+            }
+            let sizes: Vec<u64> = fragment
+                .counts
+                .iter()
+                .map(|eq| eq.iter().map(|&(_, n)| n).sum())
+                .filter(|&n| n > 0)
+                .collect();
+            FragmentSummary {
+                features: group.iter().map(|&j| features[j].name.clone()).collect(),
+                relevance,
+                redundancy: redundancy / (size * size),
+                classes: sizes.len() as u64,
+                smallest_class: sizes.iter().copied().min().unwrap_or(0),
+                class_values_changed: changes
+                    .iter()
+                    .filter(|c| c.fragment == t)
+                    .map(|c| c.records)
+                    .sum(),
+            }
+        })
+        .collect()
+}
+
+/// The class column of a δ-selective fragment: every record shows the set of class values of its
+/// equivalence class (`{a, b}`, values in dictionary order; one value as it is).
+fn class_sets(class: &Column, fragment: &Fragment) -> Column {
+    let mut dictionary = Dictionary::new();
+    let texts: Vec<u32> = fragment
+        .counts
+        .iter()
+        .map(|eq| {
+            let text = match eq.as_slice() {
+                [(only, _)] => class.dictionary.value(*only).to_string(),
+                values => {
+                    let names: Vec<&str> = values
+                        .iter()
+                        .map(|&(c, _)| class.dictionary.value(c))
+                        .collect();
+                    format!("{{{}}}", names.join(", "))
+                }
+            };
+            dictionary.intern(&text)
+        })
+        .collect();
+    let suppressed = dictionary.intern(crate::core::render::SUPPRESSED);
+    let codes = fragment
+        .recoding
+        .group_of()
+        .iter()
+        .map(|&g| match g {
+            SUPPRESSED_GROUP => suppressed,
+            g => texts[g as usize],
+        })
+        .collect();
+    Column {
+        name: class.name.clone(),
+        dictionary,
+        codes,
+    }
+}
+
+/// The §5.3 information loss over the features with ordered values: Σ over their cells of the cell's
+/// width over the feature's width, over cells (a suppressed cell counts 1, a feature of one value 0).
+/// Returns the loss and how many features it covers.
+fn information_loss(plan: &FragmentationPlan, fragments: &[Fragment]) -> (Option<f64>, usize) {
+    let mut total = 0.0;
+    let mut cells = 0u64;
+    let mut covered = 0;
+    for fragment in fragments {
+        let recoding = &fragment.recoding;
+        let mut sizes = vec![0u64; recoding.groups()];
+        let mut suppressed = 0u64;
+        for &g in recoding.group_of() {
+            match sizes.get_mut(g as usize) {
+                Some(n) => *n += 1,
+                None => suppressed += 1,
+            }
+        }
+        for (q, &j) in fragment.attributes.iter().enumerate() {
+            let LocalDomain::Ordered(order) = &plan.local.attributes[j].1 else {
+                continue;
+            };
+            covered += 1;
+            let position = |rank: u32| -> f64 {
+                let code = order.code_at(rank);
+                order.number(code).unwrap_or(f64::from(rank))
+            };
+            let last = order.len().saturating_sub(1) as u32;
+            let width = position(last) - position(0);
+            let mut sum = suppressed as f64;
+            if width > 0.0 {
+                for (g, &n) in sizes.iter().enumerate() {
+                    if let RecodedCell::Range { low, high } = recoding.cell(g as u32, q) {
+                        sum += n as f64 * (position(high) - position(low)) / width;
+                    }
+                }
+            } else {
+                sum = 0.0;
+            }
+            total += sum;
+            cells += recoding.rows() as u64;
+        }
+    }
+    let loss = (cells > 0).then(|| total / cells as f64);
+    (loss, covered)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::codec::CsvOptions;
+    use crate::core::control::NoControl;
+    use crate::core::data::Table;
+    use crate::domain::run::run_job;
+    use crate::domain::JobSpec;
+
+    /// 300 records, four numeric features, a class of three values tied to `a` and `c`.
+    fn table() -> Table {
+        let rows: Vec<Vec<String>> = (0..300u32)
+            .map(|r| {
+                let a = (r * 7) % 30;
+                let b = (r * 11 + 3) % 17;
+                let c = (a + r % 5) % 30;
+                let d = (r * 13) % 23;
+                let class = ["x", "y", "z"][((a + c) / 20) as usize];
+                vec![a, b, c, d]
+                    .into_iter()
+                    .map(|v| v.to_string())
+                    .chain([class.to_string()])
+                    .collect()
+            })
+            .collect();
+        let rows: Vec<Vec<&str>> = rows
+            .iter()
+            .map(|r| r.iter().map(String::as_str).collect())
+            .collect();
+        Table::from_rows(&["a", "b", "c", "d", "class"], &rows)
+    }
+
+    fn spec(algorithm: &str) -> JobSpec {
+        let json = format!(
+            r#"{{"attributes": {{"a": {{"role": "quasi_identifier"}}, "b": {{"role": "quasi_identifier"}},
+                 "c": {{"role": "quasi_identifier"}}, "d": {{"role": "quasi_identifier"}},
+                 "class": {{"role": "sensitive"}}}},
+               "privacy_models": [{{"type": "k_anonymity", "k": 6}}],
+               "algorithm": {algorithm}}}"#
+        );
+        JobSpec::from_json(json.as_bytes()).unwrap()
+    }
+
+    fn outputs(algorithm: &str) -> (Vec<String>, serde_json::Value) {
+        let table = table();
+        let done = run_job(
+            &table,
+            &spec(algorithm),
+            &|_| Err("inline only".into()),
+            &NoControl,
+        )
+        .unwrap();
+        assert!(done.is_fragmented());
+        let mut csvs = Vec::new();
+        for i in 0..done.outputs() {
+            let mut bytes = Vec::new();
+            done.write_output(i, &mut bytes, &CsvOptions::default())
+                .unwrap();
+            csvs.push(String::from_utf8(bytes).unwrap());
+        }
+        assert!(done.write_csv(Vec::new(), &CsvOptions::default()).is_err());
+        (csvs, serde_json::to_value(done.report()).unwrap())
+    }
+
+    #[test]
+    fn every_strategy_publishes_two_fragments() {
+        for strategy in ["naive", "dgbe", "delta_selectivity"] {
+            let (csvs, report) = outputs(&format!(
+                r#"{{"type": "fragmentation", "class": "class", "strategy": "{strategy}"}}"#
+            ));
+            assert_eq!(csvs.len(), 2);
+            let section = &report["fragmentation"];
+            assert_eq!(section["strategy"], strategy);
+            assert_eq!(section["fragment_reports"].as_array().unwrap().len(), 2);
+            assert!(report["equivalence_classes"]["min"].as_u64().unwrap() >= 6);
+            for csv in &csvs {
+                assert!(csv.lines().next().unwrap().ends_with(",class"), "{csv}");
+                assert_eq!(csv.lines().count(), 301);
+            }
+            let sets = csvs.iter().any(|c| c.contains('{'));
+            match strategy {
+                // δ-selectivity publishes the class values of each class as a set
+                "delta_selectivity" => {
+                    assert!(sets || section["class_values_changed"].as_u64() > Some(0));
+                    assert!(section["smallest_join"].is_null());
+                    assert_eq!(section["delta"], 0.5);
+                }
+                _ => {
+                    assert!(!sets);
+                    assert!(section["smallest_join"].as_u64().unwrap() >= 6);
+                }
+            }
+            if strategy == "naive" {
+                assert!(section["class_values_changed"].as_u64().unwrap() > 0);
+            }
+        }
+    }
+
+    #[test]
+    fn other_anonymizers_and_bounds_apply() {
+        let (csvs, report) = outputs(
+            r#"{"type": "fragmentation", "class": "class", "fragments": 2, "max_fragment_size": 2,
+                "anonymizer": {"type": "mondrian", "relaxed": true}}"#,
+        );
+        assert_eq!(csvs.len(), 2);
+        for fragment in report["fragmentation"]["fragments"].as_array().unwrap() {
+            assert_eq!(fragment["features"].as_array().unwrap().len(), 2);
+        }
+    }
+
+    #[test]
+    fn bad_parameters_are_refused() {
+        let table = table();
+        for (algorithm, code) in [
+            (
+                r#"{"type": "fragmentation", "class": "nope"}"#,
+                "unknown_column",
+            ),
+            (r#"{"type": "fragmentation", "class": "a"}"#, "invalid_spec"),
+            (
+                r#"{"type": "fragmentation", "class": "class", "fragments": 5}"#,
+                "invalid_parameter",
+            ),
+            (
+                r#"{"type": "fragmentation", "class": "class", "delta": 0.3}"#,
+                "unsupported_option",
+            ),
+            (
+                r#"{"type": "fragmentation", "class": "class", "strategy": "delta_selectivity", "delta": 0}"#,
+                "invalid_parameter",
+            ),
+            (
+                r#"{"type": "fragmentation", "class": "class", "min_fragment_size": 3}"#,
+                "invalid_parameter",
+            ),
+            (
+                r#"{"type": "fragmentation", "class": "class", "anonymizer": {"type": "flash"}}"#,
+                "missing_hierarchy",
+            ),
+            (
+                r#"{"type": "fragmentation", "class": "class", "anonymizer": {"type": "hybrid"}}"#,
+                "missing_hierarchy",
+            ),
+        ] {
+            let error = match run_job(
+                &table,
+                &spec(algorithm),
+                &|_| Err("inline only".into()),
+                &NoControl,
+            ) {
+                Err(crate::domain::run::RunError::Spec(e)) => e,
+                other => panic!("{algorithm}: {other:?}"),
+            };
+            assert_eq!(error.code.as_str(), code, "{algorithm}: {error}");
+        }
+    }
+}
