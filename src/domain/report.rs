@@ -62,6 +62,9 @@ pub struct Report {
     /// measures are those of the fragment `fragmentation.reported_fragment`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fragmentation: Option<Box<crate::domain::run::FragmentationSection>>,
+    /// Classification utility, when the spec asks for it (`"utility"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub classification: Option<crate::domain::analysis::classification::ClassificationReport>,
 }
 
 /// What a local recoding did.
@@ -163,6 +166,7 @@ impl Report {
             fully_generalized_records: 0,
             warnings: Vec::new(),
             fragmentation: None,
+            classification: None,
         }
     }
 
@@ -213,6 +217,7 @@ impl Report {
             fully_generalized_records: 0,
             warnings: Vec::new(),
             fragmentation: None,
+            classification: None,
         }
     }
 }

@@ -103,8 +103,9 @@ pub fn repair_joins(
         Strategy::Dgbe => dgbe(&mut counts, k),
         Strategy::DeltaSelective(delta) => delta_selective(&mut counts, k, delta),
     };
-    // δ-selectivity is a probabilistic relaxation; nested class sets left unchanged are safe by the lemma
-    let proven = nested && changes.is_empty();
+    // δ-selectivity is a probabilistic relaxation; nested class sets are safe by the lemma (after
+    // Naive every class holds one value, so its sets always are)
+    let proven = (nested && changes.is_empty()) || nested_or_disjoint(&counts, k);
     let hard = !matches!(strategy, Strategy::DeltaSelective(_));
     if hard && !proven {
         if let Some(v) = first_violation(&counts, k) {

@@ -4,6 +4,7 @@
 
 pub mod achieved;
 pub mod assessment;
+pub mod classification;
 pub mod hierarchy_preview;
 pub mod loss_measures;
 pub mod risk;

@@ -168,6 +168,15 @@ pub fn check(
     findings
 }
 
+/// The classification utility the spec asked for could not be computed (`reason` names counts only).
+pub fn classification_skipped(column: &str, reason: &str) -> Warning {
+    Warning::new(
+        "classification_skipped",
+        Some(column),
+        format!("the classification utility was not computed: {reason}"),
+    )
+}
+
 fn near_unique(column: &str, distinct: usize, rows: usize) -> Warning {
     Warning::new(
         "near_unique_column",

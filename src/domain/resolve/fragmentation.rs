@@ -42,6 +42,9 @@ pub struct FragmentationPlan {
     pub diagonal: Diagonal,
     /// The k of the job's k-anonymity.
     pub k: u64,
+    /// The ℓ of the job's ℓ-diversity models on the class, when it has any: then the records are
+    /// segmented by class value and every fragment's chunks are anonymized per segment (note §3.9).
+    pub diversity: Option<u64>,
 }
 
 /// Checks the fragmentation parameters of `spec` against `table` and wraps `local`, the features' plan
@@ -127,7 +130,14 @@ pub fn fragmentation_plan(
         (RepairStrategySpec::Naive, None) => Strategy::Naive,
         (RepairStrategySpec::Dgbe, None) => Strategy::Dgbe,
     };
-    let k = k_of(&spec.privacy_models)?;
+    let (k, diversity) = models_of(&spec.privacy_models, &fragmentation.class)?;
+    if diversity.is_some() && strategy != Strategy::Dgbe {
+        return Err(SpecError::new(
+            "/algorithm/strategy",
+            ErrorCode::UnsupportedOption,
+            "an l-diverse fragmentation publishes segments whose joins need no repair; leave strategy at dgbe",
+        ));
+    }
     Ok(FragmentationPlan {
         local,
         anonymizer,
@@ -141,6 +151,7 @@ pub fn fragmentation_plan(
             DiagonalSpec::Excluded => Diagonal::Excluded,
         },
         k,
+        diversity,
     })
 }
 
@@ -174,29 +185,37 @@ fn class_column(table: &Table, spec: &JobSpec, name: &str) -> Result<usize, Spec
     Ok(index)
 }
 
-/// The k of the job: fragmentation protects identities with k-anonymity (ℓ-diversity and t-closeness
-/// of the class are the segment pipeline's, not supported here).
-fn k_of(models: &[PrivacyModelSpec]) -> Result<u64, SpecError> {
+/// The k of the job and the ℓ of its ℓ-diversity models on the class: fragmentation supports
+/// k-anonymity and distinct, entropy and recursive (c, ℓ)-diversity of the class (the segment pipeline);
+/// other models are refused.
+fn models_of(models: &[PrivacyModelSpec], class: &str) -> Result<(u64, Option<u64>), SpecError> {
     let mut k = None;
+    let mut diversity: Option<u64> = None;
     for (i, model) in models.iter().enumerate() {
-        match model {
+        let l = match model {
             PrivacyModelSpec::KAnonymity(spec) => {
-                k = Some(k.map_or(spec.k, |o: u64| o.max(spec.k)))
+                k = Some(k.map_or(spec.k, |o: u64| o.max(spec.k)));
+                continue;
             }
+            PrivacyModelSpec::DistinctLDiversity(spec) if spec.attribute == class => spec.l,
+            PrivacyModelSpec::EntropyLDiversity(spec) if spec.attribute == class => spec.l,
+            PrivacyModelSpec::RecursiveClDiversity(spec) if spec.attribute == class => spec.l,
             _ => {
                 return Err(SpecError::new(
                     format!("/privacy_models/{i}"),
                     ErrorCode::UnsupportedModel,
-                    "fragmentation supports k_anonymity",
+                    "fragmentation supports k_anonymity and distinct, entropy or recursive l-diversity of the class",
                 ))
             }
-        }
+        };
+        diversity = Some(diversity.map_or(l, |o| o.max(l)));
     }
-    k.ok_or_else(|| {
+    let k = k.ok_or_else(|| {
         SpecError::new(
             "/privacy_models",
             ErrorCode::MissingPrivacyModel,
             "fragmentation needs a k_anonymity model",
         )
-    })
+    })?;
+    Ok((k, diversity))
 }

@@ -133,6 +133,61 @@ pub struct ResolvedJob {
     pub linear_diagnostics: Vec<LinearDiagnostic>,
     /// Columns whose hierarchy repeated rows, with how many (the report warns about them).
     pub repeated_hierarchy_rows: Vec<(String, usize)>,
+    /// The classification-utility measure, when the spec asks for it.
+    pub utility: Option<UtilityPlan>,
+}
+
+/// The classification-utility measure resolved against the table.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct UtilityPlan {
+    /// The table index of the class column.
+    pub class: usize,
+    /// Seed of the split.
+    pub seed: u64,
+    /// Share of records tested on.
+    pub test_share: f64,
+}
+
+/// Resolves `"utility"`: the class must be a column published as it is.
+fn utility_plan(spec: &JobSpec, table: &Table) -> Result<Option<UtilityPlan>, SpecError> {
+    let Some(utility) = &spec.utility else {
+        return Ok(None);
+    };
+    let Some(class) = table.column_index(&utility.class) else {
+        return Err(SpecError::new(
+            "/utility/class",
+            ErrorCode::UnknownColumn,
+            format!("the dataset has no column '{}'", utility.class),
+        ));
+    };
+    if !matches!(
+        spec.attributes.get(&utility.class).map(|a| a.role),
+        Some(Role::Sensitive | Role::Insensitive)
+    ) {
+        return Err(SpecError::new(
+            "/utility/class",
+            ErrorCode::InvalidParameter,
+            format!(
+                "the utility class '{}' must be published as it is: declare it sensitive or insensitive",
+                utility.class
+            ),
+        ));
+    }
+    let test_share = utility
+        .test_share
+        .unwrap_or(crate::domain::analysis::classification::DEFAULT_TEST_SHARE);
+    if !(test_share > 0.0 && test_share < 1.0) {
+        return Err(SpecError::new(
+            "/utility/test_share",
+            ErrorCode::InvalidParameter,
+            "test_share must be strictly between 0 and 1",
+        ));
+    }
+    Ok(Some(UtilityPlan {
+        class,
+        seed: utility.seed,
+        test_share,
+    }))
 }
 
 impl ResolvedJob {
@@ -440,17 +495,18 @@ pub fn prepare(
     let limit = problems.keep(suppression_limit(spec.suppression_limit));
     let risk = problems.keep(risk_settings(&spec.risk, table.row_count() as u64, "/risk"));
     let query_workload = problems.keep(query_workload(&spec.query_workload));
+    let utility = problems.keep(utility_plan(spec, table));
     if spec.strict {
         problems.keep(warnings::refuse(&warnings::input_warnings(table, spec)));
     }
     // a local job without its local plan failed in a part that recorded its problem
-    let resolved = match (models, limit, risk, query_workload, kind) {
-        (Some(models), Some(limit), Some(risk), Some(workload), Some(kind)) => {
-            Some((models, limit, risk, workload, kind))
+    let resolved = match (models, limit, risk, query_workload, kind, utility) {
+        (Some(models), Some(limit), Some(risk), Some(workload), Some(kind), Some(utility)) => {
+            Some((models, limit, risk, workload, kind, utility))
         }
         _ => None,
     };
-    let (models, limit, risk, query_workload, kind) = problems.finish_with(resolved)?;
+    let (models, limit, risk, query_workload, kind, utility) = problems.finish_with(resolved)?;
     let mut privacy_models = Vec::with_capacity(models.len());
     let mut requirements = Vec::with_capacity(models.len());
     let mut ground_distances: Vec<SlotGroundDistance> = Vec::new();
@@ -488,6 +544,7 @@ pub fn prepare(
             query_workload,
             risk,
             repeated_hierarchy_rows,
+            utility,
         },
         kind,
     })

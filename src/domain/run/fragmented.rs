@@ -21,6 +21,8 @@ use crate::core::fragmentation::pipeline::{repair_joins, Fragment, Strategy};
 use crate::core::local::{RecodedCell, Recoding, SUPPRESSED_GROUP};
 use crate::core::secret_rng::SecretStream;
 use crate::domain::fragmentation::mi_matrix;
+use crate::domain::models::distinct_l_diversity::DistinctLDiversitySpec;
+use crate::domain::models::PrivacyModelSpec;
 use crate::domain::resolve::fragmentation::FragmentationPlan;
 use crate::domain::resolve::local::{LocalDomain, LocalPlan};
 use crate::domain::resolve::ResolvedJob;
@@ -44,6 +46,9 @@ pub(super) struct Part {
     pub run: LocalRun,
     /// Its published form.
     pub publication: Publication,
+    /// Each record's class as a learner trains on it (original class codes): the repaired value, or
+    /// under δ-selectivity one value of its class's published set, drawn uniformly (note gap A12).
+    pub labels: Vec<u32>,
 }
 
 /// A fragmentation run: the parts and what the report says about the fragmentation.
@@ -94,6 +99,21 @@ pub struct FragmentationReport {
     /// The fragment whose risk, achieved privacy and loss measures the report's top level shows (the
     /// one with the smallest classes, 1-based).
     pub reported_fragment: usize,
+    /// The ℓ of the job's ℓ-diversity of the class, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diversity: Option<u64>,
+    /// The segments of an ℓ-diverse fragmentation (empty otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub segments: Vec<SegmentSummary>,
+}
+
+/// One segment of an ℓ-diverse fragmentation: records whose class is one of a set of values.
+#[derive(Debug, Clone, Serialize)]
+pub struct SegmentSummary {
+    /// Class values in the segment (every published class of the segment holds all of them).
+    pub class_values: u64,
+    /// Records in the segment.
+    pub records: u64,
 }
 
 /// The `fragmentation` section of a fragmentation job's report: the fragmentation and each fragment's
@@ -160,6 +180,7 @@ pub(super) fn run_fragmentation(
     }
     // each fragment is a job of its own: its features and the class, anonymized by the anonymizer
     let mut jobs: Vec<(Table, Prepared)> = Vec::with_capacity(groups.len());
+    let mut specs: Vec<JobSpec> = Vec::with_capacity(groups.len());
     for group in &groups {
         let mut columns: Vec<Column> = group.iter().map(|&j| features[j].clone()).collect();
         columns.push(class.clone());
@@ -170,31 +191,44 @@ pub(super) fn run_fragmentation(
         });
         sub_spec.algorithm = plan.anonymizer.clone();
         sub_spec.strict = false;
+        sub_spec.utility = None;
         let prepared = prepare(&sub_table, &sub_spec, resolve)?;
         jobs.push((sub_table, prepared));
+        specs.push(sub_spec);
     }
-    let runs: Vec<LocalRun> = jobs
-        .par_iter()
-        .map(|(sub_table, prepared)| {
-            let JobKind::Local(local) = &prepared.kind else {
-                return Err(not_local());
-            };
-            let input = local.input(sub_table, prepared.input(sub_table).sensitive);
-            run_local(
-                sub_table,
-                &input,
-                local,
-                &prepared.plan.privacy_models,
-                control,
-            )
-        })
-        .collect::<Result<_, _>>()?;
+    let (runs, segments): (Vec<LocalRun>, Vec<SegmentSummary>) = match plan.diversity {
+        None => (
+            jobs.par_iter()
+                .map(|(sub_table, prepared)| run_job_of(sub_table, prepared, control))
+                .collect::<Result<_, _>>()?,
+            Vec::new(),
+        ),
+        Some(l) => {
+            let segments = segments(class, l, plan.k)?;
+            let runs = jobs
+                .iter()
+                .zip(&specs)
+                .map(|((sub_table, _), sub_spec)| {
+                    run_segmented(sub_table, sub_spec, &segments, resolve, control)
+                })
+                .collect::<Result<_, RunError>>()?;
+            let summaries = segments
+                .iter()
+                .map(|s| SegmentSummary {
+                    class_values: s.values.len() as u64,
+                    records: s.rows.len() as u64,
+                })
+                .collect();
+            (runs, summaries)
+        }
+    };
     let (recodings, runs): (Vec<Recoding>, Vec<(serde_json::Value, u64)>) = runs
         .into_iter()
         .map(|r| (r.recoding, (r.details, r.relocated_cells)))
         .unzip();
     let repaired = repair_joins(&groups, recodings, &class.codes, plan.k, plan.strategy)?;
     let key = secret_key()?;
+    let label_seed = spec.utility.as_ref().map_or(0, |u| u.seed);
     let mut orders: Vec<Vec<u32>> = Vec::with_capacity(groups.len());
     for t in 0..groups.len() {
         let mut draw = 0;
@@ -229,6 +263,7 @@ pub(super) fn run_fragmentation(
         .zip(orders)
     {
         let last = sub_table.columns().len() - 1;
+        let labels = training_labels(&fragment, plan.strategy, label_seed);
         let published_class = match plan.strategy {
             Strategy::DeltaSelective(_) => class_sets(class, &fragment),
             Strategy::Naive | Strategy::Dgbe => Column {
@@ -254,6 +289,7 @@ pub(super) fn run_fragmentation(
                 relocated_cells,
             },
             publication,
+            labels,
         });
     }
     let report = FragmentationReport {
@@ -282,8 +318,171 @@ pub(super) fn run_fragmentation(
         information_loss: information.0,
         information_loss_features: information.1,
         reported_fragment: 1,
+        diversity: plan.diversity,
+        segments,
     };
     Ok(FragmentedRun { parts, report })
+}
+
+/// Runs one fragment's job on every record.
+fn run_job_of(
+    sub_table: &Table,
+    prepared: &Prepared,
+    control: &dyn Control,
+) -> Result<LocalRun, CoreError> {
+    let JobKind::Local(local) = &prepared.kind else {
+        return Err(not_local());
+    };
+    let input = local.input(sub_table, prepared.input(sub_table).sensitive);
+    run_local(
+        sub_table,
+        &input,
+        local,
+        &prepared.plan.privacy_models,
+        control,
+    )
+}
+
+/// A segment of an ℓ-diverse fragmentation: its class values and its records.
+#[derive(Debug, Clone)]
+struct Segment {
+    values: Vec<u32>,
+    rows: Vec<usize>,
+}
+
+/// The class-disjoint segmentation of the note (§3.9, gap A8): the class values are split top-down into
+/// two groups as long as each keeps at least `l` values and `k` records (values by decreasing count,
+/// each to the group with fewer records so far, ties to the first), so that every segment is as close to
+/// `l` values as the counts allow. Records follow their class value; joins across segments are empty.
+fn segments(class: &Column, l: u64, k: u64) -> Result<Vec<Segment>, CoreError> {
+    let mut counts = vec![0u64; class.dictionary.len()];
+    for &c in &class.codes {
+        counts[c as usize] += 1;
+    }
+    let present: Vec<u32> = (0..counts.len() as u32)
+        .filter(|&c| counts[c as usize] > 0)
+        .collect();
+    if (present.len() as u64) < l {
+        return Err(CoreError::InvalidParameter {
+            name: "l",
+            problem: format!(
+                "the class has {} distinct values, fewer than l = {l}",
+                present.len()
+            ),
+        });
+    }
+    let mut done: Vec<Vec<u32>> = Vec::new();
+    let mut open = vec![present];
+    while let Some(values) = open.pop() {
+        let mut sorted = values.clone();
+        sorted.sort_by(|&a, &b| counts[b as usize].cmp(&counts[a as usize]).then(a.cmp(&b)));
+        let mut halves: [(Vec<u32>, u64); 2] = [(Vec::new(), 0), (Vec::new(), 0)];
+        for value in sorted {
+            let side = usize::from(halves[1].1 < halves[0].1);
+            halves[side].0.push(value);
+            halves[side].1 += counts[value as usize];
+        }
+        let fits = |(v, n): &(Vec<u32>, u64)| v.len() as u64 >= l && *n >= k;
+        if fits(&halves[0]) && fits(&halves[1]) {
+            let [first, second] = halves;
+            open.push(second.0);
+            open.push(first.0);
+        } else {
+            done.push(values);
+        }
+    }
+    let mut segment_of = vec![usize::MAX; counts.len()];
+    for (s, values) in done.iter().enumerate() {
+        for &v in values {
+            segment_of[v as usize] = s;
+        }
+    }
+    let mut segments: Vec<Segment> = done
+        .into_iter()
+        .map(|mut values| {
+            values.sort_unstable();
+            Segment {
+                values,
+                rows: Vec::new(),
+            }
+        })
+        .collect();
+    for (r, &c) in class.codes.iter().enumerate() {
+        if let Some(segment) = segments.get_mut(segment_of[c as usize]) {
+            segment.rows.push(r);
+        }
+    }
+    Ok(segments)
+}
+
+/// A fragment's recoding of an ℓ-diverse fragmentation: each segment's records (the chunk) anonymized on
+/// their own, with distinct ℓₛ-diversity of the class added (ℓₛ the segment's class values, so every
+/// published class holds all of them), then the chunks' groups merged into one recoding of every record.
+fn run_segmented(
+    sub_table: &Table,
+    sub_spec: &JobSpec,
+    segments: &[Segment],
+    resolve: &HierarchyResolver<'_>,
+    control: &dyn Control,
+) -> Result<LocalRun, RunError> {
+    let class = sub_table.columns().len() - 1;
+    let class_name = sub_table.column(class).name.clone();
+    let mut chunks = Vec::with_capacity(segments.len());
+    for segment in segments {
+        let columns: Vec<Column> = sub_table
+            .columns()
+            .iter()
+            .map(|c| Column {
+                name: c.name.clone(),
+                dictionary: c.dictionary.clone(),
+                codes: segment.rows.iter().map(|&r| c.codes[r]).collect(),
+            })
+            .collect();
+        let chunk = Table::new(columns, segment.rows.len());
+        let mut chunk_spec = sub_spec.clone();
+        chunk_spec
+            .privacy_models
+            .push(PrivacyModelSpec::DistinctLDiversity(
+                DistinctLDiversitySpec {
+                    attribute: class_name.clone(),
+                    l: segment.values.len() as u64,
+                },
+            ));
+        let prepared = prepare(&chunk, &chunk_spec, resolve)?;
+        chunks.push((chunk, prepared));
+    }
+    let runs: Vec<LocalRun> = chunks
+        .par_iter()
+        .map(|(chunk, prepared)| run_job_of(chunk, prepared, control))
+        .collect::<Result<_, _>>()?;
+    let rows = sub_table.row_count();
+    let qis = runs.first().map_or(0, |r| r.recoding.quasi_identifiers());
+    let mut group_of = vec![SUPPRESSED_GROUP; rows];
+    let mut cells: Vec<RecodedCell> = Vec::new();
+    let mut offset = 0u32;
+    let mut details = Vec::with_capacity(runs.len());
+    let mut relocated = 0;
+    for (segment, run) in segments.iter().zip(runs) {
+        for (i, &r) in segment.rows.iter().enumerate() {
+            group_of[r] = match run.recoding.group_of()[i] {
+                SUPPRESSED_GROUP => SUPPRESSED_GROUP,
+                g => g + offset,
+            };
+        }
+        for g in 0..run.recoding.groups() as u32 {
+            for q in 0..qis {
+                cells.push(run.recoding.cell(g, q));
+            }
+        }
+        offset += run.recoding.groups() as u32;
+        details.push(run.details);
+        relocated += run.relocated_cells;
+    }
+    Ok(LocalRun {
+        recoding: Recoding::new(qis, group_of, cells),
+        details: serde_json::Value::Array(details),
+        relocated_cells: relocated,
+    })
 }
 
 /// The error of a fragment job that resolved to another kind than a local recoding (the anonymizer is
@@ -339,6 +538,25 @@ fn summaries(
                     .map(|c| c.records)
                     .sum(),
             }
+        })
+        .collect()
+}
+
+/// The class a learner trains on per record: the repaired class, or under δ-selectivity a value drawn
+/// uniformly from its equivalence class's published set (seeded, per group in order).
+fn training_labels(fragment: &Fragment, strategy: Strategy, seed: u64) -> Vec<u32> {
+    if !matches!(strategy, Strategy::DeltaSelective(_)) {
+        return fragment.class.clone();
+    }
+    let mut stream = SecretStream::new(&crate::core::secret_rng::SecretKey::from_u64(seed), 0);
+    fragment
+        .recoding
+        .group_of()
+        .iter()
+        .zip(&fragment.class)
+        .map(|(&g, &own)| match fragment.counts.get(g as usize) {
+            Some(set) if !set.is_empty() => set[stream.below(set.len() as u64) as usize].0,
+            _ => own,
         })
         .collect()
 }
@@ -533,6 +751,156 @@ mod tests {
         assert_eq!(csvs.len(), 2);
         for fragment in report["fragmentation"]["fragments"].as_array().unwrap() {
             assert_eq!(fragment["features"].as_array().unwrap().len(), 2);
+        }
+    }
+
+    /// The classification utility of a fragmentation job trains one learner per fragment; that of a
+    /// Mondrian job one. The class follows `a` and `c`, which Mondrian keeps in ranges, so both learn
+    /// better than the majority guess, and trained on the original values about as well as possible.
+    #[test]
+    fn classification_utility_is_reported() {
+        let table = table();
+        let majority = {
+            let mut counts = [0u64; 3];
+            for &c in &table.column(4).codes {
+                counts[c as usize] += 1;
+            }
+            *counts.iter().max().unwrap() as f64 / 300.0
+        };
+        for (algorithm, tables) in [
+            (r#"{"type": "fragmentation", "class": "class"}"#, 2),
+            (r#"{"type": "mondrian"}"#, 1),
+        ] {
+            let mut spec = spec(algorithm);
+            spec.utility = Some(crate::domain::spec::UtilitySpec {
+                class: "class".into(),
+                seed: 3,
+                test_share: None,
+            });
+            let done = run_job(&table, &spec, &|_| Err("inline only".into()), &NoControl).unwrap();
+            let report = done.report();
+            let section = report.classification.expect("classification");
+            assert_eq!(section.tables, tables);
+            assert_eq!((section.train_records, section.test_records), (210, 90));
+            for learner in [section.decision_tree, section.nearest_neighbours] {
+                assert!(learner.original.accuracy > 0.9, "{algorithm}: {learner:?}");
+                assert!(
+                    learner.anonymized.accuracy > majority,
+                    "{algorithm}: {learner:?}"
+                );
+                assert!(learner.anonymized.weighted_f <= 1.0);
+            }
+        }
+        // a quasi-identifier cannot be the class
+        let mut spec = spec(r#"{"type": "mondrian"}"#);
+        spec.utility = Some(crate::domain::spec::UtilitySpec {
+            class: "a".into(),
+            seed: 0,
+            test_share: None,
+        });
+        match run_job(&table, &spec, &|_| Err("inline only".into()), &NoControl) {
+            Err(crate::domain::run::RunError::Spec(e)) => {
+                assert_eq!(e.pointer, "/utility/class");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// ℓ-diversity of the class: the three class values cannot be split into two segments of at least
+    /// two values each, so there is one segment, every published class of every fragment holds all
+    /// three values, and every join is 3-diverse and k-anonymous.
+    #[test]
+    fn l_diverse_fragmentation_publishes_whole_segments() {
+        let table = table();
+        for model in [
+            r#"{"type": "distinct_l_diversity", "attribute": "class", "l": 2}"#,
+            r#"{"type": "entropy_l_diversity", "attribute": "class", "l": 2}"#,
+        ] {
+            let json = format!(
+                r#"{{"attributes": {{"a": {{"role": "quasi_identifier"}}, "b": {{"role": "quasi_identifier"}},
+                     "c": {{"role": "quasi_identifier"}}, "d": {{"role": "quasi_identifier"}},
+                     "class": {{"role": "sensitive"}}}},
+                   "privacy_models": [{{"type": "k_anonymity", "k": 6}}, {model}],
+                   "algorithm": {{"type": "fragmentation", "class": "class"}}}}"#
+            );
+            let spec = JobSpec::from_json(json.as_bytes()).unwrap();
+            let done = run_job(&table, &spec, &|_| Err("inline only".into()), &NoControl).unwrap();
+            let report = serde_json::to_value(done.report()).unwrap();
+            let section = &report["fragmentation"];
+            assert_eq!(section["diversity"], 2, "{model}");
+            assert_eq!(section["segments"].as_array().unwrap().len(), 1);
+            assert_eq!(section["segments"][0]["class_values"], 3);
+            assert_eq!(section["class_values_changed"], 0);
+            assert!(section["smallest_join"].as_u64().unwrap() >= 6);
+            for i in 0..done.outputs() {
+                let mut bytes = Vec::new();
+                done.write_output(i, &mut bytes, &CsvOptions::default())
+                    .unwrap();
+                let text = String::from_utf8(bytes).unwrap();
+                let mut classes: std::collections::HashMap<
+                    String,
+                    std::collections::BTreeSet<String>,
+                > = std::collections::HashMap::new();
+                for line in text.lines().skip(1) {
+                    let (features, class) = line.rsplit_once(',').unwrap();
+                    classes
+                        .entry(features.to_string())
+                        .or_default()
+                        .insert(class.to_string());
+                }
+                assert!(classes.values().all(|values| values.len() == 3), "{model}");
+            }
+        }
+    }
+
+    /// Two segments: six class values of equal counts split into {v0, v2, v4} and {v1, v3, v5}-like
+    /// halves of three values each (ℓ = 3), so every published class holds exactly its segment's three
+    /// values and joins across segments are empty.
+    #[test]
+    fn segments_split_the_class_values() {
+        let rows: Vec<Vec<String>> = (0..360u32)
+            .map(|r| {
+                vec![
+                    ((r * 7) % 40).to_string(),
+                    ((r * 13) % 31).to_string(),
+                    format!("v{}", r % 6),
+                ]
+            })
+            .collect();
+        let rows: Vec<Vec<&str>> = rows
+            .iter()
+            .map(|r| r.iter().map(String::as_str).collect())
+            .collect();
+        let table = Table::from_rows(&["a", "b", "class"], &rows);
+        let spec = JobSpec::from_json(
+            br#"{"attributes": {"a": {"role": "quasi_identifier"}, "b": {"role": "quasi_identifier"},
+                 "class": {"role": "sensitive"}},
+               "privacy_models": [{"type": "k_anonymity", "k": 5},
+                                  {"type": "distinct_l_diversity", "attribute": "class", "l": 3}],
+               "algorithm": {"type": "fragmentation", "class": "class"}}"#,
+        )
+        .unwrap();
+        let done = run_job(&table, &spec, &|_| Err("inline only".into()), &NoControl).unwrap();
+        let report = serde_json::to_value(done.report()).unwrap();
+        let segments = report["fragmentation"]["segments"].as_array().unwrap();
+        assert_eq!(segments.len(), 2);
+        assert!(segments
+            .iter()
+            .all(|s| s["class_values"] == 3 && s["records"] == 180));
+        // naive would break the segments' diversity: refused
+        let naive = JobSpec::from_json(
+            br#"{"attributes": {"a": {"role": "quasi_identifier"}, "b": {"role": "quasi_identifier"},
+                 "class": {"role": "sensitive"}},
+               "privacy_models": [{"type": "k_anonymity", "k": 5},
+                                  {"type": "distinct_l_diversity", "attribute": "class", "l": 3}],
+               "algorithm": {"type": "fragmentation", "class": "class", "strategy": "naive"}}"#,
+        )
+        .unwrap();
+        match run_job(&table, &naive, &|_| Err("inline only".into()), &NoControl) {
+            Err(crate::domain::run::RunError::Spec(e)) => {
+                assert_eq!(e.code.as_str(), "unsupported_option")
+            }
+            other => panic!("{other:?}"),
         }
     }
 

@@ -20,11 +20,15 @@ use crate::core::error::CoreError;
 use crate::core::local::local_metrics;
 use crate::core::render::Rendering;
 
+use crate::core::measures::CellColumn;
+use crate::domain::analysis::classification::{
+    self, ClassificationReport, ClassificationSkipped, OriginalTable, TrainingTable,
+};
 use crate::domain::analysis::loss_measures::loss_measures;
 use crate::domain::analysis::warnings;
 use crate::domain::report::{Analyses, RecodingReport};
 use crate::domain::resolve::local::LocalPlan;
-use crate::domain::resolve::ResolvedJob;
+use crate::domain::resolve::{ResolvedJob, UtilityPlan};
 use crate::domain::run::local::{run_local, LocalRun};
 use crate::domain::verify::fragments::verify_fragments;
 use crate::domain::verify::{verify, verify_recoded, VerificationError};
@@ -136,7 +140,8 @@ pub fn run_job<'t>(
             .max()
             .unwrap_or(1);
         let hard = run.report.delta.is_none();
-        let check = verify_fragments(&renderings, &run.report.class, &features, k, hard)?;
+        let l = run.report.diversity.unwrap_or(1);
+        let check = verify_fragments(&renderings, &run.report.class, &features, k, l, hard)?;
         drop(renderings);
         drop(views);
         if let Anonymized::Fragmented(run) = &mut completed.prepared.kind {
@@ -282,12 +287,118 @@ impl Completed<'_> {
     /// (computed here, once per call). A fragmentation job reports each fragment and shows at the top
     /// level the figures of the fragment with the smallest classes (see [`fragmented`]).
     pub fn report(&self) -> Report {
-        let run = match self.single() {
-            Ok(view) => return view.report(),
-            Err(run) => run,
+        let mut report = match self.single() {
+            Ok(view) => view.report(),
+            Err(run) => {
+                let reports: Vec<Report> = self.views().iter().map(View::report).collect();
+                combined_report(self.table, run, reports, self.elapsed_ms)
+            }
         };
-        let reports: Vec<Report> = self.views().iter().map(View::report).collect();
-        combined_report(self.table, run, reports, self.elapsed_ms)
+        if let Some(utility) = self.prepared.utility {
+            let class = &self.table.column(utility.class).name;
+            match self.classification(utility) {
+                Ok(section) => report.classification = Some(section),
+                Err(skipped) => report
+                    .warnings
+                    .push(warnings::classification_skipped(class, &skipped.0)),
+            }
+        }
+        report
+    }
+
+    /// The classification utility of the published table (or fragments) against the original records.
+    fn classification(
+        &self,
+        utility: UtilityPlan,
+    ) -> Result<ClassificationReport, ClassificationSkipped> {
+        let table = self.table;
+        let class = table.column(utility.class);
+        let test = classification::split(table.row_count(), utility.test_share, utility.seed);
+        // the features in the job's quasi-identifier order, with their places on a number line
+        let (features, tables): (Vec<usize>, Vec<TrainingTable>) = match self.single() {
+            Ok(view) => {
+                let (columns, cells) = view.cells();
+                let positions: Vec<Vec<f64>> = columns
+                    .iter()
+                    .map(|&c| classification::positions(table.column(c)))
+                    .collect();
+                let suppressed = view.suppressed();
+                let removed = self.prepared.remove_suppressed;
+                let training = TrainingTable {
+                    features: (0..columns.len()).collect(),
+                    values: cells
+                        .iter()
+                        .zip(&positions)
+                        .map(|(cells, positions)| {
+                            classification::published_values(cells, positions)
+                        })
+                        .collect(),
+                    labels: class
+                        .codes
+                        .iter()
+                        .enumerate()
+                        .map(|(r, &c)| (!(removed && suppressed[r])).then_some(c))
+                        .collect(),
+                };
+                (columns, vec![training])
+            }
+            Err(run) => {
+                let features: Vec<usize> = run
+                    .report
+                    .relevance
+                    .iter()
+                    .filter_map(|f| table.column_index(&f.feature))
+                    .collect();
+                let tables = run
+                    .parts
+                    .iter()
+                    .map(|part| {
+                        let view = View::part(part, self.elapsed_ms);
+                        let (columns, cells) = view.cells();
+                        let indices: Vec<usize> = columns
+                            .iter()
+                            .filter_map(|&c| {
+                                let name = &part.table.column(c).name;
+                                features.iter().position(|&f| &table.column(f).name == name)
+                            })
+                            .collect();
+                        let values = cells
+                            .iter()
+                            .zip(&columns)
+                            .map(|(cells, &c)| {
+                                classification::published_values(
+                                    cells,
+                                    &classification::positions(part.table.column(c)),
+                                )
+                            })
+                            .collect();
+                        TrainingTable {
+                            features: indices,
+                            values,
+                            labels: part.labels.iter().map(|&c| Some(c)).collect(),
+                        }
+                    })
+                    .collect();
+                (features, tables)
+            }
+        };
+        let original = OriginalTable {
+            values: features
+                .iter()
+                .map(|&c| {
+                    let column = table.column(c);
+                    let positions = classification::positions(column);
+                    column
+                        .codes
+                        .iter()
+                        .map(|&code| positions[code as usize])
+                        .collect()
+                })
+                .collect(),
+            labels: &class.codes,
+            classes: class.dictionary.len(),
+        };
+        classification::classification_utility(&class.name, utility.seed, &tables, &original, &test)
     }
 }
 
@@ -423,6 +534,62 @@ impl View<'_> {
             )?;
         }
         Ok(())
+    }
+
+    /// The quasi-identifiers' table columns and their published cells.
+    fn cells(&self) -> (Vec<usize>, Vec<CellColumn<'_>>) {
+        match self.kind {
+            ViewKind::FullDomain(outcome) => {
+                let input = self.job.input(self.table);
+                let columns = input
+                    .quasi_identifiers
+                    .iter()
+                    .filter_map(|q| self.table.column_index(q.name))
+                    .collect();
+                let cells = input
+                    .quasi_identifiers
+                    .iter()
+                    .zip(&outcome.transformation)
+                    .map(|(q, &level)| {
+                        CellColumn::full_domain(
+                            q.name,
+                            q.codes,
+                            q.hierarchy,
+                            level as usize,
+                            &outcome.suppressed,
+                        )
+                    })
+                    .collect();
+                (columns, cells)
+            }
+            ViewKind::Local { plan, run, .. } => {
+                let columns = plan.attributes.iter().map(|(c, _)| *c).collect();
+                let cells = plan
+                    .attributes
+                    .iter()
+                    .enumerate()
+                    .map(|(j, (c, domain))| {
+                        let column = self.table.column(*c);
+                        CellColumn::local(
+                            &column.name,
+                            &column.codes,
+                            domain.view(),
+                            &run.recoding,
+                            j,
+                        )
+                    })
+                    .collect();
+                (columns, cells)
+            }
+        }
+    }
+
+    /// Whether each record is suppressed.
+    fn suppressed(&self) -> &[bool] {
+        match self.kind {
+            ViewKind::FullDomain(outcome) => &outcome.suppressed,
+            ViewKind::Local { publication, .. } => publication.suppressed(),
+        }
     }
 
     fn report(&self) -> Report {

@@ -58,6 +58,23 @@ pub struct JobSpec {
     /// warning of the finished run refuses its output (code `strict_warnings`).
     #[serde(default)]
     pub strict: bool,
+    /// Classification utility in the report: classifiers trained on the published records predict this
+    /// class of held-out original records (skipped when absent).
+    #[serde(default)]
+    pub utility: Option<UtilitySpec>,
+}
+
+/// The classification-utility measure (`"utility"`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UtilitySpec {
+    /// The column the classifiers predict (published as it is: sensitive or insensitive).
+    pub class: String,
+    /// Seed of the train/test split (0 when absent).
+    #[serde(default)]
+    pub seed: u64,
+    /// Share of records held out for testing, in (0, 1) (0.3 when absent).
+    pub test_share: Option<f64>,
 }
 
 /// A functional dependency `lhs → rhs` between columns of the dataset.

@@ -45,6 +45,14 @@ pub enum VerificationError {
         /// The k of the job.
         k: u64,
     },
+    /// A join of published fragments on the class holds fewer distinct class values than ℓ.
+    #[error("the output failed verification: a join of fragments on the class holds {distinct} distinct class values, fewer than l = {l}")]
+    JoinNotDiverse {
+        /// Distinct class values of the offending join.
+        distinct: u64,
+        /// The ℓ of the job.
+        l: u64,
+    },
     /// The fragments do not partition the features, or share a row order.
     #[error("the output failed verification: {0}")]
     FragmentLayout(String),

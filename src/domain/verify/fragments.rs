@@ -26,12 +26,14 @@ pub struct FragmentCheck {
 
 /// Checks `fragments` (the published tables, each with the column `class`), whose quasi-identifiers
 /// together must be exactly `features`. With `hard_joins`, every join must be empty or hold at least
-/// `k` tuples; otherwise (δ-selectivity, which publishes class sets) the joins are not checked.
+/// `k` tuples of at least `l` distinct class values (1 without ℓ-diversity); otherwise (δ-selectivity,
+/// which publishes class sets) the joins are not checked.
 pub fn verify_fragments(
     fragments: &[Rendering<'_>],
     class: &str,
     features: &[&str],
     k: u64,
+    l: u64,
     hard_joins: bool,
 ) -> Result<FragmentCheck, VerificationError> {
     check_partition(fragments, class, features)?;
@@ -46,7 +48,7 @@ pub fn verify_fragments(
         .iter()
         .map(|f| published_classes(f, class, &mut values))
         .collect::<Result<_, _>>()?;
-    let smallest = smallest_join(&published, k)?;
+    let smallest = smallest_join(&published, k, l)?;
     Ok(FragmentCheck {
         smallest_join: smallest,
     })
@@ -153,31 +155,80 @@ fn published_classes<'a>(
 }
 
 /// The smallest non-empty join over every subset of at least two fragments; an error at the first join
-/// of fewer than `k` tuples.
+/// of fewer than `k` tuples. Classes are dense count vectors over the class values, and the joins of a
+/// subset are built fragment by fragment as products of those vectors (combinations that share no
+/// value are dropped).
 fn smallest_join(
     fragments: &[Vec<Vec<(u32, u64)>>],
     k: u64,
+    l: u64,
 ) -> Result<Option<u64>, VerificationError> {
+    let values = fragments
+        .iter()
+        .flatten()
+        .flatten()
+        .map(|&(c, _)| c as usize + 1)
+        .max()
+        .unwrap_or(0);
+    let dense: Vec<Vec<Vec<u64>>> = fragments
+        .iter()
+        .map(|classes| {
+            classes
+                .iter()
+                .map(|counts| {
+                    let mut row = vec![0u64; values];
+                    for &(c, n) in counts {
+                        row[c as usize] = n;
+                    }
+                    row
+                })
+                .collect()
+        })
+        .collect();
     let m = fragments.len();
     let mut smallest: Option<u64> = None;
+    let mut note = |j: u64, distinct: u64| -> Result<(), VerificationError> {
+        if j > 0 && j < k {
+            return Err(VerificationError::Reconstructible { tuples: j, k });
+        }
+        if j > 0 && distinct < l {
+            return Err(VerificationError::JoinNotDiverse { distinct, l });
+        }
+        if j > 0 {
+            smallest = Some(smallest.map_or(j, |s| s.min(j)));
+        }
+        Ok(())
+    };
     for mask in 1u64..(1u64 << m.min(20)) {
         if mask.count_ones() < 2 {
             continue;
         }
         let members: Vec<usize> = (0..m).filter(|t| mask >> t & 1 == 1).collect();
-        let mut frontier: Vec<HashMap<u32, u64>> = fragments[members[0]]
-            .iter()
-            .map(|eq| eq.iter().copied().collect())
-            .collect();
+        if let [a, b] = members[..] {
+            // two fragments: a dot product per pair of classes
+            for x in &dense[a] {
+                for y in &dense[b] {
+                    let (mut j, mut distinct) = (0, 0);
+                    for (p, q) in x.iter().zip(y) {
+                        j += p * q;
+                        distinct += u64::from(p * q > 0);
+                    }
+                    note(j, distinct)?;
+                }
+            }
+            continue;
+        }
+        let mut frontier: Vec<Vec<u64>> = dense[members[0]].clone();
         for &t in &members[1..] {
             let mut next = Vec::new();
             for products in &frontier {
-                for eq in &fragments[t] {
-                    let joined: HashMap<u32, u64> = eq
+                for eq in &dense[t] {
+                    let joined: Vec<u64> = products
                         .iter()
-                        .filter_map(|&(c, n)| products.get(&c).map(|&p| (c, p.saturating_mul(n))))
+                        .zip(eq)
+                        .map(|(p, q)| p.saturating_mul(*q))
                         .collect();
-                    if !joined.is_empty() {
+                    if joined.iter().any(|&n| n > 0) {
                         next.push(joined);
                     }
                 }
@@ -185,11 +236,8 @@ fn smallest_join(
             frontier = next;
         }
         for joined in &frontier {
-            let j: u64 = joined.values().sum();
-            if j < k {
-                return Err(VerificationError::Reconstructible { tuples: j, k });
-            }
-            smallest = Some(smallest.map_or(j, |s| s.min(j)));
+            let distinct = joined.iter().filter(|&&n| n > 0).count() as u64;
+            note(joined.iter().sum(), distinct)?;
         }
     }
     Ok(smallest)
@@ -273,7 +321,7 @@ mod tests {
                 render(&t1, &g1, &x1, &suppressed, &order1),
                 render(&t2, &g2, &x2, &suppressed, &order2),
             ];
-            let result = verify_fragments(&fragments, "class", &["a", "b"], 3, true);
+            let result = verify_fragments(&fragments, "class", &["a", "b"], 3, 1, true);
             if repaired {
                 // B ⋈ Q = 3 is now the smallest join
                 assert_eq!(result.unwrap().smallest_join, Some(3));
@@ -296,7 +344,7 @@ mod tests {
             render(&t2, &g2, &x2, &suppressed, &order),
         ];
         assert!(matches!(
-            verify_fragments(&same, "class", &["a", "b"], 3, true),
+            verify_fragments(&same, "class", &["a", "b"], 3, 1, true),
             Err(VerificationError::FragmentLayout(_))
         ));
         let other: Vec<u32> = vec![0, 8, 7, 6, 5, 4, 3, 2, 1];
@@ -304,9 +352,14 @@ mod tests {
             render(&t1, &g1, &x1, &suppressed, &order),
             render(&t2, &g2, &x2, &suppressed, &other),
         ];
-        assert!(verify_fragments(&fine, "class", &["a", "b"], 3, true).is_ok());
+        assert!(verify_fragments(&fine, "class", &["a", "b"], 3, 1, true).is_ok());
+        // B ⋈ Q joins {y} alone: one class value, not 2-diverse
+        assert_eq!(
+            verify_fragments(&fine, "class", &["a", "b"], 3, 2, true).unwrap_err(),
+            VerificationError::JoinNotDiverse { distinct: 1, l: 2 }
+        );
         // a feature missing from the fragments, or the class named wrongly
-        assert!(verify_fragments(&fine, "class", &["a", "b", "c"], 3, true).is_err());
-        assert!(verify_fragments(&fine, "label", &["a", "b"], 3, true).is_err());
+        assert!(verify_fragments(&fine, "class", &["a", "b", "c"], 3, 1, true).is_err());
+        assert!(verify_fragments(&fine, "label", &["a", "b"], 3, 1, true).is_err());
     }
 }
