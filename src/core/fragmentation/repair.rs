@@ -302,11 +302,16 @@ mod tests {
             prop_assert!(dgbe_changes <= naive_changes, "{} > {}", dgbe_changes, naive_changes);
         }
 
-        /// A binary class needs no change at all.
+        /// A binary class needs no change at all, by DGBE or by δ-selectivity at any δ.
         #[test]
-        fn a_binary_class_needs_no_change(f in fragments(2)) {
-            let mut fragments = f;
+        fn a_binary_class_needs_no_change(f in fragments(2), delta in 0.01f64..=1.0) {
+            let mut fragments = f.clone();
             prop_assert!(dgbe(&mut fragments, 3).is_empty());
+            let mut fragments = f;
+            prop_assert!(
+                crate::core::fragmentation::selectivity::delta_selective(&mut fragments, 3, delta)
+                    .is_empty()
+            );
         }
     }
 }

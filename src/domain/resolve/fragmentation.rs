@@ -44,7 +44,11 @@ pub struct FragmentationPlan {
     pub k: u64,
     /// The ℓ of the job's ℓ-diversity models on the class, when it has any: then the records are
     /// segmented by class value and every fragment's chunks are anonymized per segment (note §3.9).
+    /// A t-closeness model of the class alone gives 1.
     pub diversity: Option<u64>,
+    /// Whether the job has t-closeness of the class: one segment of every record (the note's §3.9:
+    /// class-disjoint segments conflict with closeness to the whole table's distribution).
+    pub single_segment: bool,
 }
 
 /// Checks the fragmentation parameters of `spec` against `table` and wraps `local`, the features' plan
@@ -130,7 +134,7 @@ pub fn fragmentation_plan(
         (RepairStrategySpec::Naive, None) => Strategy::Naive,
         (RepairStrategySpec::Dgbe, None) => Strategy::Dgbe,
     };
-    let (k, diversity) = models_of(&spec.privacy_models, &fragmentation.class)?;
+    let (k, diversity, single_segment) = models_of(&spec.privacy_models, &fragmentation.class)?;
     if diversity.is_some() && strategy != Strategy::Dgbe {
         return Err(SpecError::new(
             "/algorithm/strategy",
@@ -152,6 +156,7 @@ pub fn fragmentation_plan(
         },
         k,
         diversity,
+        single_segment,
     })
 }
 
@@ -185,17 +190,26 @@ fn class_column(table: &Table, spec: &JobSpec, name: &str) -> Result<usize, Spec
     Ok(index)
 }
 
-/// The k of the job and the ℓ of its ℓ-diversity models on the class: fragmentation supports
-/// k-anonymity and distinct, entropy and recursive (c, ℓ)-diversity of the class (the segment pipeline);
-/// other models are refused.
-fn models_of(models: &[PrivacyModelSpec], class: &str) -> Result<(u64, Option<u64>), SpecError> {
+/// The k of the job, the ℓ of its ℓ-diversity models on the class (1 for t-closeness alone), and
+/// whether it has t-closeness of the class: fragmentation supports k-anonymity and distinct, entropy
+/// and recursive (c, ℓ)-diversity and t-closeness of the class (the segment pipeline); other models
+/// are refused.
+fn models_of(
+    models: &[PrivacyModelSpec],
+    class: &str,
+) -> Result<(u64, Option<u64>, bool), SpecError> {
     let mut k = None;
     let mut diversity: Option<u64> = None;
+    let mut closeness = false;
     for (i, model) in models.iter().enumerate() {
         let l = match model {
             PrivacyModelSpec::KAnonymity(spec) => {
                 k = Some(k.map_or(spec.k, |o: u64| o.max(spec.k)));
                 continue;
+            }
+            PrivacyModelSpec::TCloseness(spec) if spec.attribute == class => {
+                closeness = true;
+                1
             }
             PrivacyModelSpec::DistinctLDiversity(spec) if spec.attribute == class => spec.l,
             PrivacyModelSpec::EntropyLDiversity(spec) if spec.attribute == class => spec.l,
@@ -204,7 +218,7 @@ fn models_of(models: &[PrivacyModelSpec], class: &str) -> Result<(u64, Option<u6
                 return Err(SpecError::new(
                     format!("/privacy_models/{i}"),
                     ErrorCode::UnsupportedModel,
-                    "fragmentation supports k_anonymity and distinct, entropy or recursive l-diversity of the class",
+                    "fragmentation supports k_anonymity, and distinct, entropy or recursive l-diversity or t-closeness of the class",
                 ))
             }
         };
@@ -217,5 +231,5 @@ fn models_of(models: &[PrivacyModelSpec], class: &str) -> Result<(u64, Option<u6
             "fragmentation needs a k_anonymity model",
         )
     })?;
-    Ok((k, diversity))
+    Ok((k, diversity, closeness))
 }

@@ -18,6 +18,7 @@ use crate::core::error::CoreError;
 use crate::core::fragmentation::fmrmr::{bounded, fmrmr, fragment};
 use crate::core::fragmentation::mutual_information::MiMatrix;
 use crate::core::fragmentation::pipeline::{repair_joins, Fragment, Strategy};
+use crate::core::fragmentation::selectivity::eta;
 use crate::core::local::{RecodedCell, Recoding, SUPPRESSED_GROUP};
 use crate::core::secret_rng::SecretStream;
 use crate::domain::fragmentation::mi_matrix;
@@ -91,6 +92,9 @@ pub struct FragmentationReport {
     /// The smallest non-empty join of one published class per fragment on the class, as the
     /// independent verifier counted it (`null` under δ-selectivity, whose fragments publish class sets).
     pub smallest_join: Option<u64>,
+    /// Under δ-selectivity, the smallest η of a joinable pair of equivalence classes of two fragments
+    /// after the repair (at least δ); `null` otherwise, or when there are too many pairs to list.
+    pub smallest_eta: Option<f64>,
     /// The information loss of §5.3 over the features with ordered values (numbers, dates, ordinals):
     /// the mean over their cells of the published range's width over the feature's, in [0, 1].
     pub information_loss: Option<f64>,
@@ -204,7 +208,7 @@ pub(super) fn run_fragmentation(
             Vec::new(),
         ),
         Some(l) => {
-            let segments = segments(class, l, plan.k)?;
+            let segments = segments(class, l, plan.k, plan.single_segment)?;
             let runs = jobs
                 .iter()
                 .zip(&specs)
@@ -245,6 +249,10 @@ pub(super) fn run_fragmentation(
         };
         orders.push(order);
     }
+    let smallest_eta = match plan.strategy {
+        Strategy::DeltaSelective(_) => smallest_eta(&repaired.fragments, plan.k),
+        _ => None,
+    };
     let summaries = summaries(
         &mi,
         &groups,
@@ -315,6 +323,7 @@ pub(super) fn run_fragmentation(
         fragments: summaries,
         nested_class_sets: repaired.nested,
         smallest_join: None,
+        smallest_eta,
         information_loss: information.0,
         information_loss_features: information.1,
         reported_fragment: 1,
@@ -354,7 +363,8 @@ struct Segment {
 /// two groups as long as each keeps at least `l` values and `k` records (values by decreasing count,
 /// each to the group with fewer records so far, ties to the first), so that every segment is as close to
 /// `l` values as the counts allow. Records follow their class value; joins across segments are empty.
-fn segments(class: &Column, l: u64, k: u64) -> Result<Vec<Segment>, CoreError> {
+/// `single` keeps one segment (t-closeness).
+fn segments(class: &Column, l: u64, k: u64, single: bool) -> Result<Vec<Segment>, CoreError> {
     let mut counts = vec![0u64; class.dictionary.len()];
     for &c in &class.codes {
         counts[c as usize] += 1;
@@ -383,7 +393,7 @@ fn segments(class: &Column, l: u64, k: u64) -> Result<Vec<Segment>, CoreError> {
             halves[side].1 += counts[value as usize];
         }
         let fits = |(v, n): &(Vec<u32>, u64)| v.len() as u64 >= l && *n >= k;
-        if fits(&halves[0]) && fits(&halves[1]) {
+        if !single && fits(&halves[0]) && fits(&halves[1]) {
             let [first, second] = halves;
             open.push(second.0);
             open.push(first.0);
@@ -492,6 +502,49 @@ fn not_local() -> CoreError {
         name: "anonymizer",
         problem: "a fragment's anonymizer is not a local recoding".into(),
     }
+}
+
+/// Pairs of equivalence classes beyond which the smallest η is not listed.
+const MOST_ETA_PAIRS: usize = 4_000_000;
+
+/// The smallest η over the joinable pairs of equivalence classes of every two fragments (each pair of
+/// distinct (size, class set) shapes once).
+fn smallest_eta(fragments: &[Fragment], k: u64) -> Option<f64> {
+    let shapes: Vec<Vec<(u64, Vec<u32>)>> = fragments
+        .iter()
+        .map(|f| {
+            let mut shapes: Vec<(u64, Vec<u32>)> = f
+                .counts
+                .iter()
+                .filter(|eq| !eq.is_empty())
+                .map(|eq| {
+                    (
+                        eq.iter().map(|&(_, n)| n).sum(),
+                        eq.iter().map(|&(c, _)| c).collect(),
+                    )
+                })
+                .collect();
+            shapes.sort_unstable();
+            shapes.dedup();
+            shapes
+        })
+        .collect();
+    let mut smallest: Option<f64> = None;
+    for (t, first) in shapes.iter().enumerate() {
+        for second in &shapes[t + 1..] {
+            if first.len().saturating_mul(second.len()) > MOST_ETA_PAIRS {
+                return None;
+            }
+            for (size1, values1) in first {
+                for (size2, values2) in second {
+                    if let Some(eta) = eta(*size1, values1, *size2, values2, k) {
+                        smallest = Some(smallest.map_or(eta, |s: f64| s.min(eta)));
+                    }
+                }
+            }
+        }
+    }
+    smallest
 }
 
 /// Each fragment's features, V, W, class counts and changes.
@@ -730,6 +783,10 @@ mod tests {
                     assert!(sets || section["class_values_changed"].as_u64() > Some(0));
                     assert!(section["smallest_join"].is_null());
                     assert_eq!(section["delta"], 0.5);
+                    assert!(
+                        section["smallest_eta"].as_f64().unwrap() >= 0.5,
+                        "{section}"
+                    );
                 }
                 _ => {
                     assert!(!sets);
@@ -850,6 +907,32 @@ mod tests {
                 }
                 assert!(classes.values().all(|values| values.len() == 3), "{model}");
             }
+        }
+    }
+
+    /// t-closeness of the class: one segment, every published class holds every class value.
+    #[test]
+    fn t_close_fragmentation_keeps_one_segment() {
+        let table = table();
+        let spec = JobSpec::from_json(
+            br#"{"attributes": {"a": {"role": "quasi_identifier"}, "b": {"role": "quasi_identifier"},
+                 "c": {"role": "quasi_identifier"}, "d": {"role": "quasi_identifier"},
+                 "class": {"role": "sensitive"}},
+               "privacy_models": [{"type": "k_anonymity", "k": 6},
+                                  {"type": "t_closeness", "attribute": "class", "t": 0.3}],
+               "algorithm": {"type": "fragmentation", "class": "class"}}"#,
+        )
+        .unwrap();
+        let done = run_job(&table, &spec, &|_| Err("inline only".into()), &NoControl).unwrap();
+        let report = serde_json::to_value(done.report()).unwrap();
+        let section = &report["fragmentation"];
+        assert_eq!(section["segments"].as_array().unwrap().len(), 1);
+        assert_eq!(section["segments"][0]["class_values"], 3);
+        for fragment in section["fragment_reports"].as_array().unwrap() {
+            let t = fragment["achieved"]["sensitive_attributes"]["class"]["t_equal"]
+                .as_f64()
+                .unwrap();
+            assert!(t <= 0.3, "{t}");
         }
     }
 
