@@ -28,26 +28,29 @@ pub fn apply(fragment: usize, changes: &[Change], group: &[u32], class: &mut [u3
     }
 }
 
-/// The information loss of generalized numeric attributes: `bounds[j][r]` is record r's published
-/// `(lower, upper)` of attribute j and `ranges[j]` the attribute's `(min, max)` over all records.
-pub fn information_loss(bounds: &[Vec<(f64, f64)>], ranges: &[(f64, f64)]) -> f64 {
-    let m = bounds.len();
-    let n = bounds.first().map_or(0, Vec::len);
+/// The information loss of generalized numeric attributes: `cells[j]` lists attribute j's published
+/// cells as `(lower, upper, records)` (every record in exactly one cell of each attribute) and
+/// `ranges[j]` is the attribute's `(min, max)` over all records; an attribute of one value loses 0.
+pub fn information_loss(cells: &[Vec<(f64, f64, u64)>], ranges: &[(f64, f64)]) -> f64 {
+    let m = cells.len();
+    let n: u64 = cells
+        .first()
+        .map_or(0, |c| c.iter().map(|&(_, _, n)| n).sum());
     if m == 0 || n == 0 {
         return 0.0;
     }
     let mut total = 0.0;
-    for (column, &(min, max)) in bounds.iter().zip(ranges) {
+    for (column, &(min, max)) in cells.iter().zip(ranges) {
         let width = (max - min).abs();
         if width == 0.0 {
             continue;
         }
         total += column
             .iter()
-            .map(|&(lower, upper)| (upper - lower).abs() / width)
+            .map(|&(lower, upper, records)| (upper - lower).abs() / width * records as f64)
             .sum::<f64>();
     }
-    total / (n * m) as f64
+    total / (n as f64 * m as f64)
 }
 
 #[cfg(test)]
@@ -83,19 +86,24 @@ mod tests {
     fn the_information_loss_toy() {
         // one attribute over [0, 10], two records generalized to [0, 10]: 1; raw data: 0
         assert_eq!(
-            information_loss(&[vec![(0.0, 10.0), (0.0, 10.0)]], &[(0.0, 10.0)]),
+            information_loss(&[vec![(0.0, 10.0, 1), (0.0, 10.0, 1)]], &[(0.0, 10.0)]),
             1.0
         );
         assert_eq!(
-            information_loss(&[vec![(3.0, 3.0), (7.0, 7.0)]], &[(0.0, 10.0)]),
+            information_loss(&[vec![(3.0, 3.0, 1), (7.0, 7.0, 1)]], &[(0.0, 10.0)]),
             0.0
         );
         // a constant attribute counts 0; half-wide cells 0.5
         let loss = information_loss(
-            &[vec![(0.0, 5.0), (5.0, 10.0)], vec![(1.0, 1.0), (1.0, 1.0)]],
+            &[vec![(0.0, 5.0, 1), (5.0, 10.0, 1)], vec![(1.0, 1.0, 2)]],
             &[(0.0, 10.0), (1.0, 1.0)],
         );
         assert_eq!(loss, 0.25);
+        // a cell of two records weighs twice
+        assert_eq!(
+            information_loss(&[vec![(0.0, 10.0, 2), (4.0, 4.0, 2)]], &[(0.0, 10.0)]),
+            0.5
+        );
     }
 
     #[test]

@@ -81,6 +81,20 @@ fn sums(mi: &MiMatrix, fragment: &[usize], diagonal: Diagonal) -> Sums {
     sums
 }
 
+/// The mean relevance Vₜ and the mean redundancy Wₜ of one fragment (0 and 0 when empty).
+pub fn relevance_and_redundancy(
+    mi: &MiMatrix,
+    fragment: &[usize],
+    diagonal: Diagonal,
+) -> (f64, f64) {
+    let sums = sums(mi, fragment, diagonal);
+    if sums.size == 0 {
+        return (0.0, 0.0);
+    }
+    let s = sums.size as f64;
+    (sums.relevance / s, sums.redundancy / (s * s))
+}
+
 /// FMRMR of a fragmentation (each fragment a list of feature indices).
 pub fn fmrmr(mi: &MiMatrix, fragments: &[Vec<usize>], diagonal: Diagonal) -> f64 {
     fragments

@@ -21,8 +21,18 @@ pub fn loss_measures(
     outcome: &Outcome,
     original: &Classes,
 ) -> LossMeasures {
-    let input = prepared.input(table);
-    let columns: Vec<CellColumn<'_>> = input
+    let columns = full_domain_cells(table, prepared, outcome);
+    measure_cells(table, prepared, &columns, original)
+}
+
+/// The published cells of every quasi-identifier of a full-domain `outcome`, in lattice order.
+pub fn full_domain_cells<'a>(
+    table: &'a Table,
+    prepared: &'a ResolvedJob,
+    outcome: &'a Outcome,
+) -> Vec<CellColumn<'a>> {
+    prepared
+        .input(table)
         .quasi_identifiers
         .iter()
         .zip(&outcome.transformation)
@@ -35,8 +45,7 @@ pub fn loss_measures(
                 &outcome.suppressed,
             )
         })
-        .collect();
-    measure_cells(table, prepared, &columns, original)
+        .collect()
 }
 
 /// Every loss measure of a published table given cell by cell (any recoding); `original` groups the

@@ -216,6 +216,16 @@ impl ResolvedJob {
         }
     }
 
+    /// The smallest class size the privacy models require (1 when none requires one).
+    pub fn requested_k(&self) -> u64 {
+        self.plan
+            .privacy_models
+            .iter()
+            .map(|m| m.min_class_size())
+            .max()
+            .unwrap_or(1)
+    }
+
     /// The original table's classes over the quasi-identifiers (shared by the report's analyses).
     pub fn original_classes(&self, table: &Table) -> Classes {
         let columns: Vec<usize> = self.quasi_identifiers.iter().map(|(c, _)| *c).collect();

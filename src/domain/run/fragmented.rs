@@ -15,7 +15,8 @@ use super::RunError;
 use crate::core::control::Control;
 use crate::core::data::{Column, Dictionary, Table};
 use crate::core::error::CoreError;
-use crate::core::fragmentation::fmrmr::{bounded, fmrmr, fragment};
+use crate::core::fragmentation::apply::information_loss as core_information_loss;
+use crate::core::fragmentation::fmrmr::{bounded, fmrmr, fragment, relevance_and_redundancy};
 use crate::core::fragmentation::mutual_information::MiMatrix;
 use crate::core::fragmentation::pipeline::{repair_joins, Fragment, Strategy};
 use crate::core::fragmentation::selectivity::eta;
@@ -561,18 +562,7 @@ fn summaries(
         .zip(fragments)
         .enumerate()
         .map(|(t, (group, fragment))| {
-            let size = group.len() as f64;
-            let relevance = group.iter().map(|&j| mi.get(mi.class(), j)).sum::<f64>() / size;
-            let mut redundancy = 0.0;
-            for &a in group {
-                for &b in group {
-                    if a != b
-                        || plan.diagonal == crate::core::fragmentation::fmrmr::Diagonal::Included
-                    {
-                        redundancy += mi.get(a, b);
-                    }
-                }
-            }
+            let (relevance, redundancy) = relevance_and_redundancy(mi, group, plan.diagonal);
             let sizes: Vec<u64> = fragment
                 .counts
                 .iter()
@@ -582,7 +572,7 @@ fn summaries(
             FragmentSummary {
                 features: group.iter().map(|&j| features[j].name.clone()).collect(),
                 relevance,
-                redundancy: redundancy / (size * size),
+                redundancy,
                 classes: sizes.len() as u64,
                 smallest_class: sizes.iter().copied().min().unwrap_or(0),
                 class_values_changed: changes
@@ -652,13 +642,12 @@ fn class_sets(class: &Column, fragment: &Fragment) -> Column {
     }
 }
 
-/// The §5.3 information loss over the features with ordered values: Σ over their cells of the cell's
-/// width over the feature's width, over cells (a suppressed cell counts 1, a feature of one value 0).
-/// Returns the loss and how many features it covers.
+/// The §5.3 information loss over the features with ordered values (numbers, else ranks), each group's
+/// cell weighted by its records and a suppressed cell spanning the feature. Returns the loss and how many
+/// features it covers.
 fn information_loss(plan: &FragmentationPlan, fragments: &[Fragment]) -> (Option<f64>, usize) {
-    let mut total = 0.0;
-    let mut cells = 0u64;
-    let mut covered = 0;
+    let mut cells: Vec<Vec<(f64, f64, u64)>> = Vec::new();
+    let mut ranges: Vec<(f64, f64)> = Vec::new();
     for fragment in fragments {
         let recoding = &fragment.recoding;
         let mut sizes = vec![0u64; recoding.groups()];
@@ -673,28 +662,24 @@ fn information_loss(plan: &FragmentationPlan, fragments: &[Fragment]) -> (Option
             let LocalDomain::Ordered(order) = &plan.local.attributes[j].1 else {
                 continue;
             };
-            covered += 1;
-            let position = |rank: u32| -> f64 {
-                let code = order.code_at(rank);
-                order.number(code).unwrap_or(f64::from(rank))
-            };
-            let last = order.len().saturating_sub(1) as u32;
-            let width = position(last) - position(0);
-            let mut sum = suppressed as f64;
-            if width > 0.0 {
-                for (g, &n) in sizes.iter().enumerate() {
-                    if let RecodedCell::Range { low, high } = recoding.cell(g as u32, q) {
-                        sum += n as f64 * (position(high) - position(low)) / width;
-                    }
-                }
-            } else {
-                sum = 0.0;
-            }
-            total += sum;
-            cells += recoding.rows() as u64;
+            let position =
+                |rank: u32| -> f64 { order.number(order.code_at(rank)).unwrap_or(f64::from(rank)) };
+            let range = (position(0), position(order.len().saturating_sub(1) as u32));
+            let mut column: Vec<(f64, f64, u64)> = sizes
+                .iter()
+                .enumerate()
+                .filter_map(|(g, &n)| match recoding.cell(g as u32, q) {
+                    RecodedCell::Range { low, high } => Some((position(low), position(high), n)),
+                    RecodedCell::Node { .. } => None,
+                })
+                .collect();
+            column.push((range.0, range.1, suppressed));
+            cells.push(column);
+            ranges.push(range);
         }
     }
-    let loss = (cells > 0).then(|| total / cells as f64);
+    let covered = cells.len();
+    let loss = (covered > 0).then(|| core_information_loss(&cells, &ranges));
     (loss, covered)
 }
 

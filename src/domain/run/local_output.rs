@@ -173,6 +173,22 @@ pub fn coverage(table: &Table, prepared: &ResolvedJob, plan: &LocalPlan) -> Vec<
         .collect()
 }
 
+/// The published cells of every quasi-identifier of a local recoding, in plan order.
+pub fn cells<'a>(
+    table: &'a Table,
+    plan: &'a LocalPlan,
+    recoding: &'a Recoding,
+) -> Vec<CellColumn<'a>> {
+    plan.attributes
+        .iter()
+        .enumerate()
+        .map(|(j, (c, domain))| {
+            let column = table.column(*c);
+            CellColumn::local(&column.name, &column.codes, domain.view(), recoding, j)
+        })
+        .collect()
+}
+
 /// The loss measures, risk profiles and achieved privacy of the published groups.
 pub fn analyses(
     table: &Table,
@@ -181,15 +197,7 @@ pub fn analyses(
     recoding: &Recoding,
     publication: &Publication,
 ) -> Analyses {
-    let columns: Vec<CellColumn<'_>> = plan
-        .attributes
-        .iter()
-        .enumerate()
-        .map(|(j, (c, domain))| {
-            let column = table.column(*c);
-            CellColumn::local(&column.name, &column.codes, domain.view(), recoding, j)
-        })
-        .collect();
+    let columns = cells(table, plan, recoding);
     let quasi_identifiers: Vec<usize> = plan.attributes.iter().map(|(c, _)| *c).collect();
     // the original table is grouped once for the loss measures and the risk before, beside the
     // achieved privacy, which does not read it; then the two that do run side by side

@@ -24,7 +24,7 @@ use crate::core::measures::CellColumn;
 use crate::domain::analysis::classification::{
     self, ClassificationReport, ClassificationSkipped, OriginalTable, TrainingTable,
 };
-use crate::domain::analysis::loss_measures::loss_measures;
+use crate::domain::analysis::loss_measures::{full_domain_cells, loss_measures};
 use crate::domain::analysis::warnings;
 use crate::domain::report::{Analyses, RecodingReport};
 use crate::domain::resolve::local::LocalPlan;
@@ -131,14 +131,7 @@ pub fn run_job<'t>(
             .iter()
             .map(|f| f.feature.as_str())
             .collect();
-        let k = completed
-            .prepared
-            .plan
-            .privacy_models
-            .iter()
-            .map(|m| m.min_class_size())
-            .max()
-            .unwrap_or(1);
+        let k = completed.prepared.requested_k();
         let hard = run.report.delta.is_none();
         let l = run.report.diversity.unwrap_or(1);
         let check = verify_fragments(&renderings, &run.report.class, &features, k, l, hard)?;
@@ -540,46 +533,21 @@ impl View<'_> {
     fn cells(&self) -> (Vec<usize>, Vec<CellColumn<'_>>) {
         match self.kind {
             ViewKind::FullDomain(outcome) => {
-                let input = self.job.input(self.table);
-                let columns = input
+                let columns = self
+                    .job
+                    .input(self.table)
                     .quasi_identifiers
                     .iter()
                     .filter_map(|q| self.table.column_index(q.name))
                     .collect();
-                let cells = input
-                    .quasi_identifiers
-                    .iter()
-                    .zip(&outcome.transformation)
-                    .map(|(q, &level)| {
-                        CellColumn::full_domain(
-                            q.name,
-                            q.codes,
-                            q.hierarchy,
-                            level as usize,
-                            &outcome.suppressed,
-                        )
-                    })
-                    .collect();
-                (columns, cells)
+                (columns, full_domain_cells(self.table, self.job, outcome))
             }
             ViewKind::Local { plan, run, .. } => {
                 let columns = plan.attributes.iter().map(|(c, _)| *c).collect();
-                let cells = plan
-                    .attributes
-                    .iter()
-                    .enumerate()
-                    .map(|(j, (c, domain))| {
-                        let column = self.table.column(*c);
-                        CellColumn::local(
-                            &column.name,
-                            &column.codes,
-                            domain.view(),
-                            &run.recoding,
-                            j,
-                        )
-                    })
-                    .collect();
-                (columns, cells)
+                (
+                    columns,
+                    local_output::cells(self.table, plan, &run.recoding),
+                )
             }
         }
     }
@@ -598,18 +566,10 @@ impl View<'_> {
             ViewKind::FullDomain(outcome) => &outcome.suppressed[..],
             ViewKind::Local { publication, .. } => publication.suppressed(),
         };
-        let requested_k = self
-            .job
-            .plan
-            .privacy_models
-            .iter()
-            .map(|m| m.min_class_size())
-            .max()
-            .unwrap_or(1);
         let findings = warnings::check(
             &self.rendering(),
             suppressed,
-            requested_k,
+            self.job.requested_k(),
             report.achieved.k,
         );
         report.fully_generalized_records = findings.fully_generalized_records;
