@@ -118,6 +118,13 @@ impl Entropy {
         }
     }
 
+    /// E(v) / H(X_A) of the hierarchy value at `level` whose label is that of column code `anchor`: the
+    /// normalized penalty of publishing it for one record (0 for a record value, 1 for the top).
+    #[inline]
+    pub fn penalty(&self, j: usize, map: &GeneralizationMap, (level, anchor): (u8, u32)) -> f64 {
+        self.norm[j][level as usize][map.codes(level as usize)[anchor as usize] as usize]
+    }
+
     /// δ(v, v') between two hierarchy values given as `(level, anchor)`.
     pub fn between(&self, j: usize, map: &GeneralizationMap, a: (u8, u32), b: (u8, u32)) -> f64 {
         let (low, high) = if a.0 <= b.0 { (a, b) } else { (b, a) };

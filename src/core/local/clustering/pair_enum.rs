@@ -142,11 +142,18 @@ struct Run<'p, 'a> {
     clusters: Vec<Cluster>,
     scores: Option<Scores>,
     merge: Merge,
+    /// Utility and exactly preserved instances of the current clustering when candidates are evaluated
+    /// from the definitions (a candidate's key is its change from these, as the incremental scores
+    /// give it); refreshed after every merge.
+    current: (f64, i64),
+    /// Opt-1: each cluster's last ranking of its nearest clusters (by cluster id).
+    rankings: Vec<Option<Ranking>>,
 }
 
 impl Run<'_, '_> {
     /// Key of merging `a` and `b` (canonical order: `a` has the lower first record).
-    fn key(&mut self, a: u32, b: u32, current: (f64, i64)) -> (i64, i64) {
+    fn key(&mut self, a: u32, b: u32) -> Key {
+        let current = self.current;
         self.merge.build(self.prep, &self.clusters, a, b);
         let (du, dx) = match &mut self.scores {
             Some(scores) => {
@@ -164,10 +171,23 @@ impl Run<'_, '_> {
                 (u - current.0, x - current.1)
             }
         };
-        (grid(du), if self.options.prefer_exact { dx } else { 0 })
+        let (ca, cb) = (&self.clusters[a as usize], &self.clusters[b as usize]);
+        let before = self.prep.penalty(&ca.nodes, ca.members.len())
+            + self.prep.penalty(&cb.nodes, cb.members.len());
+        let after = self
+            .merge
+            .added()
+            .iter()
+            .map(|(members, nodes)| self.prep.penalty(nodes, members.len()))
+            .sum::<f64>();
+        (
+            grid(du),
+            if self.options.prefer_exact { dx } else { 0 },
+            -grid(after - before),
+        )
     }
 
-    fn current(&self) -> (f64, i64) {
+    fn measure_current(&self) -> (f64, i64) {
         match &self.scores {
             Some(_) => (0.0, 0),
             None => naive_utility(
@@ -220,8 +240,9 @@ impl Run<'_, '_> {
                 alive: true,
             });
         }
-        if let Some(scores) = &mut self.scores {
-            scores.apply(self.prep, &self.clusters, &[a, b], &added, pace)?;
+        match &mut self.scores {
+            Some(scores) => scores.apply(self.prep, &self.clusters, &[a, b], &added, pace)?,
+            None => self.current = self.measure_current(),
         }
         Ok((added, if sealed { self.prep.k } else { 0 }))
     }
@@ -241,12 +262,11 @@ impl Run<'_, '_> {
         pace: &mut Pace<'_>,
     ) -> Result<Option<(u32, u32)>, CoreError> {
         let u = self.unsealed();
-        let current = self.current();
         pace.step(self.clusters.len())?;
-        let mut best: Option<((i64, i64), (u32, u32))> = None;
+        let mut best: Option<(Key, (u32, u32))> = None;
         for i in 0..u.len() {
             for j in i + 1..u.len() {
-                let key = self.key(u[i], u[j], current);
+                let key = self.key(u[i], u[j]);
                 pace.step(self.key_work(u[i], u[j]))?;
                 if best.is_none_or(|(b, _)| key > b) {
                     best = Some((key, (u[i], u[j])));
@@ -267,40 +287,103 @@ impl Run<'_, '_> {
         }
     }
 
-    /// The q unsealed clusters nearest to `c` by the average δ of their published rows (ties: first
-    /// record).
-    fn nearest(&self, c: u32, q: usize) -> Vec<u32> {
+    /// δ summed over the quasi-identifiers between the published rows of clusters `a` and `b`.
+    fn cluster_distance(&self, a: &Cluster, b: &Cluster) -> f64 {
         let prep = self.prep;
+        let mut d = 0.0;
+        for (j, map) in prep.maps.iter().enumerate() {
+            d += prep.entropy.between(j, map, a.nodes[j], b.nodes[j]);
+        }
+        d
+    }
+
+    /// Whether cluster `id` can still be merged.
+    fn open(&self, id: u32) -> bool {
+        let cluster = &self.clusters[id as usize];
+        cluster.alive && !cluster.sealed
+    }
+
+    /// The q unsealed clusters nearest to `c` by the average δ of their published rows (ties: first
+    /// record). Clusters never change once made, so `c`'s ranking is kept ([`Ranking`]): while at least
+    /// q of its entries are still open, the answer is among them and the clusters made since, and only
+    /// those are measured; otherwise every cluster is.
+    fn nearest(&mut self, c: u32, q: usize) -> Vec<u32> {
+        let len = self.clusters.len();
+        if self.rankings.len() < len {
+            self.rankings.resize_with(len, || None);
+        }
+        let depth = q.saturating_mul(RANKING_DEPTH).max(1);
         let me = &self.clusters[c as usize];
-        let mut near: Vec<(f64, u32, u32)> = Vec::with_capacity(q + 1);
-        for (id, other) in self.clusters.iter().enumerate() {
+        let mut entries: Vec<Near> = Vec::new();
+        let mut bound = None;
+        let mut from = 0;
+        if let Some(ranking) = self.rankings[c as usize].take() {
+            entries = ranking.entries;
+            entries.retain(|&(_, _, id)| self.open(id));
+            if ranking.bound.is_none() || entries.len() >= q {
+                bound = ranking.bound;
+                from = ranking.measured;
+            } else {
+                entries.clear();
+            }
+        }
+        for (id, other) in self.clusters.iter().enumerate().skip(from) {
             if !other.alive || other.sealed || id as u32 == c {
                 continue;
             }
-            let mut d = 0.0;
-            for (j, map) in prep.maps.iter().enumerate() {
-                d += prep.entropy.between(j, map, me.nodes[j], other.nodes[j]);
+            let near = (
+                self.cluster_distance(me, other),
+                other.members[0],
+                id as u32,
+            );
+            // past the bound, an unmeasured older cluster may be nearer: leave it out (it stays past)
+            if bound.is_none_or(|b| by_key(&near, &b).is_lt()) {
+                entries.push(near);
             }
-            let entry = (d, other.members[0], id as u32);
-            if near.len() == q {
-                let last = near[q - 1];
-                if (entry.0, entry.1) >= (last.0, last.1) {
-                    continue;
-                }
-                near.pop();
-            }
-            let pos = near
-                .iter()
-                .position(|x| (entry.0, entry.1) < (x.0, x.1))
-                .unwrap_or(near.len());
-            near.insert(pos, entry);
         }
-        near.into_iter().map(|(_, _, id)| id).collect()
+        if entries.len() > depth {
+            entries.select_nth_unstable_by(depth, by_key);
+            entries.truncate(depth);
+            entries.sort_unstable_by(by_key);
+            bound = entries.last().copied();
+        } else {
+            entries.sort_unstable_by(by_key);
+        }
+        let near = entries.iter().take(q).map(|&(_, _, id)| id).collect();
+        self.rankings[c as usize] = Some(Ranking {
+            entries,
+            measured: len,
+            bound,
+        });
+        near
     }
 }
 
+/// Entries kept per cluster in its [`Ranking`], in multiples of the neighbours asked for.
+const RANKING_DEPTH: usize = 3;
+
+/// A neighbour as ranked: distance, first record, cluster id.
+type Near = (f64, u32, u32);
+
+/// Ranking order: distance, then first record (unique among open clusters).
+fn by_key(x: &Near, y: &Near) -> std::cmp::Ordering {
+    x.0.total_cmp(&y.0).then(x.1.cmp(&y.1))
+}
+
+/// A cluster's nearest open clusters as last measured, ascending. Every open cluster below id
+/// `measured` that is not an entry ranks after `bound`, and every entry before or at it; no bound means
+/// every such cluster is an entry.
+struct Ranking {
+    entries: Vec<Near>,
+    measured: usize,
+    bound: Option<Near>,
+}
+
+/// Candidate key: utility gain, instances preserved exactly (when preferred), negated penalty growth.
+type Key = (i64, i64, i64);
+
 /// Heap entry: key, pair order (reversed so the first pair wins), pair, evaluation version.
-type Entry = ((i64, i64), Reverse<(u32, u32)>, (u32, u32), u64);
+type Entry = (Key, Reverse<(u32, u32)>, (u32, u32), u64);
 
 /// Runs PAIR-ENUM: clusters of exactly k records that keep the most dependency instances (see the
 /// module documentation); records left over (fewer than k) are suppressed.
@@ -345,7 +428,10 @@ pub fn pair_enum(
         clusters,
         scores,
         merge: Merge::default(),
+        current: (0.0, 0),
+        rankings: Vec::new(),
     };
+    run.current = run.measure_current();
     let mut sealed_records = if k == 1 { n } else { 0 };
     let mut heap: BinaryHeap<Entry> = BinaryHeap::new();
     let mut evaluated: HashMap<(u32, u32), u64> = HashMap::new();
@@ -366,7 +452,7 @@ pub fn pair_enum(
         if evaluated.get(&(a, b)) == Some(&version) {
             return Ok(());
         }
-        let key = run.key(a, b, (0.0, 0));
+        let key = run.key(a, b);
         pace.step(run.key_work(a, b))?;
         evaluated.insert((a, b), version);
         heap.push((key, Reverse((run.first(a), run.first(b))), (a, b), version));

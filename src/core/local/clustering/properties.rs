@@ -179,8 +179,12 @@ proptest! {
         check(&input, &fast, k, true)?;
         let naive = pair_enum(&input, &fds, &PairEnumOptions { incremental: false, ..all.clone() }, &NoControl).unwrap();
         prop_assert!(same(&fast, &naive), "incremental and naive evaluation chose differently");
-        let pruned = pair_enum(&input, &fds, &PairEnumOptions { k, neighbours: Some(2), ..PairEnumOptions::default() }, &NoControl).unwrap();
+        // with Opt-1 on (the default), Opt-2 must choose exactly as evaluation from the definitions does
+        let pruned_options = PairEnumOptions { k, neighbours: Some(2), ..PairEnumOptions::default() };
+        let pruned = pair_enum(&input, &fds, &pruned_options, &NoControl).unwrap();
         check(&input, &pruned, k, true)?;
+        let pruned_naive = pair_enum(&input, &fds, &PairEnumOptions { incremental: false, ..pruned_options }, &NoControl).unwrap();
+        prop_assert!(same(&pruned, &pruned_naive), "with pruning, incremental and naive evaluation chose differently");
         let exact = pair_enum(&input, &fds, &PairEnumOptions { mode: PreserveMode::Exact, ..all }, &NoControl).unwrap();
         check(&input, &exact, k, true)?;
     }
