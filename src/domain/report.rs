@@ -65,6 +65,10 @@ pub struct Report {
     /// Classification utility, when the spec asks for it (`"utility"`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub classification: Option<crate::domain::analysis::classification::ClassificationReport>,
+    /// How the output keeps the spec's functional dependencies (Δ, instances kept, utility, violations),
+    /// for every algorithm, when the spec names any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dependencies: Option<crate::domain::analysis::dependencies::DependencyReport>,
 }
 
 /// What a local recoding did.
@@ -167,6 +171,7 @@ impl Report {
             warnings: Vec::new(),
             fragmentation: None,
             classification: None,
+            dependencies: None,
         }
     }
 
@@ -218,6 +223,7 @@ impl Report {
             warnings: Vec::new(),
             fragmentation: None,
             classification: None,
+            dependencies: None,
         }
     }
 }

@@ -6,7 +6,8 @@
 //! zip → city, city → province and diagnosis → medication. A fraction `violation_rate` of the records
 //! gets another city of the same province (violating zip → city only) and, independently with the same
 //! rate, another medication (violating diagnosis → medication). Zips are drawn with a mild skew (the
-//! square of a uniform draw favours low zip numbers), the other columns uniformly.
+//! square of a uniform draw favours low zip numbers) unless `uniform` is set, the other columns
+//! uniformly.
 //! Hierarchies, built in code: zip → zip prefix (first four digits) → city → province → `*`;
 //! city → province → `*`; province → region → `*`; age → 5-year band → 20-year band → `*`; sex → `*`.
 //! Diagnosis and medication are not generalized and have no hierarchy.
@@ -31,6 +32,8 @@ pub struct DependencyTableOptions {
     pub diagnoses: usize,
     /// Fraction of records whose city, and independently whose medication, breaks its dependency.
     pub violation_rate: f64,
+    /// Draw zips uniformly instead of with the default skew.
+    pub uniform: bool,
 }
 
 impl Default for DependencyTableOptions {
@@ -43,6 +46,7 @@ impl Default for DependencyTableOptions {
             zips_per_city: 12,
             diagnoses: 20,
             violation_rate: 0.01,
+            uniform: false,
         }
     }
 }
@@ -98,7 +102,8 @@ pub fn dependency_table(
     let mut rows: Vec<[String; 7]> = Vec::with_capacity(options.rows);
     for _ in 0..options.rows {
         let u = unit(&mut rng);
-        let index = ((u * u) * all_zips as f64) as usize % all_zips;
+        let spread = if options.uniform { u } else { u * u };
+        let index = (spread * all_zips as f64) as usize % all_zips;
         let (p, rest) = (index / (cities * zips), index % (cities * zips));
         let (c, z) = (rest / zips, rest % zips);
         let mut record_city = c;

@@ -5,6 +5,7 @@
 pub mod achieved;
 pub mod assessment;
 pub mod classification;
+pub mod dependencies;
 pub mod hierarchy_preview;
 pub mod loss_measures;
 pub mod risk;

@@ -23,13 +23,16 @@ use crate::core::risk::RiskSettings;
 use crate::core::search::Algorithm;
 
 use crate::domain::analysis::achieved::{achieved, Achieved};
+use crate::domain::analysis::dependencies::DependencyColumns;
 use crate::domain::analysis::loss_measures::original_classes;
 use crate::domain::analysis::risk::{risk_settings, run_risk, RiskReport};
 use crate::domain::analysis::security_estimate::{linear_diagnostics, LinearDiagnostic};
 use crate::domain::analysis::warnings;
 use crate::domain::builders::BuilderSpec;
 use crate::domain::models::{resolve_models, SensitiveColumn, SlotGroundDistance};
-use crate::domain::resolve::local::{dependencies, local_algorithm, local_domain, LocalPlan};
+use crate::domain::resolve::local::{
+    dependencies, local_algorithm, local_domain, DependencyColumn, LocalPlan,
+};
 use crate::domain::spec::{
     pointer_segment, AlgorithmSpec, CsvSpec, HierarchySpec, JobSpec, LocalAlgorithmSpec, Method,
     Problems, QueryWorkloadSpec, Role, SpecError, SuppressedRecords, MAX_WORKLOAD_QUERIES,
@@ -135,6 +138,9 @@ pub struct ResolvedJob {
     pub repeated_hierarchy_rows: Vec<(String, usize)>,
     /// The classification-utility measure, when the spec asks for it.
     pub utility: Option<UtilityPlan>,
+    /// The functional dependencies the report measures, as table columns (every algorithm; the
+    /// clustering algorithms also optimise for them).
+    pub dependencies: Vec<DependencyColumns>,
 }
 
 /// The classification-utility measure resolved against the table.
@@ -488,20 +494,42 @@ pub fn prepare(
             }
         }
     };
-    let clustering = matches!(
-        spec.algorithm,
-        AlgorithmSpec::KMember { .. }
-            | AlgorithmSpec::TopDown { .. }
-            | AlgorithmSpec::PairEnum { .. }
-            | AlgorithmSpec::KAssemble { .. }
-    );
-    if !clustering && !spec.functional_dependencies.is_empty() {
+    let fragmentation = matches!(spec.algorithm, AlgorithmSpec::Fragmentation(_));
+    if fragmentation && !spec.functional_dependencies.is_empty() {
         problems.push(SpecError::new(
             "/functional_dependencies",
             ErrorCode::UnsupportedOption,
-            "functional dependencies apply to the clustering algorithms only",
+            "functional dependencies are not measured across the fragments of a fragmentation job",
         ));
     }
+    // every algorithm's report measures the dependencies; as table columns (no quasi-identifier list)
+    let dependency_columns = if fragmentation {
+        Some(Vec::new())
+    } else {
+        let resolved = dependencies(&spec.functional_dependencies, table, &[], &identifying);
+        // a local job's plan resolved them already and recorded any problem
+        let resolved = if matches!(method, Method::Local(_)) {
+            resolved.ok()
+        } else {
+            problems.keep(resolved)
+        };
+        resolved.map(|resolved| {
+            let columns = |side: &[DependencyColumn]| {
+                side.iter()
+                    .map(|c| match *c {
+                        DependencyColumn::QuasiIdentifier(q) | DependencyColumn::Other(q) => q,
+                    })
+                    .collect()
+            };
+            resolved
+                .iter()
+                .map(|fd| DependencyColumns {
+                    lhs: columns(&fd.lhs),
+                    rhs: columns(&fd.rhs),
+                })
+                .collect::<Vec<_>>()
+        })
+    };
     let limit = problems.keep(suppression_limit(spec.suppression_limit));
     let risk = problems.keep(risk_settings(&spec.risk, table.row_count() as u64, "/risk"));
     let query_workload = problems.keep(query_workload(&spec.query_workload));
@@ -510,13 +538,28 @@ pub fn prepare(
         problems.keep(warnings::refuse(&warnings::input_warnings(table, spec)));
     }
     // a local job without its local plan failed in a part that recorded its problem
-    let resolved = match (models, limit, risk, query_workload, kind, utility) {
-        (Some(models), Some(limit), Some(risk), Some(workload), Some(kind), Some(utility)) => {
-            Some((models, limit, risk, workload, kind, utility))
-        }
+    let resolved = match (
+        models,
+        limit,
+        risk,
+        query_workload,
+        kind,
+        utility,
+        dependency_columns,
+    ) {
+        (
+            Some(models),
+            Some(limit),
+            Some(risk),
+            Some(workload),
+            Some(kind),
+            Some(utility),
+            Some(dependencies),
+        ) => Some((models, limit, risk, workload, kind, utility, dependencies)),
         _ => None,
     };
-    let (models, limit, risk, query_workload, kind, utility) = problems.finish_with(resolved)?;
+    let (models, limit, risk, query_workload, kind, utility, dependency_columns) =
+        problems.finish_with(resolved)?;
     let mut privacy_models = Vec::with_capacity(models.len());
     let mut requirements = Vec::with_capacity(models.len());
     let mut ground_distances: Vec<SlotGroundDistance> = Vec::new();
@@ -555,6 +598,7 @@ pub fn prepare(
             risk,
             repeated_hierarchy_rows,
             utility,
+            dependencies: dependency_columns,
         },
         kind,
     })

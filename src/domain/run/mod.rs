@@ -24,6 +24,7 @@ use crate::core::measures::CellColumn;
 use crate::domain::analysis::classification::{
     self, ClassificationReport, ClassificationSkipped, OriginalTable, TrainingTable,
 };
+use crate::domain::analysis::dependencies::dependency_report;
 use crate::domain::analysis::loss_measures::{full_domain_cells, loss_measures};
 use crate::domain::analysis::warnings;
 use crate::domain::report::{Analyses, RecodingReport};
@@ -577,6 +578,18 @@ impl View<'_> {
         report.warnings.extend(warnings::repeated_hierarchy_rows(
             &self.job.repeated_hierarchy_rows,
         ));
+        if !self.job.dependencies.is_empty() {
+            let (columns, cells) = self.cells();
+            let removed = self.job.remove_suppressed;
+            let published: Vec<bool> = suppressed.iter().map(|&s| !(removed && s)).collect();
+            report.dependencies = Some(dependency_report(
+                self.table,
+                &self.job.dependencies,
+                &columns,
+                &cells,
+                &published,
+            ));
+        }
         report
     }
     fn analysed_report(&self) -> Report {
