@@ -125,7 +125,9 @@ impl Entropy {
         self.norm[j][level as usize][map.codes(level as usize)[anchor as usize] as usize]
     }
 
-    /// δ(v, v') between two hierarchy values given as `(level, anchor)`.
+    /// δ(v, v') between two hierarchy values given as `(level, anchor)` (the oracle of PAIR-ENUM's row
+    /// distances).
+    #[cfg(test)]
     pub fn between(&self, j: usize, map: &GeneralizationMap, a: (u8, u32), b: (u8, u32)) -> f64 {
         let (low, high) = if a.0 <= b.0 { (a, b) } else { (b, a) };
         let codes = map.codes(high.0 as usize);

@@ -104,7 +104,11 @@ impl Example {
     }
 }
 
-fn prepared<'a>(ex: &'a Example, input: &LocalInput<'a>, mode: PreserveMode) -> Prepared<'a> {
+pub(crate) fn prepared<'a>(
+    ex: &'a Example,
+    input: &LocalInput<'a>,
+    mode: PreserveMode,
+) -> Prepared<'a> {
     Prepared::new(input, &ex.fds(), 2, mode).unwrap()
 }
 

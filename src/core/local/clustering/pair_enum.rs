@@ -148,6 +148,8 @@ struct Run<'p, 'a> {
     current: (f64, i64),
     /// Opt-1: each cluster's last ranking of its nearest clusters (by cluster id).
     rankings: Vec<Option<Ranking>>,
+    /// Opt-1: the clusters' published rows, for distances (by cluster id).
+    rows: Rows,
 }
 
 impl Run<'_, '_> {
@@ -225,7 +227,7 @@ impl Run<'_, '_> {
         let mut added = Vec::with_capacity(2);
         let sealed = self.merge.merged.len() == self.prep.k;
         added.push(self.clusters.len() as u32);
-        self.clusters.push(Cluster {
+        self.push_cluster(Cluster {
             members: self.merge.merged.clone(),
             nodes: self.merge.merged_nodes.clone(),
             sealed,
@@ -233,7 +235,7 @@ impl Run<'_, '_> {
         });
         if !self.merge.rest.is_empty() {
             added.push(self.clusters.len() as u32);
-            self.clusters.push(Cluster {
+            self.push_cluster(Cluster {
                 members: self.merge.rest.clone(),
                 nodes: self.merge.rest_nodes.clone(),
                 sealed: false,
@@ -287,14 +289,10 @@ impl Run<'_, '_> {
         }
     }
 
-    /// δ summed over the quasi-identifiers between the published rows of clusters `a` and `b`.
-    fn cluster_distance(&self, a: &Cluster, b: &Cluster) -> f64 {
-        let prep = self.prep;
-        let mut d = 0.0;
-        for (j, map) in prep.maps.iter().enumerate() {
-            d += prep.entropy.between(j, map, a.nodes[j], b.nodes[j]);
-        }
-        d
+    /// Adds `cluster` to the clusters and to their published rows.
+    fn push_cluster(&mut self, cluster: Cluster) {
+        self.rows.push(self.prep, &cluster.nodes);
+        self.clusters.push(cluster);
     }
 
     /// Whether cluster `id` can still be merged.
@@ -308,12 +306,10 @@ impl Run<'_, '_> {
     /// q of its entries are still open, the answer is among them and the clusters made since, and only
     /// those are measured; otherwise every cluster is.
     fn nearest(&mut self, c: u32, q: usize) -> Vec<u32> {
-        let len = self.clusters.len();
-        if self.rankings.len() < len {
-            self.rankings.resize_with(len, || None);
+        if self.rankings.len() < self.clusters.len() {
+            self.rankings.resize_with(self.clusters.len(), || None);
         }
         let depth = q.saturating_mul(RANKING_DEPTH).max(1);
-        let me = &self.clusters[c as usize];
         let mut entries: Vec<Near> = Vec::new();
         let mut bound = None;
         let mut from = 0;
@@ -327,35 +323,27 @@ impl Run<'_, '_> {
                 entries.clear();
             }
         }
-        for (id, other) in self.clusters.iter().enumerate().skip(from) {
-            if !other.alive || other.sealed || id as u32 == c {
-                continue;
-            }
-            let near = (
-                self.cluster_distance(me, other),
-                other.members[0],
-                id as u32,
-            );
-            // past the bound, an unmeasured older cluster may be nearer: leave it out (it stays past)
-            if bound.is_none_or(|b| by_key(&near, &b).is_lt()) {
-                entries.push(near);
-            }
-        }
-        if entries.len() > depth {
-            entries.select_nth_unstable_by(depth, by_key);
-            entries.truncate(depth);
-            entries.sort_unstable_by(by_key);
-            bound = entries.last().copied();
-        } else {
-            entries.sort_unstable_by(by_key);
-        }
-        let near = entries.iter().take(q).map(|&(_, _, id)| id).collect();
-        self.rankings[c as usize] = Some(Ranking {
-            entries,
-            measured: len,
-            bound,
-        });
+        let ranking = rank(&self.clusters, &self.rows, c, from, entries, bound, depth);
+        let near = ranking
+            .entries
+            .iter()
+            .take(q)
+            .map(|&(_, _, id)| id)
+            .collect();
+        self.rankings[c as usize] = Some(ranking);
         near
+    }
+
+    /// Ranks every cluster's nearest open clusters at once, on the caller's rayon pool (the first lists
+    /// of Opt-1, one per record); [`Run::nearest`] then reads them without measuring again.
+    fn rank_all(&mut self, q: usize) {
+        use rayon::prelude::*;
+        let depth = q.saturating_mul(RANKING_DEPTH).max(1);
+        let (clusters, rows) = (&self.clusters, &self.rows);
+        self.rankings = (0..clusters.len() as u32)
+            .into_par_iter()
+            .map(|c| Some(rank(clusters, rows, c, 0, Vec::new(), None, depth)))
+            .collect();
     }
 }
 
@@ -377,6 +365,98 @@ struct Ranking {
     entries: Vec<Near>,
     measured: usize,
     bound: Option<Near>,
+}
+
+/// `c`'s ranking from `entries` (open clusters already ranked, all before or at `bound`) and the open
+/// clusters from id `from` on, keeping at most `depth` entries.
+fn rank(
+    clusters: &[Cluster],
+    rows: &Rows,
+    c: u32,
+    from: usize,
+    mut entries: Vec<Near>,
+    mut bound: Option<Near>,
+    depth: usize,
+) -> Ranking {
+    for (id, other) in clusters.iter().enumerate().skip(from) {
+        if !other.alive || other.sealed || id as u32 == c {
+            continue;
+        }
+        let near = (rows.distance(c as usize, id), other.members[0], id as u32);
+        // past the bound, an unmeasured older cluster may be nearer: leave it out (it stays past)
+        if bound.is_none_or(|b| by_key(&near, &b).is_lt()) {
+            entries.push(near);
+        }
+    }
+    if entries.len() > depth {
+        entries.select_nth_unstable_by(depth, by_key);
+        entries.truncate(depth);
+        entries.sort_unstable_by(by_key);
+        bound = entries.last().copied();
+    } else {
+        entries.sort_unstable_by(by_key);
+    }
+    Ranking {
+        entries,
+        measured: clusters.len(),
+        bound,
+    }
+}
+
+/// The clusters' published rows laid out for Opt-1's distances: per cluster and quasi-identifier, the
+/// labels of its value's ancestors at every level (the top label repeated up to the tallest hierarchy),
+/// its level and its normalized entropy penalty. δ of two values is then two loads: their labels at the
+/// higher level differ (1) or not (the difference of their penalties), as `Entropy::between` computes.
+#[derive(Default)]
+struct Rows {
+    q: usize,
+    height: usize,
+    chains: Vec<u32>,
+    levels: Vec<u8>,
+    penalties: Vec<f64>,
+}
+
+impl Rows {
+    fn new(prep: &Prepared<'_>) -> Self {
+        Self {
+            q: prep.maps.len(),
+            height: prep
+                .maps
+                .iter()
+                .map(|m| m.max_level() + 1)
+                .max()
+                .unwrap_or(1),
+            ..Self::default()
+        }
+    }
+
+    fn push(&mut self, prep: &Prepared<'_>, nodes: &[(u8, u32)]) {
+        for (j, map) in prep.maps.iter().enumerate() {
+            let (level, anchor) = nodes[j];
+            for l in 0..self.height {
+                self.chains
+                    .push(map.codes(l.min(map.max_level()))[anchor as usize]);
+            }
+            self.levels.push(level);
+            self.penalties.push(prep.entropy.penalty(j, map, nodes[j]));
+        }
+    }
+
+    /// Σ over the quasi-identifiers of δ between the published rows of clusters `a` and `b`.
+    fn distance(&self, a: usize, b: usize) -> f64 {
+        let (q, h) = (self.q, self.height);
+        let mut d = 0.0;
+        for j in 0..q {
+            let (x, y) = (a * q + j, b * q + j);
+            let level = self.levels[x].max(self.levels[y]) as usize;
+            d += if self.chains[x * h + level] != self.chains[y * h + level] {
+                1.0
+            } else {
+                (self.penalties[x] - self.penalties[y]).abs()
+            };
+        }
+        d
+    }
 }
 
 /// Candidate key: utility gain, instances preserved exactly (when preferred), negated penalty growth.
@@ -430,7 +510,11 @@ pub fn pair_enum(
         merge: Merge::default(),
         current: (0.0, 0),
         rankings: Vec::new(),
+        rows: Rows::new(&prep),
     };
+    for cluster in &run.clusters {
+        run.rows.push(&prep, &cluster.nodes);
+    }
     run.current = run.measure_current();
     let mut sealed_records = if k == 1 { n } else { 0 };
     let mut heap: BinaryHeap<Entry> = BinaryHeap::new();
@@ -485,6 +569,7 @@ pub fn pair_enum(
     };
     if let Some(q) = options.neighbours {
         if k > 1 {
+            run.rank_all(q);
             for c in 0..n as u32 {
                 refresh(
                     &mut run,
@@ -612,4 +697,45 @@ pub fn pair_enum(
         .collect();
     out.sort_unstable_by_key(|m| m[0]);
     finish(&prep, input, "pair_enum", &out, control)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::example::{prepared, Example};
+    use super::*;
+
+    #[test]
+    fn published_rows_measure_as_the_entropy_distance() {
+        let ex = Example::new();
+        let input = ex.input();
+        let prep = prepared(&ex, &input, PreserveMode::Continuous);
+        // every cluster of one or two of the example's records, and all eight
+        let mut clusters: Vec<Vec<u32>> = (0..8u32)
+            .flat_map(|a| (a..8).map(move |b| if a == b { vec![a] } else { vec![a, b] }))
+            .collect();
+        clusters.push((0..8).collect());
+        let nodes: Vec<Vec<(u8, u32)>> = clusters
+            .iter()
+            .map(|members| {
+                let mut n = Vec::new();
+                prep.lca(members, &mut n);
+                n
+            })
+            .collect();
+        let mut rows = Rows::new(&prep);
+        for n in &nodes {
+            rows.push(&prep, n);
+        }
+        for (a, x) in nodes.iter().enumerate() {
+            for (b, y) in nodes.iter().enumerate() {
+                let expected: f64 = prep
+                    .maps
+                    .iter()
+                    .enumerate()
+                    .map(|(j, map)| prep.entropy.between(j, map, x[j], y[j]))
+                    .sum();
+                assert_eq!(rows.distance(a, b), expected, "clusters {a} and {b}");
+            }
+        }
+    }
 }
