@@ -12,6 +12,8 @@
 //! - `distance`: the EMD between a class and the table (equal ground distance by default);
 //! - `inflation`: volume inflation on the empirical joint (§4.4);
 //! - `variance`: tuple-wise variance loss `Π_tv` and the hybrid `Π'` (§4.4);
+//! - `relational`: the relational loss of the group-by queries relating a quasi-identifier to a sensitive
+//!   attribute (§4.3, Table 4.3-3);
 //! - `workload`: the mean relative error of a seeded COUNT-query workload (§2.5).
 //!
 //! Monotonicity (Def 4.2.2): redactions, the tree measure, `Π_me` and `Π_ne` never decrease from a table
@@ -26,6 +28,7 @@ mod entropy;
 mod inflation;
 mod range_cube;
 mod redaction;
+mod relational;
 mod variance;
 mod workload;
 
@@ -43,6 +46,7 @@ pub use distance::{ClassDistance, EmdDistance};
 pub use entropy::{record_non_uniform_entropy, ColumnEntropy, EntropyLoss};
 pub use inflation::{Inflation, VolumeInflation, BASIS};
 pub use redaction::RedactionLoss;
+pub use relational::{relational_loss, RelationalAttribute, RelationalLoss};
 pub use variance::{SensitiveColumn, VarianceLoss};
 pub use workload::{
     query_workload, QueryWorkload, WorkloadError, DEFAULT_MAX_DIMENSIONS, DEFAULT_QUERIES,
@@ -85,6 +89,9 @@ pub struct LossMeasures {
     pub volume_inflation: VolumeInflation,
     /// Variance loss and the hybrid measure, per sensitive attribute.
     pub variance: Vec<VarianceLoss>,
+    /// Relational loss of the group-by queries relating each quasi-identifier to each sensitive
+    /// attribute (§4.3), per sensitive attribute.
+    pub relational: Vec<RelationalLoss>,
     /// The query workload's error, when one ran.
     pub query_workload: Option<WorkloadError>,
 }
@@ -155,6 +162,7 @@ pub fn measure_with_original(
             .iter()
             .map(|s| VarianceLoss::of(s, original, &published, &inflation))
             .collect(),
+        relational: relational_loss(columns, sensitive),
         query_workload: workload
             .map(|w| query_workload(columns, w.ranks, original, &published, &w.parameters)),
         attributes,
