@@ -334,18 +334,32 @@ impl Run<'_, '_> {
         near
     }
 
-    /// Ranks every cluster's nearest open clusters at once, on the caller's rayon pool (the first lists
-    /// of Opt-1, one per record); [`Run::nearest`] then reads them without measuring again.
-    fn rank_all(&mut self, q: usize) {
+    /// Ranks every cluster's nearest open clusters, a block of clusters at a time on the caller's rayon
+    /// pool (the first lists of Opt-1, one per record); [`Run::nearest`] then reads them without
+    /// measuring again. Each block is short and counts its work on `pace`, so a cancelled run stops
+    /// between blocks and the pool is never held long.
+    fn rank_all(&mut self, q: usize, pace: &mut Pace<'_>) -> Result<(), CoreError> {
         use rayon::prelude::*;
         let depth = q.saturating_mul(RANKING_DEPTH).max(1);
+        let n = self.clusters.len();
+        let mut rankings = Vec::with_capacity(n);
         let (clusters, rows) = (&self.clusters, &self.rows);
-        self.rankings = (0..clusters.len() as u32)
-            .into_par_iter()
-            .map(|c| Some(rank(clusters, rows, c, 0, Vec::new(), None, depth)))
-            .collect();
+        for start in (0..n).step_by(RANKING_BLOCK) {
+            let end = (start + RANKING_BLOCK).min(n);
+            let block: Vec<Ranking> = (start as u32..end as u32)
+                .into_par_iter()
+                .map(|c| rank(clusters, rows, c, 0, Vec::new(), None, depth))
+                .collect();
+            rankings.extend(block.into_iter().map(Some));
+            pace.step((end - start) * n)?;
+        }
+        self.rankings = rankings;
+        Ok(())
     }
 }
+
+/// Clusters ranked per parallel block by [`Run::rank_all`].
+const RANKING_BLOCK: usize = 64;
 
 /// Entries kept per cluster in its [`Ranking`], in multiples of the neighbours asked for.
 const RANKING_DEPTH: usize = 3;
@@ -569,7 +583,7 @@ pub fn pair_enum(
     };
     if let Some(q) = options.neighbours {
         if k > 1 {
-            run.rank_all(q);
+            run.rank_all(q, &mut pace)?;
             for c in 0..n as u32 {
                 refresh(
                     &mut run,
