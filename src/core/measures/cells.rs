@@ -124,6 +124,46 @@ impl From<Vec<u32>> for CellIds<'_> {
     }
 }
 
+impl CellColumn<'_> {
+    /// For each original code, the ids of the cells that cover it.
+    pub fn covering(&self) -> Vec<Vec<u32>> {
+        let mut covering = vec![Vec::new(); self.domain];
+        for (id, cell) in self.cells.iter().enumerate() {
+            for &code in &cell.covers {
+                covering[code as usize].push(id as u32);
+            }
+        }
+        covering
+    }
+}
+
+#[cfg(test)]
+impl<'a> CellColumn<'a> {
+    /// A column from each record's cell id and each cell's covered codes (tests).
+    pub(crate) fn from_cells(
+        name: &'a str,
+        codes: &'a [u32],
+        domain: usize,
+        ids: &[u32],
+        covers: &[&[u32]],
+    ) -> Self {
+        CellColumn {
+            name,
+            codes,
+            domain,
+            cell_of: ids.to_vec().into(),
+            cells: covers
+                .iter()
+                .map(|c| CellCover {
+                    covers: c.to_vec(),
+                    tree: None,
+                })
+                .collect(),
+            position: Vec::new(),
+        }
+    }
+}
+
 impl<'a> CellColumn<'a> {
     /// The column as full-domain generalization publishes it: every kept record gets the label of its value
     /// at `level`, and a suppressed record the hierarchy's root (`*`). Cell ids are label codes at `level`;

@@ -239,7 +239,6 @@ pub(super) fn by_scanning(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::measures::cells::CellCover;
 
     fn column<'a>(
         codes: &'a [u32],
@@ -247,20 +246,7 @@ mod tests {
         cell_of: &[u32],
         cells: &[&[u32]],
     ) -> CellColumn<'a> {
-        CellColumn {
-            name: "a",
-            codes,
-            domain,
-            cell_of: cell_of.to_vec().into(),
-            cells: cells
-                .iter()
-                .map(|c| CellCover {
-                    covers: c.to_vec(),
-                    tree: None,
-                })
-                .collect(),
-            position: Vec::new(),
-        }
+        CellColumn::from_cells("a", codes, domain, cell_of, cells)
     }
 
     #[test]

@@ -129,12 +129,7 @@ fn of_attribute(column: &CellColumn<'_>, sensitive: &SensitiveColumn<'_>) -> Rel
         .iter()
         .map(|cell| cell.covers.iter().map(|&c| value_count[c as usize]).sum())
         .collect();
-    let mut covering: Vec<Vec<u32>> = vec![Vec::new(); column.domain];
-    for (id, cell) in column.cells.iter().enumerate() {
-        for &code in &cell.covers {
-            covering[code as usize].push(id as u32);
-        }
-    }
+    let covering = column.covering();
     // per value: dense scratch over S with the values touched
     let mut truth = vec![0f64; values];
     let mut corrected = vec![0f64; values];
@@ -201,7 +196,6 @@ fn of_attribute(column: &CellColumn<'_>, sensitive: &SensitiveColumn<'_>) -> Rel
 mod tests {
     use super::*;
     use crate::core::measures::distance::EmdDistance;
-    use crate::core::measures::CellCover;
 
     /// Hsu 2008, Table 4.3-1 (gender, nationality, disease) and a publication given by each record's
     /// cell per column (`covers` lists each cell's original codes).
@@ -211,20 +205,7 @@ mod tests {
         ids: Vec<u32>,
         covers: &[&[u32]],
     ) -> CellColumn<'a> {
-        CellColumn {
-            name,
-            codes,
-            domain: 2,
-            cell_of: ids.into(),
-            cells: covers
-                .iter()
-                .map(|c| CellCover {
-                    covers: c.to_vec(),
-                    tree: None,
-                })
-                .collect(),
-            position: Vec::new(),
-        }
+        CellColumn::from_cells(name, codes, 2, &ids, covers)
     }
 
     #[test]

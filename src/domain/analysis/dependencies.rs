@@ -16,7 +16,7 @@
 //! they are fewest, and with the others only when none of those comes within 1 / (columns) (a tuple
 //! covering none of its values is at distance 1).
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
 use crate::core::data::Table;
@@ -63,8 +63,8 @@ enum Published<'c> {
         /// `covering[code]`: the cells that cover the code.
         covering: Vec<Vec<u32>>,
     },
-    /// A column published as it is.
-    Values,
+    /// A column published as it is: its codes.
+    Values(&'c [u32]),
 }
 
 impl<'c> Published<'c> {
@@ -96,16 +96,18 @@ impl<'c> Published<'c> {
                 }
             })
             .collect();
-        let mut covering = vec![Vec::new(); column.domain];
-        for (id, cell) in column.cells.iter().enumerate() {
-            for &code in &cell.covers {
-                covering[code as usize].push(id as u32);
-            }
-        }
         Published::Cells {
             column,
             penalty,
-            covering,
+            covering: column.covering(),
+        }
+    }
+
+    /// The published id of record `r`: its cell, or its own code.
+    fn id(&self, r: usize) -> u32 {
+        match self {
+            Published::Cells { column, .. } => column.cell_of.get(r),
+            Published::Values(codes) => codes[r],
         }
     }
 
@@ -125,7 +127,7 @@ impl<'c> Published<'c> {
                     1.0
                 }
             }
-            Published::Values => f64::from(u8::from(value != id)),
+            Published::Values(_) => f64::from(u8::from(value != id)),
         }
     }
 
@@ -146,7 +148,7 @@ impl<'c> Published<'c> {
                     inner.iter().all(|c| outer.binary_search(c).is_ok())
                 })
             }
-            Published::Values => {
+            Published::Values(_) => {
                 let mut ids = ids.peekable();
                 let first = ids.peek().copied();
                 ids.all(|id| Some(id) == first)
@@ -187,7 +189,7 @@ impl Index {
                     }
                 }
             }
-            Published::Values => {
+            Published::Values(_) => {
                 if let Some(list) = self.by_id[i].get(&value) {
                     visit(list);
                 }
@@ -233,19 +235,12 @@ pub fn dependency_report(
             prepared.entry(c).or_insert_with(|| {
                 match quasi_identifiers.iter().position(|&q| q == c) {
                     Some(j) => Published::cells(&cells[j]),
-                    None => Published::Values,
+                    None => Published::Values(&table.column(c).codes),
                 }
             });
         }
-        let measured = measure(
-            table,
-            &columns,
-            fd,
-            quasi_identifiers,
-            cells,
-            &prepared,
-            published,
-        );
+        let publisheds: Vec<&Published<'_>> = columns.iter().map(|c| &prepared[c]).collect();
+        let measured = measure(table, &columns, fd, &publisheds, published);
         report.instances += measured.instances;
         report.instances_preserved += measured.preserved;
         report.dependency_loss += measured.loss;
@@ -272,20 +267,17 @@ fn measure(
     table: &Table,
     columns: &[usize],
     fd: &DependencyColumns,
-    quasi_identifiers: &[usize],
-    cells: &[CellColumn<'_>],
-    prepared: &FxHashMap<usize, Published<'_>>,
+    publisheds: &[&Published<'_>],
     published: &[bool],
 ) -> Measured {
     let a = columns.len();
     let rows = table.row_count();
-    let original = |r: usize, c: usize| table.column(c).codes[r];
-    let published_id = |r: usize, c: usize| match quasi_identifiers.iter().position(|&q| q == c) {
-        Some(j) => cells[j].cell_of.get(r),
-        None => table.column(c).codes[r],
-    };
+    let originals: Vec<&[u32]> = columns
+        .iter()
+        .map(|&c| &table.column(c).codes[..])
+        .collect();
     // Γ: distinct original tuples; the published tuples: distinct tuples of published ids
-    let mut instances: FxHashMap<Vec<u32>, ()> = FxHashMap::default();
+    let mut instances: FxHashSet<Vec<u32>> = FxHashSet::default();
     let mut tuples: FxHashMap<Vec<u32>, u32> = FxHashMap::default();
     let mut index = Index {
         columns: a,
@@ -295,13 +287,13 @@ fn measure(
     let mut key = Vec::with_capacity(a);
     for (r, &shown) in published.iter().enumerate().take(rows) {
         key.clear();
-        key.extend(columns.iter().map(|&c| original(r, c)));
-        if !instances.contains_key(&key) {
-            instances.insert(key.clone(), ());
+        key.extend(originals.iter().map(|codes| codes[r]));
+        if !instances.contains(&key) {
+            instances.insert(key.clone());
         }
         if shown {
             key.clear();
-            key.extend(columns.iter().map(|&c| published_id(r, c)));
+            key.extend(publisheds.iter().map(|p| p.id(r)));
             if !tuples.contains_key(&key) {
                 let t = tuples.len() as u32;
                 tuples.insert(key.clone(), t);
@@ -312,19 +304,18 @@ fn measure(
             }
         }
     }
-    let publisheds: Vec<&Published<'_>> = columns.iter().map(|c| &prepared[c]).collect();
     let distance = |instance: &[u32], tuple: &[u32]| -> f64 {
         instance
             .iter()
             .zip(tuple)
-            .zip(&publisheds)
+            .zip(publisheds)
             .map(|((&x, &id), p)| p.distance(x, id))
             .sum::<f64>()
             / a as f64
     };
     let mut loss = 0.0;
     let mut preserved = 0;
-    for instance in instances.keys() {
+    for instance in &instances {
         // columns by how few tuples cover the instance's value there
         let mut order: Vec<(usize, usize)> = (0..a)
             .map(|i| (index.count(publisheds[i], i, instance[i]), i))
@@ -359,7 +350,7 @@ fn measure(
         .collect();
     let project = |tuple: &[u32]| -> Vec<u32> { lhs_positions.iter().map(|&i| tuple[i]).collect() };
     let mut lhs_instances: FxHashMap<Vec<u32>, u32> = FxHashMap::default();
-    for instance in instances.keys() {
+    for instance in &instances {
         *lhs_instances.entry(project(instance)).or_default() += 1;
     }
     let violations_input = lhs_instances.values().filter(|&&n| n > 1).count() as u64;
@@ -388,7 +379,6 @@ fn measure(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::measures::CellCover;
 
     /// The thesis's running example (Gorla 2019, Table 3; note §4.1): pc, prv, med, diag.
     fn example() -> Table {
@@ -407,20 +397,14 @@ mod tests {
 
     /// A published column: each record's cell id and the codes each cell covers.
     fn column<'t>(table: &'t Table, c: usize, ids: Vec<u32>, covers: &[&[u32]]) -> CellColumn<'t> {
-        CellColumn {
-            name: &table.column(c).name,
-            codes: &table.column(c).codes,
-            domain: table.column(c).dictionary.len(),
-            cell_of: ids.into(),
-            cells: covers
-                .iter()
-                .map(|covers| CellCover {
-                    covers: covers.to_vec(),
-                    tree: None,
-                })
-                .collect(),
-            position: Vec::new(),
-        }
+        let column = table.column(c);
+        CellColumn::from_cells(
+            &column.name,
+            &column.codes,
+            column.dictionary.len(),
+            &ids,
+            covers,
+        )
     }
 
     fn dependencies() -> Vec<DependencyColumns> {

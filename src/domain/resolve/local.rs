@@ -13,6 +13,7 @@ use crate::core::local::hybrid::{Completion, HybridMode};
 use crate::core::local::{Domain, LocalAttribute, LocalInput, MondrianOptions, OrderedDomain};
 use crate::error_code::ErrorCode;
 
+use crate::domain::analysis::dependencies::DependencyColumns;
 use crate::domain::column_values::natural_ranks;
 use crate::domain::dates::{date_seconds, datetime_seconds};
 use crate::domain::models::k_anonymity::KAnonymitySpec;
@@ -483,19 +484,18 @@ fn only_k_anonymity(algorithm: &str, models: &[PrivacyModelSpec]) -> Result<u64,
     })
 }
 
-/// Resolves the functional dependencies: every named column must exist and not be removed
-/// (identifying); `quasi_identifiers` are the table indices of the quasi-identifiers in order.
-pub fn dependencies(
+/// Resolves the functional dependencies as table columns: every named column must exist and not be
+/// removed (identifying).
+pub fn dependency_columns(
     specs: &[FunctionalDependencySpec],
     table: &Table,
-    quasi_identifiers: &[usize],
     identifying: &[usize],
-) -> Result<Vec<ResolvedDependency>, SpecError> {
+) -> Result<Vec<DependencyColumns>, SpecError> {
     specs
         .iter()
         .enumerate()
         .map(|(i, fd)| {
-            let side = |names: &[String], side: &str| -> Result<Vec<DependencyColumn>, SpecError> {
+            let side = |names: &[String], side: &str| -> Result<Vec<usize>, SpecError> {
                 if names.is_empty() {
                     return Err(SpecError::new(
                         format!("/functional_dependencies/{i}/{side}"),
@@ -522,17 +522,38 @@ pub fn dependencies(
                                 format!("column '{name}' is identifying and is not published"),
                             ));
                         }
-                        Ok(match quasi_identifiers.iter().position(|&q| q == c) {
-                            Some(q) => DependencyColumn::QuasiIdentifier(q),
-                            None => DependencyColumn::Other(c),
-                        })
+                        Ok(c)
                     })
                     .collect()
             };
-            Ok(ResolvedDependency {
+            Ok(DependencyColumns {
                 lhs: side(&fd.lhs, "lhs")?,
                 rhs: side(&fd.rhs, "rhs")?,
             })
+        })
+        .collect()
+}
+
+/// The dependencies as a local plan takes them: `quasi_identifiers` are the table indices of the
+/// quasi-identifiers in order.
+pub fn by_quasi_identifier(
+    dependencies: &[DependencyColumns],
+    quasi_identifiers: &[usize],
+) -> Vec<ResolvedDependency> {
+    let side = |columns: &[usize]| {
+        columns
+            .iter()
+            .map(|&c| match quasi_identifiers.iter().position(|&q| q == c) {
+                Some(q) => DependencyColumn::QuasiIdentifier(q),
+                None => DependencyColumn::Other(c),
+            })
+            .collect()
+    };
+    dependencies
+        .iter()
+        .map(|fd| ResolvedDependency {
+            lhs: side(&fd.lhs),
+            rhs: side(&fd.rhs),
         })
         .collect()
 }

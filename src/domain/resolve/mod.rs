@@ -31,7 +31,7 @@ use crate::domain::analysis::warnings;
 use crate::domain::builders::BuilderSpec;
 use crate::domain::models::{resolve_models, SensitiveColumn, SlotGroundDistance};
 use crate::domain::resolve::local::{
-    dependencies, local_algorithm, local_domain, DependencyColumn, LocalPlan,
+    by_quasi_identifier, dependency_columns, local_algorithm, local_domain, LocalPlan,
 };
 use crate::domain::spec::{
     pointer_segment, AlgorithmSpec, CsvSpec, HierarchySpec, JobSpec, LocalAlgorithmSpec, Method,
@@ -451,6 +451,13 @@ pub fn prepare(
         table,
         &sensitive_attributes,
     ));
+    // every algorithm's report measures the dependencies (as table columns); a local plan also takes
+    // them by quasi-identifier
+    let dependency_columns = problems.keep(dependency_columns(
+        &spec.functional_dependencies,
+        table,
+        &identifying,
+    ));
     let kind = match method {
         Method::FullDomain(_) => Some(JobKind::FullDomain),
         Method::Local(ref algorithm) => {
@@ -470,17 +477,11 @@ pub fn prepare(
                 ));
             }
             let algorithm = problems.keep(local_algorithm(algorithm, &names, &spec.privacy_models));
-            let dependencies = problems.keep(dependencies(
-                &spec.functional_dependencies,
-                table,
-                &columns,
-                &identifying,
-            ));
-            match (algorithm, dependencies) {
+            match (algorithm, &dependency_columns) {
                 (Some(algorithm), Some(dependencies)) => {
                     let plan = LocalPlan {
                         algorithm,
-                        dependencies,
+                        dependencies: by_quasi_identifier(dependencies, &columns),
                         attributes: local_attributes,
                     };
                     match &spec.algorithm {
@@ -502,33 +503,10 @@ pub fn prepare(
             "functional dependencies are not measured across the fragments of a fragmentation job",
         ));
     }
-    // every algorithm's report measures the dependencies; as table columns (no quasi-identifier list)
     let dependency_columns = if fragmentation {
         Some(Vec::new())
     } else {
-        let resolved = dependencies(&spec.functional_dependencies, table, &[], &identifying);
-        // a local job's plan resolved them already and recorded any problem
-        let resolved = if matches!(method, Method::Local(_)) {
-            resolved.ok()
-        } else {
-            problems.keep(resolved)
-        };
-        resolved.map(|resolved| {
-            let columns = |side: &[DependencyColumn]| {
-                side.iter()
-                    .map(|c| match *c {
-                        DependencyColumn::QuasiIdentifier(q) | DependencyColumn::Other(q) => q,
-                    })
-                    .collect()
-            };
-            resolved
-                .iter()
-                .map(|fd| DependencyColumns {
-                    lhs: columns(&fd.lhs),
-                    rhs: columns(&fd.rhs),
-                })
-                .collect::<Vec<_>>()
-        })
+        dependency_columns
     };
     let limit = problems.keep(suppression_limit(spec.suppression_limit));
     let risk = problems.keep(risk_settings(&spec.risk, table.row_count() as u64, "/risk"));

@@ -123,14 +123,7 @@ fn utility_of(prep: &Prepared<'_>, groups: &[&[u32]]) -> f64 {
             clusters.push(vec![r]);
         }
     }
-    let nodes: Vec<Vec<(u8, u32)>> = clusters
-        .iter()
-        .map(|c| {
-            let mut n = Vec::new();
-            prep.lca(c, &mut n);
-            n
-        })
-        .collect();
+    let nodes = prep.lca_of(&clusters);
     naive_utility(
         prep,
         clusters

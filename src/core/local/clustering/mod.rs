@@ -206,6 +206,18 @@ impl<'a> Prepared<'a> {
         }
     }
 
+    /// [`Prepared::lca`] of each cluster of `clusters`.
+    pub fn lca_of(&self, clusters: &[Vec<u32>]) -> Vec<Vec<(u8, u32)>> {
+        clusters
+            .iter()
+            .map(|members| {
+                let mut nodes = Vec::new();
+                self.lca(members, &mut nodes);
+                nodes
+            })
+            .collect()
+    }
+
     /// The lowest common values of two clusters given by their `(level, anchor)` values.
     pub fn join(&self, a: &[(u8, u32)], b: &[(u8, u32)], out: &mut Vec<(u8, u32)>) {
         out.clear();

@@ -728,14 +728,7 @@ mod tests {
             .flat_map(|a| (a..8).map(move |b| if a == b { vec![a] } else { vec![a, b] }))
             .collect();
         clusters.push((0..8).collect());
-        let nodes: Vec<Vec<(u8, u32)>> = clusters
-            .iter()
-            .map(|members| {
-                let mut n = Vec::new();
-                prep.lca(members, &mut n);
-                n
-            })
-            .collect();
+        let nodes = prep.lca_of(&clusters);
         let mut rows = Rows::new(&prep);
         for n in &nodes {
             rows.push(&prep, n);

@@ -106,14 +106,7 @@ pub(crate) fn measure(
     clusters: &[Vec<u32>],
     pace: &mut Pace<'_>,
 ) -> Result<Measured, CoreError> {
-    let nodes: Vec<Vec<(u8, u32)>> = clusters
-        .iter()
-        .map(|m| {
-            let mut n = Vec::new();
-            prep.lca(m, &mut n);
-            n
-        })
-        .collect();
+    let nodes = prep.lca_of(clusters);
     let mut out = Measured {
         utility: 0.0,
         loss: 0.0,
