@@ -196,6 +196,11 @@ error_codes! {
     InvalidDependency = "invalid_dependency",
     /// An option does not apply to the chosen algorithm.
     UnsupportedOption = "unsupported_option",
+    /// A published table misses a column, or a cell that is neither a value, a hierarchy label, a range
+    /// of its column's values nor `*`, or more rows than its original.
+    PublishedUnreadable = "published_unreadable",
+    /// Rows of a published table cannot be paired with original records whose values they cover.
+    PublishedUnpaired = "published_unpaired",
     /// Writing output failed.
     WriteFailed = "write_failed",
     /// The job ran past its deadline.

@@ -156,7 +156,7 @@ fn summary(report: &Report, outcome: Option<&Outcome>, elapsed_ms: f64) -> Strin
     }
 }
 
-fn load_hierarchy(base: &Path, source: &HierarchySpec) -> Result<Resolved, String> {
+pub(super) fn load_hierarchy(base: &Path, source: &HierarchySpec) -> Result<Resolved, String> {
     match source {
         HierarchySpec::Path { path, delimiter } => {
             let full = base.join(path);

@@ -1,18 +1,27 @@
 //! `anonymizer assess`: the assessment of a local CSV file as it is (`domain::analysis::assessment`), printed as
 //! pretty JSON on stdout — the same document `POST /v1/datasets/{id}/assessments` answers. With
 //! `--population`, journalist and marketer risk are computed against that table. The input is read as
-//! `anonymize` reads it ([`super::input`]).
+//! `anonymize` reads it ([`super::input`]). With `--published`, the loss measures of that published table
+//! against the input (`domain::analysis::published`), the spec being the job spec it was made with.
 
 use std::io::Write;
+use std::path::Path;
 
+use super::anonymize::load_hierarchy;
 use super::input::{read_input, read_like_input};
 use super::AssessArgs;
 use crate::codec::DEFAULT_MAX_FIELD_BYTES;
 use crate::domain::analysis::assessment::{assess_against, AssessmentSpec};
-use crate::domain::resolve::input_format;
+use crate::domain::analysis::published::assess_published;
+use crate::domain::resolve::{input_format, prepare};
+use crate::domain::spec::HierarchySpec;
+use crate::domain::JobSpec;
 
 /// Runs the command; errors are one-line messages.
 pub fn run(args: &AssessArgs) -> Result<(), String> {
+    if let Some(published) = &args.published {
+        return run_published(args, published);
+    }
     let spec_bytes = std::fs::read(&args.spec)
         .map_err(|e| format!("cannot read spec {}: {}", args.spec.display(), e.kind()))?;
     let spec = AssessmentSpec::from_json(&spec_bytes)
@@ -26,6 +35,30 @@ pub fn run(args: &AssessArgs) -> Result<(), String> {
     };
     let assessment =
         assess_against(&table, &spec, population.as_ref()).map_err(|e| super::spec_problems(&e))?;
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, &assessment).map_err(|e| e.to_string())?;
+    out.write_all(b"\n")
+        .map_err(|e| format!("cannot write output: {}", e.kind()))
+}
+
+/// `--published`: the published table's loss measures against the input.
+fn run_published(args: &AssessArgs, published: &Path) -> Result<(), String> {
+    let spec_bytes = std::fs::read(&args.spec)
+        .map_err(|e| format!("cannot read spec {}: {}", args.spec.display(), e.kind()))?;
+    let spec = JobSpec::from_json(&spec_bytes)
+        .map_err(|e| format!("spec {}: {e}", args.spec.display()))?;
+    let format = input_format(&spec.csv).map_err(|e| super::spec_problems(&e))?;
+    let (table, options) = read_input(&args.input, &format, DEFAULT_MAX_FIELD_BYTES)?;
+    let published = read_like_input(published, &format, &options, "published table")?;
+    let base = args
+        .spec
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let resolve = |source: &HierarchySpec| load_hierarchy(&base, source);
+    let prepared = prepare(&table, &spec, &resolve).map_err(|e| super::spec_problems(&e))?;
+    let assessment =
+        assess_published(&table, &published, &prepared).map_err(|e| super::spec_problems(&e))?;
     let mut out = std::io::stdout().lock();
     serde_json::to_writer_pretty(&mut out, &assessment).map_err(|e| e.to_string())?;
     out.write_all(b"\n")

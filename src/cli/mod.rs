@@ -157,9 +157,15 @@ pub struct AssessArgs {
     /// The CSV file to assess (header line required).
     #[arg(long)]
     pub input: PathBuf,
-    /// The spec (JSON): `{"attributes": {column: {"role": …}}, "risk": {…}}`, optionally `"csv"`.
+    /// The spec (JSON): `{"attributes": {column: {"role": …}}, "risk": {…}}`, optionally `"csv"`; with
+    /// `--published`, the job spec the published table was made with (as `anonymize` takes it).
     #[arg(long)]
     pub spec: PathBuf,
+    /// A published (anonymized) version of `--input`: prints its loss measures against the input (the
+    /// report's `loss_measures` and, with functional dependencies, `dependencies`) instead of the
+    /// assessment of the input.
+    #[arg(long, conflicts_with = "population")]
+    pub published: Option<PathBuf>,
     /// A population table (CSV, same delimiter, the quasi-identifier columns by name) for journalist
     /// and marketer risk; its record count is the population size unless the spec gives one.
     #[arg(long)]

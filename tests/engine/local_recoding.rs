@@ -401,7 +401,7 @@ fn spec_errors_of_local_recoding_are_specific() {
 
 /// A synthetic table with planted dependencies zip → city → province and diagnosis → medication, as a
 /// job spec with inline hierarchies.
-fn dependency_job(rows: usize, algorithm: serde_json::Value) -> (Table, JobSpec) {
+pub(crate) fn dependency_job(rows: usize, algorithm: serde_json::Value) -> (Table, JobSpec) {
     use anonymizer::synthetic::dependencies::{dependency_table, DependencyTableOptions};
     let generated = dependency_table(&DependencyTableOptions {
         rows,

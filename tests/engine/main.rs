@@ -10,4 +10,5 @@ mod golden_sensitive;
 mod issa_examples;
 mod local_recoding;
 mod properties;
+mod published;
 mod responsiveness;

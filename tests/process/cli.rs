@@ -1317,6 +1317,79 @@ fn assess_against_a_population_table() {
     assert_eq!(a["risk"]["population_uniques"]["population_size"], 14);
 }
 
+/// `assess --published`: the loss measures of the output `anonymize` wrote, read back from the CSV,
+/// are the report's; a published table with a cell that is no value, label or range of its column is a
+/// coded error that does not repeat the cell.
+#[test]
+fn assess_published_reads_the_output_back_to_the_reports_measures() {
+    let case = Case::new();
+    let input = case.write(
+        "input.csv",
+        "age,zip,diagnosis\n25,1301,flu\n27,1302,cold\n31,1301,flu\n35,1402,flu\n38,1402,cold\n22,1301,flu\n",
+    );
+    let spec = case.write_spec(
+        "job.json",
+        &json!({
+            "attributes": {
+                "age": {"role": "quasi_identifier", "data_type": "numeric"},
+                "zip": {"role": "quasi_identifier", "hierarchy": {"levels": [
+                    ["1301", "130*", "*"], ["1302", "130*", "*"], ["1402", "140*", "*"]]}},
+                "diagnosis": {"role": "sensitive"}
+            },
+            "privacy_models": [{"type": "k_anonymity", "k": 2}],
+            "algorithm": {"type": "mondrian"}
+        }),
+    );
+    assert_success(&case.run(&input, &spec));
+    let report = case.report("out.csv");
+    let output = Command::new(BIN)
+        .args(["assess", "--input"])
+        .arg(&input)
+        .arg("--spec")
+        .arg(&spec)
+        .arg("--published")
+        .arg(case.path("out.csv"))
+        .output()
+        .expect("run assess");
+    assert_success(&output);
+    let a: Value = serde_json::from_slice(&output.stdout).expect("JSON on stdout");
+    assert_eq!(a["records"], 6);
+    assert_eq!(a["pairing"], "order");
+    assert_eq!(a["classes"], report["equivalence_classes"]["count"]);
+    let ours = &a["loss_measures"];
+    let theirs = &report["loss_measures"];
+    assert_eq!(ours["redactions"], theirs["redactions"]);
+    for measure in ["entropy", "monotone_entropy", "non_uniform_entropy"] {
+        let (x, y) = (
+            ours[measure].as_f64().unwrap(),
+            theirs[measure].as_f64().unwrap(),
+        );
+        assert!((x - y).abs() < 1e-9, "{measure}: {x} against {y}");
+    }
+    assert_eq!(ours["volume_inflation"], theirs["volume_inflation"]);
+
+    let forged = case.write(
+        "forged.csv",
+        "age,zip,diagnosis\nforty-two,130*,flu\n[22 .. 27],130*,cold\n[31 .. 38],*,flu\n[31 .. 38],*,flu\n[31 .. 38],*,cold\n[22 .. 27],130*,flu\n",
+    );
+    let output = Command::new(BIN)
+        .args(["assess", "--input"])
+        .arg(&input)
+        .arg("--spec")
+        .arg(&spec)
+        .arg("--published")
+        .arg(&forged)
+        .output()
+        .expect("run assess");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("published_unreadable"), "{stderr}");
+    assert!(
+        stderr.contains("'age'") && !stderr.contains("forty"),
+        "{stderr}"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // The CSV-reader battery (tests/support/csv_battery.rs) through `read_table` and through the binary.
 

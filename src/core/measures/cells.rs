@@ -233,10 +233,7 @@ impl<'a> CellColumn<'a> {
             Domain::Hierarchy(map) => (map.codes(0).len(), Some(map.max_level() as u32)),
             Domain::Ordered(order) => (order.len(), None),
         };
-        let position = match domain {
-            Domain::Hierarchy(map) => leaf_positions(map),
-            Domain::Ordered(order) => (0..size as u32).map(|c| order.rank(c)).collect(),
-        };
+        let position = positions(domain);
         let covered = |cell: RecodedCell| -> CellCover {
             match (cell, domain) {
                 (RecodedCell::Node { level, label }, Domain::Hierarchy(map)) => CellCover {
@@ -313,6 +310,15 @@ impl<'a> CellColumn<'a> {
 
 /// Each leaf code's place when the leaves are sorted by their path from the top of the hierarchy down:
 /// in a tree, the leaves under any node are then consecutive.
+/// Each code's place in an order in which every cell of `domain` covers consecutive places: the leaf
+/// order of a hierarchy, the rank order of an ordered domain.
+pub fn positions(domain: Domain<'_>) -> Vec<u32> {
+    match domain {
+        Domain::Hierarchy(map) => leaf_positions(map),
+        Domain::Ordered(order) => (0..order.len() as u32).map(|c| order.rank(c)).collect(),
+    }
+}
+
 fn leaf_positions(map: &GeneralizationMap) -> Vec<u32> {
     let leaves = map.codes(0).len();
     let levels: Vec<&[u32]> = (1..=map.max_level()).rev().map(|l| map.codes(l)).collect();

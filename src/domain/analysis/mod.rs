@@ -8,6 +8,7 @@ pub mod classification;
 pub mod dependencies;
 pub mod hierarchy_preview;
 pub mod loss_measures;
+pub mod published;
 pub mod risk;
 pub mod security_estimate;
 pub mod warnings;

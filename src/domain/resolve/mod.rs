@@ -14,6 +14,7 @@ use crate::codec::{parse_arx_hierarchy, CsvOptions};
 use crate::core::data::{Column, GeneralizationMap, Hierarchy, Table};
 use crate::core::engine::{Outcome, Plan};
 use crate::core::input::{EngineInput, QuasiIdentifier, SensitiveAttribute};
+use crate::core::local::Domain;
 use crate::core::measures::{Classes, QueryWorkload};
 use crate::error_code::ErrorCode;
 
@@ -220,6 +221,20 @@ impl ResolvedJob {
                 })
                 .collect(),
         }
+    }
+
+    /// The quasi-identifiers of a full-domain job with their hierarchies, in lattice order (empty for a
+    /// local recoding, whose plan holds its domains).
+    pub fn full_domain_hierarchies(&self) -> Vec<(usize, Domain<'_>)> {
+        self.quasi_identifiers
+            .iter()
+            .map(|(c, map)| (*c, Domain::Hierarchy(map)))
+            .collect()
+    }
+
+    /// The table columns of the output, in output order.
+    pub fn output_columns(&self) -> &[usize] {
+        &self.output
     }
 
     /// The smallest class size the privacy models require (1 when none requires one).
