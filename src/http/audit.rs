@@ -58,6 +58,7 @@ pub fn operation(method: &Method, route: &str) -> Option<&'static str> {
         ("POST", "/v1/jobs/{id}/cancel") => "job.cancel",
         ("GET", "/v1/jobs/{id}/result") => "job.result",
         ("GET", "/v1/jobs/{id}/output") => "job.download",
+        ("POST", "/v1/jobs/{id}/assessments") => "job.assessment",
         _ => return None,
     };
     Some(name)

@@ -523,7 +523,7 @@ struct OutputQuery {
 }
 
 /// The number of fragments a succeeded job's report lists (0 for a one-table job).
-fn fragments_of(report_json: &str) -> usize {
+pub(super) fn fragments_of(report_json: &str) -> usize {
     #[derive(Deserialize)]
     struct Fragmentation {
         fragments: Vec<serde::de::IgnoredAny>,

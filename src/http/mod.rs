@@ -24,6 +24,7 @@ pub mod error;
 pub mod health;
 pub mod hierarchies;
 pub mod hierarchy_preview;
+pub mod job_assessments;
 pub mod job_meta;
 pub mod jobs;
 pub mod key_use;
@@ -80,7 +81,8 @@ pub fn app(state: AppState) -> Router {
         .merge(proposals::router())
         .merge(hierarchies::router())
         .merge(hierarchy_preview::router())
-        .merge(jobs::router(body_limit));
+        .merge(jobs::router(body_limit))
+        .merge(job_assessments::router());
     with_middleware(routes)
         .layer(axum::middleware::from_fn_with_state(
             state.metrics.clone(),

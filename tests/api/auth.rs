@@ -6,7 +6,7 @@ use crate::harness::{expect_problem, Service};
 
 api_cases!(data_routes_need_a_key, operations_routes_are_open);
 
-const DATA_ROUTES: [(&str, &str); 11] = [
+const DATA_ROUTES: [(&str, &str); 12] = [
     ("POST", "/v1/datasets"),
     ("GET", "/v1/datasets"),
     ("GET", "/v1/datasets/00000000-0000-4000-8000-000000000000"),
@@ -21,6 +21,10 @@ const DATA_ROUTES: [(&str, &str); 11] = [
     (
         "POST",
         "/v1/jobs/00000000-0000-4000-8000-000000000000/cancel",
+    ),
+    (
+        "POST",
+        "/v1/jobs/00000000-0000-4000-8000-000000000000/assessments",
     ),
     (
         "GET",

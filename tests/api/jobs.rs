@@ -31,6 +31,7 @@ api_cases!(
     job_bodies_over_the_limit_are_refused,
     builders_and_warnings_reach_the_report,
     windows_1252_uploads_publish_utf8,
+    published_outputs_assess_as_their_reports,
 );
 
 /// The memory budget is checked at submission: with a budget below any job's needs, a valid job is
@@ -1055,4 +1056,89 @@ async fn windows_1252_uploads_publish_utf8(service: Service) {
     assert_eq!(problem["pointer"], "/csv/output_encoding");
     spec["csv"] = json!({"output_encoding": "utf-8"});
     submit_ok(&service, &spec).await;
+}
+
+/// `POST /v1/jobs/{id}/assessments` reads a succeeded job's stored output back and measures it against
+/// the dataset: the loss measures are the report's (Mondrian ranges and a hierarchy; full-domain
+/// labels). A queued job is 409, another tenant's job 404.
+async fn published_outputs_assess_as_their_reports(service: Service) {
+    let csv = b"age;zip;diagnosis\n21;13053;flu\n23;13053;cold\n25;13068;cancer\n28;13068;flu\n\
+                41;14850;cancer\n44;14853;flu\n47;14850;cold\n49;14853;flu\n";
+    let dataset = service.upload_with("ages", csv, ";").await;
+    let zip = json!({"role": "quasi_identifier", "hierarchy": {"levels": [
+        ["13053", "130**", "*"], ["13068", "130**", "*"],
+        ["14850", "148**", "*"], ["14853", "148**", "*"]
+    ]}});
+    let mondrian = json!({
+        "dataset_id": dataset["id"],
+        "attributes": {
+            "age": {"role": "quasi_identifier", "data_type": "numeric"},
+            "zip": zip,
+            "diagnosis": {"role": "sensitive"},
+        },
+        "privacy_models": [{"type": "k_anonymity", "k": 2}],
+        "algorithm": {"type": "mondrian"},
+    });
+    let flash = json!({
+        "dataset_id": dataset["id"],
+        "attributes": {
+            "age": {"role": "quasi_identifier",
+                    "hierarchy": {"builder": {"type": "interval", "width": 10, "fanouts": [2]}}},
+            "zip": zip,
+            "diagnosis": {"role": "sensitive"},
+        },
+        "privacy_models": [{"type": "k_anonymity", "k": 2}],
+        "algorithm": {"type": "flash"},
+    });
+    for body in [mondrian, flash] {
+        let (job_id, report) = run_to_success(&service, &body).await;
+        let response = service
+            .post(&format!("/v1/jobs/{job_id}/assessments"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        let a: Value = response.json().await.unwrap();
+        assert_eq!(a["records"], 8, "{a}");
+        assert_eq!(a["pairing"], "order", "{a}");
+        let (ours, theirs) = (&a["loss_measures"], &report["loss_measures"]);
+        assert_eq!(ours["redactions"], theirs["redactions"], "{a}");
+        assert_eq!(ours["tree"], theirs["tree"], "{a}");
+        for measure in ["entropy", "monotone_entropy", "non_uniform_entropy"] {
+            let (x, y) = (
+                ours[measure].as_f64().unwrap(),
+                theirs[measure].as_f64().unwrap(),
+            );
+            assert!((x - y).abs() < 1e-9, "{measure}: {x} against {y}");
+        }
+        assert_eq!(ours["volume_inflation"], theirs["volume_inflation"], "{a}");
+        let other = service
+            .client
+            .post(service.url(&format!("/v1/jobs/{job_id}/assessments")))
+            .bearer_auth(&service.other_key)
+            .send()
+            .await
+            .unwrap();
+        expect_problem(other, 404, "not_found").await;
+    }
+    let queued = submit_ok(
+        &service,
+        &json!({
+            "dataset_id": dataset["id"],
+            "attributes": {"age": {"role": "quasi_identifier", "data_type": "numeric"},
+                           "zip": {"role": "insensitive"}, "diagnosis": {"role": "sensitive"}},
+            "privacy_models": [{"type": "k_anonymity", "k": 2}],
+            "algorithm": {"type": "mondrian"},
+        }),
+    )
+    .await;
+    let response = service
+        .post(&format!(
+            "/v1/jobs/{}/assessments",
+            queued["id"].as_str().unwrap()
+        ))
+        .send()
+        .await
+        .unwrap();
+    expect_problem(response, 409, "job_not_succeeded").await;
 }
