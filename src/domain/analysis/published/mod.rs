@@ -19,8 +19,10 @@
 //!   the same original values are given to published classes (same cells, same verbatim values) whose
 //!   cells cover them, the records with a single such class first. Records of equal values are
 //!   indistinguishable to every measure, so the pairing is exact whenever each record's values have a
-//!   single covering class (full-domain outputs, strict Mondrian); with overlapping cells it is one
-//!   valid pairing. Rows that cannot be paired are an error.
+//!   single covering class (full-domain outputs); with overlapping cells (Mondrian, clustering) it is
+//!   one valid pairing, and the measures of a record against its own class (mean volume inflation, the
+//!   hybrid variance measure) may differ slightly from the engine's pairing. Rows that cannot be paired
+//!   are an error.
 //!
 //! Removed records are measured as the job report measures them: as suppressed, with `*` cells.
 

@@ -1,6 +1,7 @@
 //! Pairs the rows of a published table with the records of its original (see the parent module): by
 //! order when the rows are the records in their original order, else by content, as a maximum flow
-//! from groups of equal records to the published classes whose cells cover them.
+//! from groups of equal records to the published classes whose cells cover them (found through a hash
+//! index of every prefix of the class keys, column by column).
 
 use rustc_hash::FxHashMap;
 
@@ -93,7 +94,7 @@ fn pair_by_content(
             rows.verbatim[j - quasi_count].original[record]
         }
     });
-    // per column: the cells covering each value, and the classes showing each cell
+    // per column: the cells covering each value
     let covering: Vec<Vec<Vec<u32>>> = rows
         .quasi
         .iter()
@@ -107,38 +108,23 @@ fn pair_by_content(
             covering
         })
         .collect();
-    let showing: Vec<Vec<Vec<u32>>> = rows
-        .quasi
-        .iter()
-        .map(|q| {
-            let mut showing = vec![Vec::new(); q.cells.len()];
-            for (class, &row) in classes.representative.iter().enumerate() {
-                showing[q.published[row as usize] as usize].push(class as u32);
-            }
-            showing
-        })
-        .collect();
+    let index = ClassIndex::new(rows, &classes.representative);
     let candidates: Vec<Vec<u32>> = groups
         .representative
         .iter()
         .map(|&record| {
             let record = record as usize;
-            let narrowest = (0..quasi_count)
-                .min_by_key(|&j| {
-                    covering[j][rows.quasi[j].original[record] as usize]
-                        .iter()
-                        .map(|&cell| showing[j][cell as usize].len())
-                        .sum::<usize>()
-                })
-                .unwrap_or(0);
-            let code = rows.quasi[narrowest].original[record] as usize;
-            covering[narrowest][code]
-                .iter()
-                .flat_map(|&cell| showing[narrowest][cell as usize].iter().copied())
-                .filter(|&class| {
-                    rows.matches(classes.representative[class as usize] as usize, record)
-                })
-                .collect()
+            let options: Vec<&[u32]> = (0..rows.quasi.len())
+                .map(|j| &covering[j][rows.quasi[j].original[record] as usize][..])
+                .collect();
+            let verbatim: Vec<u32> = rows.verbatim.iter().map(|v| v.original[record]).collect();
+            let mut found = Vec::new();
+            index.search(&options, &verbatim, PREFIX_SEED, 0, &mut |class| {
+                if rows.matches(classes.representative[class as usize] as usize, record) {
+                    found.push(class);
+                }
+            });
+            found
         })
         .collect();
     let (given, unpaired) = transport(&groups.sizes, &classes.sizes, &candidates);
@@ -177,6 +163,89 @@ fn pair_by_content(
         }
     }
     Ok(row_of)
+}
+
+/// The hash a class key starts from.
+const PREFIX_SEED: u64 = 0x243F_6A88_85A3_08D3;
+
+/// The key hash of a class after one more column (`depth` keeps equal cells of different columns apart).
+fn extend(hash: u64, depth: usize, value: u32) -> u64 {
+    let mixed = (hash ^ (u64::from(value) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        .rotate_left(23)
+        .wrapping_mul(0xD6E8_FEB8_6659_FD93);
+    mixed ^ depth as u64
+}
+
+/// The published classes by their cells then verbatim values, as hashes of every key prefix: the
+/// classes covering a record are found by walking the columns, taking at each only the cells that cover
+/// the record's value and that some class shows after the cells taken so far. A hash collision only
+/// adds a candidate that [`Rows::matches`] then drops.
+struct ClassIndex {
+    prefixes: rustc_hash::FxHashSet<u64>,
+    classes: FxHashMap<u64, Vec<u32>>,
+}
+
+impl ClassIndex {
+    fn new(rows: &Rows<'_, '_>, representative: &[u32]) -> Self {
+        let mut prefixes = rustc_hash::FxHashSet::default();
+        let mut classes: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
+        for (class, &row) in representative.iter().enumerate() {
+            let row = row as usize;
+            let mut hash = PREFIX_SEED;
+            let keys = rows
+                .quasi
+                .iter()
+                .map(|q| q.published[row])
+                .chain(rows.verbatim.iter().map(|v| v.code(row)));
+            for (depth, key) in keys.enumerate() {
+                prefixes.insert(hash);
+                hash = extend(hash, depth, key);
+            }
+            classes.entry(hash).or_default().push(class as u32);
+        }
+        Self { prefixes, classes }
+    }
+
+    /// Calls `found` with every class whose key hash matches one of the quasi-identifier `options`
+    /// (cells per column) followed by the `verbatim` codes, from column `depth` on with prefix `hash`.
+    fn search(
+        &self,
+        options: &[&[u32]],
+        verbatim: &[u32],
+        hash: u64,
+        depth: usize,
+        found: &mut impl FnMut(u32),
+    ) {
+        if depth == options.len() + verbatim.len() {
+            for &class in self.classes.get(&hash).map_or(&[][..], |c| &c[..]) {
+                found(class);
+            }
+            return;
+        }
+        if !self.prefixes.contains(&hash) {
+            return;
+        }
+        if depth < options.len() {
+            for &cell in options[depth] {
+                self.search(
+                    options,
+                    verbatim,
+                    extend(hash, depth, cell),
+                    depth + 1,
+                    found,
+                );
+            }
+        } else {
+            let code = verbatim[depth - options.len()];
+            self.search(
+                options,
+                verbatim,
+                extend(hash, depth, code),
+                depth + 1,
+                found,
+            );
+        }
+    }
 }
 
 /// How many units of each group go to which class: a maximum flow from the groups (`supply`) to the
