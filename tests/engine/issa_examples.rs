@@ -272,7 +272,8 @@ fn exact_algorithms_find_tables_6_and_5() {
     let exact = [
         Algorithm::Ola,
         Algorithm::Flash,
-        Algorithm::Incognito,
+        Algorithm::Incognito { super_root: false },
+        Algorithm::Incognito { super_root: true },
         Algorithm::Exhaustive { max_nodes: 1000 },
         Algorithm::Optimal,
         Algorithm::BestFirst,
@@ -299,7 +300,7 @@ fn exact_algorithms_find_tables_6_and_5() {
             // Optimal is whichever exact search is fastest and promises no candidate set.)
             if matches!(
                 algorithm,
-                Algorithm::Ola | Algorithm::Flash | Algorithm::Incognito
+                Algorithm::Ola | Algorithm::Flash | Algorithm::Incognito { .. }
             ) {
                 assert_eq!(o1.search.candidates, 1, "{what}: |OSC| at MaxSup 1");
                 assert_eq!(o.search.candidates, 1, "{what}: |OSC| at MaxSup 0");

@@ -209,13 +209,14 @@ fn spec_json(job: &Job) -> serde_json::Value {
     json
 }
 
-const ALGORITHMS: [Algorithm; 8] = [
+const ALGORITHMS: [Algorithm; 9] = [
     Algorithm::Exhaustive {
         max_nodes: 1_000_000,
     },
     Algorithm::Ola,
     Algorithm::Flash,
-    Algorithm::Incognito,
+    Algorithm::Incognito { super_root: false },
+    Algorithm::Incognito { super_root: true },
     Algorithm::Optimal,
     Algorithm::BestFirst,
     Algorithm::Samarati,

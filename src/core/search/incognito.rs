@@ -24,8 +24,9 @@ struct SubsetNode {
     levels: Vec<u8>,
 }
 
-/// Runs Incognito and returns the candidates for selection.
-pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
+/// Runs Incognito and returns the candidates for selection; with `super_root`, each family of candidates
+/// (same attributes) first primes the frequency set of its common lowest node.
+pub fn search(ev: &mut Evaluator<'_>, super_root: bool) -> Result<Vec<NodeId>, CoreError> {
     let lattice = ev.lattice().clone();
     let max = lattice.max_levels().to_vec();
     let dims = max.len();
@@ -50,6 +51,11 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
     let mut anonymous: Vec<SubsetNode> = Vec::new();
     for size in 1..=dims {
         let index = index_of(&candidates, &mut pace)?;
+        if super_root && size > 1 {
+            for root in super_roots(&candidates, &mut pace)? {
+                ev.prime(embed(&lattice, &max, &root))?;
+            }
+        }
         let mut marked = vec![false; candidates.len()];
         for at in by_height(&candidates, &mut pace)? {
             let node = &candidates[at];
@@ -97,6 +103,39 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
         }
     }
     candidates_from_tags(ev, &mut tags)
+}
+
+/// The super-root of every family of `candidates` (the nodes over one attribute subset): the lowest level
+/// of each attribute among them. Families whose super-root is itself a candidate are left out: checking
+/// that candidate computes the same set.
+fn super_roots(
+    candidates: &[SubsetNode],
+    pace: &mut Pace<'_>,
+) -> Result<Vec<SubsetNode>, CoreError> {
+    let mut lowest: FxHashMap<&[u8], Vec<u8>> = FxHashMap::default();
+    let mut members: FxHashSet<&SubsetNode> = FxHashSet::default();
+    for node in candidates {
+        pace.step(1)?;
+        members.insert(node);
+        lowest
+            .entry(&node.attributes[..])
+            .and_modify(|levels| {
+                for (l, &n) in levels.iter_mut().zip(&node.levels) {
+                    *l = (*l).min(n);
+                }
+            })
+            .or_insert_with(|| node.levels.clone());
+    }
+    let mut roots: Vec<SubsetNode> = lowest
+        .into_iter()
+        .map(|(attributes, levels)| SubsetNode {
+            attributes: attributes.to_vec(),
+            levels,
+        })
+        .filter(|root| !members.contains(root))
+        .collect();
+    roots.sort_by(|a, b| a.attributes.cmp(&b.attributes));
+    Ok(roots)
 }
 
 /// Each candidate's position in `candidates`.

@@ -40,7 +40,12 @@ pub enum Algorithm {
     /// Kohlmayer et al. (2012), ARX's algorithm.
     Flash,
     /// LeFevre et al. (2005): all solutions via the subset property.
-    Incognito,
+    Incognito {
+        /// Super-Root Incognito: before each family of candidates (one attribute subset) is checked,
+        /// the frequency set of their common lowest node is computed and kept, so the checks roll up from
+        /// it rather than from larger sets.
+        super_root: bool,
+    },
     /// Samarati (2001): lowest solution height by binary search, then the best node on that height.
     Samarati,
     /// Sweeney's Datafly: generalize the attribute with most distinct values; ties broken by `seed`.
@@ -65,7 +70,7 @@ impl Algorithm {
         match self {
             Algorithm::Ola => "ola",
             Algorithm::Flash => "flash",
-            Algorithm::Incognito => "incognito",
+            Algorithm::Incognito { .. } => "incognito",
             Algorithm::Samarati => "samarati",
             Algorithm::Datafly { .. } => "datafly",
             Algorithm::Exhaustive { .. } => "exhaustive",
@@ -140,7 +145,7 @@ pub fn run(ev: &mut Evaluator<'_>, algorithm: Algorithm) -> Result<SearchResult,
         Algorithm::BestFirst if ev.metric().has_monotone_static_bound() => best_first::search(ev)?,
         Algorithm::Ola => ola::search(ev)?,
         Algorithm::Flash | Algorithm::Optimal | Algorithm::BestFirst => flash::search(ev)?,
-        Algorithm::Incognito => incognito::search(ev)?,
+        Algorithm::Incognito { super_root } => incognito::search(ev, super_root)?,
         Algorithm::Samarati => samarati::search(ev)?,
         Algorithm::Datafly { seed } => datafly::search(ev, seed)?,
     };

@@ -247,7 +247,12 @@ pub enum AlgorithmSpec {
     /// Flash.
     Flash,
     /// Incognito.
-    Incognito,
+    Incognito {
+        /// Super-Root Incognito (LeFevre et al. 2005 §3.3): each family of candidates rolls up from the
+        /// frequency set of its common lowest node.
+        #[serde(default)]
+        super_root: bool,
+    },
     /// Samarati's binary search (heuristic).
     Samarati,
     /// Datafly (heuristic).
@@ -434,7 +439,9 @@ impl AlgorithmSpec {
             AlgorithmSpec::BestFirst => Method::FullDomain(Algorithm::BestFirst),
             AlgorithmSpec::Ola => Method::FullDomain(Algorithm::Ola),
             AlgorithmSpec::Flash => Method::FullDomain(Algorithm::Flash),
-            AlgorithmSpec::Incognito => Method::FullDomain(Algorithm::Incognito),
+            AlgorithmSpec::Incognito { super_root } => Method::FullDomain(Algorithm::Incognito {
+                super_root: *super_root,
+            }),
             AlgorithmSpec::Samarati => Method::FullDomain(Algorithm::Samarati),
             &AlgorithmSpec::Datafly { seed } => Method::FullDomain(Algorithm::Datafly { seed }),
             &AlgorithmSpec::Exhaustive { max_nodes } => Method::FullDomain(Algorithm::Exhaustive {
@@ -465,7 +472,7 @@ impl AlgorithmSpec {
             AlgorithmSpec::BestFirst => "best_first",
             AlgorithmSpec::Ola => "ola",
             AlgorithmSpec::Flash => "flash",
-            AlgorithmSpec::Incognito => "incognito",
+            AlgorithmSpec::Incognito { .. } => "incognito",
             AlgorithmSpec::Samarati => "samarati",
             AlgorithmSpec::Datafly { .. } => "datafly",
             AlgorithmSpec::Exhaustive { .. } => "exhaustive",
