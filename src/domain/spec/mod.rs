@@ -662,6 +662,25 @@ mod tests {
     }
 
     #[test]
+    fn incognito_takes_the_super_root_option() {
+        let method = |algorithm: &str| {
+            let json = format!(
+                r#"{{"attributes": {{}}, "privacy_models": [], "algorithm": {algorithm}}}"#
+            );
+            JobSpec::from_json(json.as_bytes()).map(|s| s.algorithm.method())
+        };
+        assert_eq!(
+            method(r#"{"type": "incognito"}"#).unwrap(),
+            Method::FullDomain(Algorithm::Incognito { super_root: false })
+        );
+        assert_eq!(
+            method(r#"{"type": "incognito", "super_root": true}"#).unwrap(),
+            Method::FullDomain(Algorithm::Incognito { super_root: true })
+        );
+        assert!(method(r#"{"type": "incognito", "superroot": true}"#).is_err());
+    }
+
+    #[test]
     fn parses_the_query_workload() {
         let spec = JobSpec::from_json(
             br#"{"attributes": {}, "privacy_models": [],
