@@ -13,7 +13,7 @@ use super::AssessArgs;
 use crate::codec::DEFAULT_MAX_FIELD_BYTES;
 use crate::domain::analysis::assessment::{assess_against, AssessmentSpec};
 use crate::domain::analysis::published::assess_published;
-use crate::domain::resolve::{input_format, prepare};
+use crate::domain::resolve::{input_format, output_encoding, prepare, InputFormat};
 use crate::domain::spec::HierarchySpec;
 use crate::domain::JobSpec;
 
@@ -49,7 +49,12 @@ fn run_published(args: &AssessArgs, published: &Path) -> Result<(), String> {
         .map_err(|e| format!("spec {}: {e}", args.spec.display()))?;
     let format = input_format(&spec.csv).map_err(|e| super::spec_problems(&e))?;
     let (table, options) = read_input(&args.input, &format, DEFAULT_MAX_FIELD_BYTES)?;
-    let published = read_like_input(published, &format, &options, "published table")?;
+    // `anonymize` writes the published table in the output encoding (UTF-8 unless the spec sets one)
+    let published_format = InputFormat {
+        encoding: output_encoding(&spec.csv).map_err(|e| super::spec_problems(&e))?,
+        ..format
+    };
+    let published = read_like_input(published, &published_format, &options, "published table")?;
     let base = args
         .spec
         .parent()

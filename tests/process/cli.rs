@@ -1196,6 +1196,22 @@ fn windows_1252_input_round_trips_to_utf8() {
     for name in ["José", "Müller", "Renée", "Zoë"] {
         assert!(output.contains(name), "{name} missing from {output}");
     }
+    // the published table is read back in the output encoding (UTF-8 here), the input in its own
+    let assessed = Command::new(BIN)
+        .args(["assess", "--input"])
+        .arg(&input)
+        .arg("--spec")
+        .arg(&decoded)
+        .arg("--published")
+        .arg(case.path("out.csv"))
+        .output()
+        .expect("run assess");
+    assert_success(&assessed);
+    let a: Value = serde_json::from_slice(&assessed.stdout).expect("JSON on stdout");
+    assert_eq!(
+        (a["records"].clone(), a["pairing"].clone()),
+        (json!(4), json!("order"))
+    );
     let plain = case.write_spec("plain.json", &spec(None));
     let result = case.run_to(&input, &plain, "plain.csv");
     assert!(!result.status.success());

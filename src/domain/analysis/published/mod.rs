@@ -186,7 +186,8 @@ impl<'a> QuasiColumn<'a> {
             )));
         };
         let texts = &published.column(index).dictionary;
-        let reader = CellReader::new(column, domain);
+        let mut reader = CellReader::new(column, domain);
+        reader.settle(texts.values());
         let mut cells = Vec::with_capacity(texts.len() + 1);
         let mut unread = 0usize;
         for text in texts.values() {

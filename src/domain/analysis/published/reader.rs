@@ -15,10 +15,13 @@ use crate::core::render::SUPPRESSED;
 pub(super) struct CellReader<'a> {
     values: &'a Dictionary,
     domain: Domain<'a>,
-    /// Hierarchy labels: text → (level, label code), the lowest level first.
-    labels: FxHashMap<&'a str, (usize, u32)>,
+    /// Hierarchy labels: text → every (level, label code) it stands for, the lowest level first (a
+    /// hierarchy may repeat a text on several levels, `80;[80,84];[80,99];[80,99]`).
+    labels: FxHashMap<&'a str, Vec<(usize, u32)>>,
     /// Per level, the column codes under each label (ascending).
     members: Vec<Vec<Vec<u32>>>,
+    /// The one level every published text is a label of, when there is one ([`Self::settle`]).
+    level: Option<usize>,
 }
 
 impl<'a> CellReader<'a> {
@@ -28,7 +31,10 @@ impl<'a> CellReader<'a> {
         if let Domain::Hierarchy(map) = domain {
             for level in 0..=map.max_level() {
                 for (label, text) in map.hierarchy().labels(level).values().enumerate() {
-                    labels.entry(text).or_insert((level, label as u32));
+                    labels
+                        .entry(text)
+                        .or_insert_with(Vec::new)
+                        .push((level, label as u32));
                 }
                 let mut under = vec![Vec::new(); map.label_count(level)];
                 for (code, &label) in map.codes(level).iter().enumerate() {
@@ -42,7 +48,25 @@ impl<'a> CellReader<'a> {
             domain,
             labels,
             members,
+            level: None,
         }
+    }
+
+    /// Settles the level of a hierarchy column whose published `texts` (`*` aside) are all labels of one
+    /// level, the lowest such: a full-domain output. Texts are then read at that level. Otherwise (a
+    /// local recoding mixes levels) a text standing for labels of several levels covers all of them.
+    pub(super) fn settle<'t>(&mut self, texts: impl Iterator<Item = &'t str>) {
+        let Domain::Hierarchy(map) = self.domain else {
+            return;
+        };
+        let mut possible = vec![true; map.max_level() + 1];
+        for text in texts.filter(|&t| t != SUPPRESSED) {
+            let at = self.labels.get(text).map_or(&[][..], |o| &o[..]);
+            for (level, ok) in possible.iter_mut().enumerate() {
+                *ok &= at.iter().any(|&(l, _)| l == level);
+            }
+        }
+        self.level = possible.iter().position(|&ok| ok);
     }
 
     /// The cell covering every value (removed records).
@@ -63,16 +87,46 @@ impl<'a> CellReader<'a> {
     pub(super) fn read(&self, text: &str) -> Option<CellCover> {
         match self.domain {
             Domain::Hierarchy(map) => {
-                if let Some(&(level, label)) = self.labels.get(text) {
-                    return Some(CellCover {
-                        covers: self.members[level][label as usize].clone(),
-                        tree: Some(TreePosition {
-                            level: level as u32,
-                            top: map.max_level() as u32,
-                        }),
+                let top = map.max_level() as u32;
+                let occurrences = self.labels.get(text).map_or(&[][..], |o| &o[..]);
+                if text == SUPPRESSED {
+                    // `*` is the root (suppressed records), unless the settled level is a single `*`
+                    let single = self.level.filter(|&level| {
+                        map.label_count(level) == 1 && occurrences.iter().any(|&(l, _)| l == level)
+                    });
+                    return Some(match single {
+                        Some(level) => CellCover {
+                            covers: self.members[level][0].clone(),
+                            tree: Some(TreePosition {
+                                level: level as u32,
+                                top,
+                            }),
+                        },
+                        None => self.root(),
                     });
                 }
-                (text == SUPPRESSED).then(|| self.root())
+                let chosen: Vec<(usize, u32)> = match self.level {
+                    Some(level) => occurrences
+                        .iter()
+                        .copied()
+                        .filter(|&(l, _)| l == level)
+                        .collect(),
+                    None => occurrences.to_vec(),
+                };
+                let &(lowest, _) = chosen.first()?;
+                let mut covers: Vec<u32> = chosen
+                    .iter()
+                    .flat_map(|&(level, label)| self.members[level][label as usize].iter().copied())
+                    .collect();
+                covers.sort_unstable();
+                covers.dedup();
+                Some(CellCover {
+                    covers,
+                    tree: Some(TreePosition {
+                        level: lowest as u32,
+                        top,
+                    }),
+                })
             }
             Domain::Ordered(order) => {
                 if let Some(code) = self.values.code(text) {

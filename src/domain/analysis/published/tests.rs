@@ -50,6 +50,49 @@ fn hierarchy_cells_read_as_their_leaves_at_the_lowest_level_that_has_them() {
     assert_eq!(read("26"), None);
 }
 
+/// A text a hierarchy repeats on several levels is read at the one level every published text belongs
+/// to (a full-domain output); when the texts mix levels (a local recoding) it covers all its labels.
+/// `*` is the root unless that level is a single `*`.
+#[test]
+fn repeated_labels_are_read_at_the_settled_level() {
+    let table = ages();
+    let hierarchy = Hierarchy::from_rows(&[
+        vec!["25", "20-29", "0-49", "*"],
+        vec!["31", "30-39", "0-49", "*"],
+        vec!["40", "40-49", "40-49", "*"],
+    ])
+    .unwrap();
+    let map = GeneralizationMap::bind(hierarchy, table.column(0)).unwrap();
+    let reading = |texts: &[&str], text: &str| {
+        let mut reader = CellReader::new(table.column(0), Domain::Hierarchy(&map));
+        reader.settle(texts.iter().copied());
+        reader
+            .read(text)
+            .map(|c| (c.covers, c.tree.map(|t| t.level)))
+    };
+    let forty = codes(&table, &["40"]);
+    // level 2 holds both texts, level 1 does not hold 0-49
+    assert_eq!(
+        reading(&["0-49", "40-49"], "40-49"),
+        Some((forty.clone(), Some(2)))
+    );
+    // level 1 holds both
+    assert_eq!(
+        reading(&["20-29", "40-49"], "40-49"),
+        Some((forty.clone(), Some(1)))
+    );
+    // mixed levels: the lowest level, the union of the covers
+    assert_eq!(
+        reading(&["25", "30-39", "40-49"], "40-49"),
+        Some((forty, Some(1)))
+    );
+    // `*` beside level-2 labels is the root (suppressed records)
+    assert_eq!(
+        reading(&["0-49", "*"], "*"),
+        Some((codes(&table, &["25", "31", "40"]), Some(3)))
+    );
+}
+
 #[test]
 fn ranges_read_by_position_or_by_number() {
     let table = ages();
