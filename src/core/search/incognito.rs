@@ -25,7 +25,7 @@ struct SubsetNode {
 }
 
 /// Runs Incognito and returns the candidates for selection; with `super_root`, each family of candidates
-/// (same attributes) first primes the frequency set of its common lowest node.
+/// (same attributes) primes the frequency set of its common lowest node before its first check.
 pub fn search(ev: &mut Evaluator<'_>, super_root: bool) -> Result<Vec<NodeId>, CoreError> {
     let lattice = ev.lattice().clone();
     let max = lattice.max_levels().to_vec();
@@ -51,11 +51,16 @@ pub fn search(ev: &mut Evaluator<'_>, super_root: bool) -> Result<Vec<NodeId>, C
     let mut anonymous: Vec<SubsetNode> = Vec::new();
     for size in 1..=dims {
         let index = index_of(&candidates, &mut pace)?;
-        if super_root && size > 1 {
-            for root in super_roots(&candidates, &mut pace)? {
-                ev.prime(embed(&lattice, &max, &root))?;
-            }
-        }
+        // each family's super-root is primed just before the family's first check (none when every
+        // member is settled without one), so the cache still holds it for the family's other checks
+        let mut roots: FxHashMap<Vec<u8>, SubsetNode> = if super_root && size > 1 {
+            super_roots(&candidates, &mut pace)?
+                .into_iter()
+                .map(|root| (root.attributes.clone(), root))
+                .collect()
+        } else {
+            FxHashMap::default()
+        };
         let mut marked = vec![false; candidates.len()];
         for at in by_height(&candidates, &mut pace)? {
             let node = &candidates[at];
@@ -69,6 +74,9 @@ pub fn search(ev: &mut Evaluator<'_>, super_root: bool) -> Result<Vec<NodeId>, C
                 index.get(&below).is_some_and(|&b| marked[b])
             });
             let is_anonymous = inherited || {
+                if let Some(root) = roots.remove(&node.attributes) {
+                    ev.prime(embed(&lattice, &max, &root))?;
+                }
                 let id = embed(&lattice, &max, node);
                 let solution = ev.check(id)?.is_solution;
                 if size == dims {
