@@ -145,7 +145,14 @@ async fn read_output(
     if missing {
         return Err(ApiError::internal());
     }
-    parsed.map_err(|_| {
+    parsed.map_err(|e| {
+        if e.code() == ErrorCode::NoRecords {
+            // every record was suppressed and removed: nothing was published to measure
+            return ApiError::unprocessable(
+                ErrorCode::PublishedUnreadable,
+                "the job's output has no records: every record was suppressed and removed",
+            );
+        }
         tracing::error!(job = %job, "a stored output does not parse");
         ApiError::internal()
     })
