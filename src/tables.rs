@@ -6,13 +6,11 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use axum::body::Bytes;
-use tokio::sync::mpsc;
 use uuid::Uuid;
 
 use crate::codec::{read_table, CodecError, CsvOptions};
 use crate::core::data::Table;
-use crate::frame_reader::FrameReader;
+use crate::frame_reader::{parse_stored_chunks, ChunkGap};
 use crate::store::{Dataset, Store, StoreError};
 
 /// Default budget of the cache: 512 MiB of estimated table memory.
@@ -121,32 +119,19 @@ impl TableCache {
         // the stored bytes passed the upload's field limit, which may have been lowered since
         let options =
             CsvOptions::with_delimiter(&dataset.delimiter)?.with_max_field_bytes(usize::MAX);
-        let (sender, receiver) = mpsc::channel::<Bytes>(CHUNKS_IN_FLIGHT);
-        let parser =
-            tokio::task::spawn_blocking(move || read_table(FrameReader::new(receiver), &options));
-        let mut missing = None;
-        for seq in 0..dataset.chunk_count {
-            let chunk = match store.dataset_chunk(dataset.id, seq).await {
-                Ok(Some(chunk)) => chunk,
-                Ok(None) => {
-                    missing = Some(StoreError::NotFound);
-                    break;
-                }
-                Err(error) => {
-                    missing = Some(error);
-                    break;
-                }
-            };
-            if sender.send(Bytes::from(chunk)).await.is_err() {
-                // the parser stopped early: its error is the answer
-                break;
-            }
-        }
-        drop(sender);
-        let parsed = parser.await.map_err(|_| LoadError::Internal)?;
+        let (parsed, gap) = parse_stored_chunks(
+            dataset.chunk_count,
+            CHUNKS_IN_FLIGHT,
+            |seq| store.dataset_chunk(dataset.id, seq),
+            move |frames| read_table(frames, &options),
+        )
+        .await;
+        let parsed = parsed.ok_or(LoadError::Internal)?;
         // a chunk that could not be read makes the table incomplete, whatever the parser made of it
-        if let Some(error) = missing {
-            return Err(LoadError::Store(error));
+        match gap {
+            Some(ChunkGap::Missing) => return Err(LoadError::Store(StoreError::NotFound)),
+            Some(ChunkGap::Failed(error)) => return Err(LoadError::Store(error)),
+            None => {}
         }
         let table = Arc::new(parsed?);
         self.insert(dataset.id, table.clone());

@@ -23,20 +23,12 @@ use crate::domain::{JobSpec, Report, Resolved};
 /// Runs the command; errors are one-line messages.
 pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
     refuse_overwriting_inputs(args)?;
-    let spec_bytes = std::fs::read(&args.spec)
-        .map_err(|e| format!("cannot read spec {}: {}", args.spec.display(), e.kind()))?;
-    let spec = JobSpec::from_json(&spec_bytes)
-        .map_err(|e| format!("spec {}: {e}", args.spec.display()))?;
+    let spec = read_job_spec(&args.spec)?;
     let format = input_format(&spec.csv).map_err(|e| super::spec_problems(&e))?;
     let output_encoding = output_encoding(&spec.csv).map_err(|e| super::spec_problems(&e))?;
     let progress = TerminalProgress::new(args.quiet);
     let (table, options) = read_input(&args.input, &format, args.csv_field_limit)?;
-    let base = args
-        .spec
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
-    let resolve = |source: &HierarchySpec| load_hierarchy(&base, source);
+    let resolve = hierarchies_beside(&args.spec);
     let completed = run_job(&table, &spec, &resolve, &progress);
     // on an error the bar is cleared when `progress` is dropped, before the caller prints the error
     let completed = completed.map_err(|e| match e {
@@ -156,7 +148,22 @@ fn summary(report: &Report, outcome: Option<&Outcome>, elapsed_ms: f64) -> Strin
     }
 }
 
-pub(super) fn load_hierarchy(base: &Path, source: &HierarchySpec) -> Result<Resolved, String> {
+/// Reads and parses the job spec at `path`.
+pub(super) fn read_job_spec(path: &Path) -> Result<JobSpec, String> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| format!("cannot read spec {}: {}", path.display(), e.kind()))?;
+    JobSpec::from_json(&bytes).map_err(|e| format!("spec {}: {e}", path.display()))
+}
+
+/// Loads the hierarchies a spec refers to, with paths relative to the spec's directory.
+pub(super) fn hierarchies_beside(
+    spec: &Path,
+) -> impl Fn(&HierarchySpec) -> Result<Resolved, String> {
+    let base = spec.parent().map(Path::to_path_buf).unwrap_or_default();
+    move |source| load_hierarchy(&base, source)
+}
+
+fn load_hierarchy(base: &Path, source: &HierarchySpec) -> Result<Resolved, String> {
     match source {
         HierarchySpec::Path { path, delimiter } => {
             let full = base.join(path);

@@ -7,15 +7,13 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::anonymize::load_hierarchy;
+use super::anonymize::{hierarchies_beside, read_job_spec};
 use super::input::{read_input, read_like_input};
 use super::AssessArgs;
 use crate::codec::DEFAULT_MAX_FIELD_BYTES;
 use crate::domain::analysis::assessment::{assess_against, AssessmentSpec};
 use crate::domain::analysis::published::assess_published;
 use crate::domain::resolve::{input_format, output_encoding, prepare, InputFormat};
-use crate::domain::spec::HierarchySpec;
-use crate::domain::JobSpec;
 
 /// Runs the command; errors are one-line messages.
 pub fn run(args: &AssessArgs) -> Result<(), String> {
@@ -35,18 +33,12 @@ pub fn run(args: &AssessArgs) -> Result<(), String> {
     };
     let assessment =
         assess_against(&table, &spec, population.as_ref()).map_err(|e| super::spec_problems(&e))?;
-    let mut out = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, &assessment).map_err(|e| e.to_string())?;
-    out.write_all(b"\n")
-        .map_err(|e| format!("cannot write output: {}", e.kind()))
+    print_json(&assessment)
 }
 
 /// `--published`: the published table's loss measures against the input.
 fn run_published(args: &AssessArgs, published: &Path) -> Result<(), String> {
-    let spec_bytes = std::fs::read(&args.spec)
-        .map_err(|e| format!("cannot read spec {}: {}", args.spec.display(), e.kind()))?;
-    let spec = JobSpec::from_json(&spec_bytes)
-        .map_err(|e| format!("spec {}: {e}", args.spec.display()))?;
+    let spec = read_job_spec(&args.spec)?;
     let format = input_format(&spec.csv).map_err(|e| super::spec_problems(&e))?;
     let (table, options) = read_input(&args.input, &format, DEFAULT_MAX_FIELD_BYTES)?;
     // `anonymize` writes the published table in the output encoding (UTF-8 unless the spec sets one)
@@ -55,17 +47,17 @@ fn run_published(args: &AssessArgs, published: &Path) -> Result<(), String> {
         ..format
     };
     let published = read_like_input(published, &published_format, &options, "published table")?;
-    let base = args
-        .spec
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
-    let resolve = |source: &HierarchySpec| load_hierarchy(&base, source);
-    let prepared = prepare(&table, &spec, &resolve).map_err(|e| super::spec_problems(&e))?;
+    let prepared = prepare(&table, &spec, &hierarchies_beside(&args.spec))
+        .map_err(|e| super::spec_problems(&e))?;
     let assessment =
         assess_published(&table, &published, &prepared).map_err(|e| super::spec_problems(&e))?;
+    print_json(&assessment)
+}
+
+/// Writes `value` as pretty JSON and a newline on stdout.
+fn print_json(value: &impl serde::Serialize) -> Result<(), String> {
     let mut out = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, &assessment).map_err(|e| e.to_string())?;
+    serde_json::to_writer_pretty(&mut out, value).map_err(|e| e.to_string())?;
     out.write_all(b"\n")
         .map_err(|e| format!("cannot write output: {}", e.kind()))
 }

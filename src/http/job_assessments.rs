@@ -7,12 +7,10 @@
 //! tenant's job is the same 404 as an unknown one); a job that has not succeeded is 409
 //! `job_not_succeeded`; a fragmentation job is 422 `unsupported_option` (it publishes several tables).
 
-use axum::body::Bytes;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::routing::post;
 use axum::{Json, Router};
-use tokio::sync::mpsc;
 use uuid::Uuid;
 
 use super::auth::Caller;
@@ -29,7 +27,7 @@ use crate::domain::resolve::{output_encoding, prepare};
 use crate::domain::spec::HierarchySpec;
 use crate::domain::JobSpec;
 use crate::error_code::ErrorCode;
-use crate::frame_reader::FrameReader;
+use crate::frame_reader::{parse_stored_chunks, ChunkGap};
 use crate::hierarchy_refs::{FetchError, StoredHierarchies};
 use crate::store::Store;
 
@@ -113,37 +111,27 @@ async fn read_output(
     options: CsvOptions,
     encoding: Option<&'static encoding_rs::Encoding>,
 ) -> Result<Table, ApiError> {
-    let (sender, receiver) = mpsc::channel::<Bytes>(CHUNKS_IN_FLIGHT);
-    let parser = tokio::task::spawn_blocking(move || {
-        let frames = FrameReader::new(receiver);
-        match encoding {
+    let (parsed, gap) = parse_stored_chunks(
+        chunks,
+        CHUNKS_IN_FLIGHT,
+        |seq| store.job_output_chunk(job, seq),
+        move |frames| match encoding {
             Some(encoding) => read_table(DecodingReader::new(frames, encoding), &options),
             None => read_table(frames, &options),
+        },
+    )
+    .await;
+    let parsed = parsed.ok_or_else(ApiError::internal)?;
+    match gap {
+        Some(ChunkGap::Missing) => {
+            tracing::error!(job = %job, "an output chunk is missing");
+            return Err(ApiError::internal());
         }
-    });
-    let mut missing = false;
-    for seq in 0..chunks {
-        match store.job_output_chunk(job, seq).await {
-            Ok(Some(chunk)) => {
-                if sender.send(Bytes::from(chunk)).await.is_err() {
-                    break; // the parser stopped early
-                }
-            }
-            Ok(None) => {
-                missing = true;
-                break;
-            }
-            Err(e) => {
-                tracing::error!(job = %job, error = %e, "reading an output chunk failed");
-                missing = true;
-                break;
-            }
+        Some(ChunkGap::Failed(e)) => {
+            tracing::error!(job = %job, error = %e, "reading an output chunk failed");
+            return Err(ApiError::internal());
         }
-    }
-    drop(sender);
-    let parsed = parser.await.map_err(|_| ApiError::internal())?;
-    if missing {
-        return Err(ApiError::internal());
+        None => {}
     }
     parsed.map_err(|e| {
         if e.code() == ErrorCode::NoRecords {

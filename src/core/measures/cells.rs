@@ -127,13 +127,7 @@ impl From<Vec<u32>> for CellIds<'_> {
 impl CellColumn<'_> {
     /// For each original code, the ids of the cells that cover it.
     pub fn covering(&self) -> Vec<Vec<u32>> {
-        let mut covering = vec![Vec::new(); self.domain];
-        for (id, cell) in self.cells.iter().enumerate() {
-            for &code in &cell.covers {
-                covering[code as usize].push(id as u32);
-            }
-        }
-        covering
+        covering(&self.cells, self.domain)
     }
 }
 
@@ -308,8 +302,17 @@ impl<'a> CellColumn<'a> {
     }
 }
 
-/// Each leaf code's place when the leaves are sorted by their path from the top of the hierarchy down:
-/// in a tree, the leaves under any node are then consecutive.
+/// For each of `domain` original codes, the ids (positions in `cells`) of the cells that cover it.
+pub fn covering(cells: &[CellCover], domain: usize) -> Vec<Vec<u32>> {
+    let mut covering = vec![Vec::new(); domain];
+    for (id, cell) in cells.iter().enumerate() {
+        for &code in &cell.covers {
+            covering[code as usize].push(id as u32);
+        }
+    }
+    covering
+}
+
 /// Each code's place in an order in which every cell of `domain` covers consecutive places: the leaf
 /// order of a hierarchy, the rank order of an ordered domain.
 pub fn positions(domain: Domain<'_>) -> Vec<u32> {
@@ -319,6 +322,8 @@ pub fn positions(domain: Domain<'_>) -> Vec<u32> {
     }
 }
 
+/// Each leaf code's place when the leaves are sorted by their path from the top of the hierarchy down:
+/// in a tree, the leaves under any node are then consecutive.
 fn leaf_positions(map: &GeneralizationMap) -> Vec<u32> {
     let leaves = map.codes(0).len();
     let levels: Vec<&[u32]> = (1..=map.max_level()).rev().map(|l| map.codes(l)).collect();

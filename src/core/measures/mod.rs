@@ -40,7 +40,7 @@ mod properties;
 use rayon::prelude::*;
 use serde::Serialize;
 
-pub use cells::{positions, CellColumn, CellCover, TreePosition};
+pub use cells::{covering, positions, CellColumn, CellCover, TreePosition};
 pub use classes::{box_counts, Classes};
 pub use distance::{ClassDistance, EmdDistance};
 pub use entropy::{record_non_uniform_entropy, ColumnEntropy, EntropyLoss};

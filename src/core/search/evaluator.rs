@@ -55,8 +55,6 @@ pub struct Evaluator<'a> {
     levels: Vec<u8>,
     /// Checks and grouping work of pre-passes run on sibling evaluators (counted in the statistics).
     pre_pass: (u64, u64),
-    /// Frequency sets computed without a check ([`Self::prime`]).
-    primed: u64,
     /// The search tags nodes, and its [`Tags`](super::Tags) report the settled share of the lattice;
     /// checks then report nothing themselves (one counter per report stream).
     progress_by_tags: bool,
@@ -106,7 +104,6 @@ impl<'a> Evaluator<'a> {
             kept: Vec::new(),
             levels: vec![0; dims],
             pre_pass: (0, 0),
-            primed: 0,
             progress_by_tags: false,
         }
     }
@@ -252,13 +249,7 @@ impl<'a> Evaluator<'a> {
         let set = self.frequency_set(&levels);
         self.cache.insert(set);
         self.levels = levels;
-        self.primed += 1;
         Ok(())
-    }
-
-    /// Frequency sets computed by [`Self::prime`] so far.
-    pub fn primed(&self) -> u64 {
-        self.primed
     }
 
     /// From now on, progress counts the nodes settled by the search's tags, not the checks.

@@ -123,7 +123,7 @@ pub fn assess_published(
         prepared.remove_suppressed,
     )?;
     let removed = row_of.iter().filter(|&&p| p == REMOVED).count() as u64;
-    let columns: Vec<CellColumn<'_>> = quasi.iter().map(|q| q.cells(original, &row_of)).collect();
+    let columns: Vec<CellColumn<'_>> = quasi.iter().map(|q| q.cells(&row_of)).collect();
     let original_grouping = original_classes(original, &qi_columns);
     let loss_measures = measure_cells(original, prepared, &columns, &original_grouping);
     let dependencies = (!prepared.dependencies.is_empty()).then(|| {
@@ -233,7 +233,7 @@ impl<'a> QuasiColumn<'a> {
     }
 
     /// The measures' column: each record gets its row's cell, a removed record the root.
-    fn cells(&self, original: &Table, row_of: &[u32]) -> CellColumn<'a> {
+    fn cells(&self, row_of: &[u32]) -> CellColumn<'a> {
         let root = self.cells.len() as u32 - 1;
         let ids: Vec<u32> = row_of
             .iter()
@@ -245,7 +245,6 @@ impl<'a> QuasiColumn<'a> {
                 }
             })
             .collect();
-        debug_assert_eq!(ids.len(), original.row_count());
         CellColumn {
             name: self.name,
             codes: self.original,

@@ -6,7 +6,7 @@
 use rustc_hash::FxHashMap;
 
 use super::{unreadable, Pairing, QuasiColumn, VerbatimColumn, REMOVED};
-use crate::core::measures::Classes;
+use crate::core::measures::{covering, Classes};
 use crate::domain::spec::SpecError;
 use crate::error_code::ErrorCode;
 
@@ -94,19 +94,11 @@ fn pair_by_content(
             rows.verbatim[j - quasi_count].original[record]
         }
     });
-    // per column: the cells covering each value
+    // per column: the cells covering each value (the root cell of removed records left out)
     let covering: Vec<Vec<Vec<u32>>> = rows
         .quasi
         .iter()
-        .map(|q| {
-            let mut covering = vec![Vec::new(); q.domain];
-            for (cell, cover) in q.cells[..q.cells.len() - 1].iter().enumerate() {
-                for &code in &cover.covers {
-                    covering[code as usize].push(cell as u32);
-                }
-            }
-            covering
-        })
+        .map(|q| covering(&q.cells[..q.cells.len() - 1], q.domain))
         .collect();
     let index = ClassIndex::new(rows, &classes.representative);
     let candidates: Vec<Vec<u32>> = groups
