@@ -77,6 +77,14 @@ pub fn specs() -> Vec<(&'static str, Value)> {
                 json!({"type": "hybrid", "relocation_limit": 0.01}),
             ),
         ),
+        (
+            "m-hybrid-k5",
+            spec(
+                &k5,
+                0.0,
+                json!({"type": "hybrid", "multidimensional": true, "relocation_limit": 0.01}),
+            ),
+        ),
         ("k-member-k5", spec(&k5, 0.0, json!({"type": "k_member"}))),
         ("top-down-k5", spec(&k5, 0.0, json!({"type": "top_down"}))),
         ("pair-enum-k5", spec(&k5, 0.0, json!({"type": "pair_enum"}))),

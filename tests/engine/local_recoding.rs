@@ -371,6 +371,21 @@ fn spec_errors_of_local_recoding_are_specific() {
         )),
         ("/algorithm/relocation_limit".into(), "invalid_parameter")
     );
+    // the multidimensional hybrid takes ordered quasi-identifiers like Mondrian, and no alpha
+    let multidimensional = r#""algorithm": {"type": "hybrid", "multidimensional": true}"#;
+    run_job(
+        &table,
+        &JobSpec::from_json(spec(age, ordinal, multidimensional).as_bytes()).unwrap(),
+        &no_files,
+        &NoControl,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        error(&clustering(
+            r#""algorithm": {"type": "hybrid", "multidimensional": true, "alpha": 0.05}"#
+        )),
+        ("/algorithm/alpha".into(), "unsupported_option")
+    );
     // ordinal ranges follow the declared order (low < mid < high), not the text order
     let done = run_job(
         &table,
@@ -605,6 +620,7 @@ fn every_algorithm_reports_how_it_keeps_the_dependencies() {
         serde_json::json!({"type": "mondrian"}),
         serde_json::json!({"type": "flash"}),
         serde_json::json!({"type": "hybrid", "relocation_limit": 0.01}),
+        serde_json::json!({"type": "hybrid", "multidimensional": true, "relocation_limit": 0.01}),
     ] {
         let (table, spec) = dependency_job(240, algorithm.clone());
         let done = run_job(&table, &spec, &no_files, &NoControl).unwrap_or_else(|e| panic!("{e}"));
@@ -713,6 +729,72 @@ fn hybrid_on_adult_relocates_within_budget_and_hides_who_moved() {
             assert_eq!(again, first, "{mode}: the same choices");
         }
     }
+}
+
+/// M-Hybrid on adult (age numeric, the other quasi-identifiers along their hierarchies): the job's
+/// verifier accepts the output (every cell covers its record's value except the declared relocated
+/// ones, every published class has at least k records), the relocations stay within the budget, and
+/// the report's GCP of the published cells is below Mondrian's.
+#[test]
+fn multidimensional_hybrid_on_adult_beats_mondrian_within_budget() {
+    let table = adult();
+    let mut attributes = serde_json::Map::new();
+    for c in ADULT {
+        let value = match c {
+            "salary-class" => serde_json::json!({"role": "sensitive"}),
+            "age" => serde_json::json!({"role": "quasi_identifier"}),
+            _ => serde_json::json!({"role": "quasi_identifier",
+                "hierarchy": {"path": format!("adult_hierarchy_{c}.csv")}}),
+        };
+        attributes.insert(c.to_string(), value);
+    }
+    let job = |algorithm: serde_json::Value| {
+        let spec = serde_json::json!({
+            "csv": {"delimiter": ";"},
+            "attributes": attributes,
+            "privacy_models": [{"type": "k_anonymity", "k": 10}],
+            "algorithm": algorithm,
+        });
+        JobSpec::from_json(spec.to_string().as_bytes()).unwrap()
+    };
+    let (_, mondrian) = published(table, &job(serde_json::json!({"type": "mondrian"})));
+    let mondrian_gcp = mondrian["recoding"]["metrics"]["gcp"].as_f64().unwrap();
+    for mode in ["deterministic", "randomized"] {
+        let spec = job(
+            serde_json::json!({"type": "hybrid", "multidimensional": true,
+            "relocation_limit": 0.01, "mode": mode}),
+        );
+        let (rows, report) = published(table, &spec);
+        let details = &report["recoding"]["details"];
+        assert_eq!(details["budget"], 2412, "{details}");
+        let changed = details["cells_changed"].as_u64().unwrap();
+        assert!(changed > 0 && changed <= 2412, "{mode}: {details}");
+        assert_eq!(details["truthful"], false, "{details}");
+        assert!(
+            details["loss"].as_f64().unwrap() < details["base_loss"].as_f64().unwrap(),
+            "{details}"
+        );
+        let gcp = report["recoding"]["metrics"]["gcp"].as_f64().unwrap();
+        assert!(
+            gcp < mondrian_gcp,
+            "{mode}: {gcp} vs Mondrian {mondrian_gcp}"
+        );
+        let salary = rows[0].iter().position(|h| h == "salary-class").unwrap();
+        let mut classes: HashMap<Vec<&str>, u64> = HashMap::new();
+        for row in &rows[1..] {
+            let key: Vec<&str> = (0..row.len())
+                .filter(|&c| c != salary)
+                .map(|c| row[c].as_str())
+                .collect();
+            *classes.entry(key).or_default() += 1;
+        }
+        assert!(classes.values().all(|&n| n >= 10), "{mode}");
+        assert_report_counts_published_classes(&report, classes.values().copied(), mode);
+    }
+    // the statistical variant is the single-dimensional hybrid's only
+    let spec = job(serde_json::json!({"type": "hybrid", "multidimensional": true, "alpha": 0.05}));
+    let error = run_job(table, &spec, &resolve, &NoControl).unwrap_err();
+    assert!(error.to_string().contains("alpha"), "{error}");
 }
 
 /// 120 patients with a birth date (and a time of admission) and a sex.

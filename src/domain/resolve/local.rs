@@ -97,6 +97,8 @@ pub enum LocalAlgorithm {
         mode: HybridMode,
         /// Whether completion sources may be left with exactly k records.
         completion: Completion,
+        /// M-Hybrid (Mondrian plus relocation) instead of S-Hybrid.
+        multidimensional: bool,
     },
 }
 
@@ -142,8 +144,8 @@ impl LocalPlan {
 }
 
 /// The domain of quasi-identifier `column` declared at `pointer` for `algorithm`; `map` is its bound
-/// hierarchy, if any. Mondrian honours `data_type`; the clustering and hybrid algorithms generalize along
-/// hierarchies only.
+/// hierarchy, if any. Mondrian and the multidimensional hybrid honour `data_type`; the clustering
+/// algorithms and the single-dimensional hybrid generalize along hierarchies only.
 pub fn local_domain(
     column: &Column,
     attribute: &AttributeSpec,
@@ -151,7 +153,15 @@ pub fn local_domain(
     pointer: &str,
     algorithm: &LocalAlgorithmSpec,
 ) -> Result<LocalDomain, SpecError> {
-    if !matches!(algorithm, LocalAlgorithmSpec::Mondrian { .. }) {
+    let partitions = matches!(
+        algorithm,
+        LocalAlgorithmSpec::Mondrian { .. }
+            | LocalAlgorithmSpec::Hybrid {
+                multidimensional: true,
+                ..
+            }
+    );
+    if !partitions {
         return match map {
             Some(map) => Ok(LocalDomain::Hierarchy(map)),
             None => Err(SpecError::new(
@@ -397,6 +407,7 @@ pub fn local_algorithm(
             alpha,
             mode,
             completion,
+            multidimensional,
         } => {
             let relocation_limit = relocation_limit.unwrap_or(DEFAULT_RELOCATION_LIMIT);
             if !(0.0..=1.0).contains(&relocation_limit) {
@@ -404,6 +415,13 @@ pub fn local_algorithm(
                     "/algorithm/relocation_limit",
                     ErrorCode::InvalidParameter,
                     "relocation_limit must be a number between 0 and 1",
+                ));
+            }
+            if multidimensional && alpha.is_some() {
+                return Err(SpecError::new(
+                    "/algorithm/alpha",
+                    ErrorCode::UnsupportedOption,
+                    "the multidimensional hybrid has no statistical variant: leave out alpha",
                 ));
             }
             if alpha.is_some_and(|a| !(a > 0.0 && a < 1.0)) {
@@ -425,6 +443,7 @@ pub fn local_algorithm(
                     CompletionSpec::AtLeast => Completion::AtLeast,
                     CompletionSpec::MoreThan => Completion::MoreThan,
                 },
+                multidimensional,
             }
         }
         full_domain => {

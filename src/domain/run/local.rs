@@ -10,7 +10,7 @@ use crate::core::error::CoreError;
 use crate::core::local::clustering::{
     k_assemble, k_member, pair_enum, top_down, FdAttribute, FunctionalDependency,
 };
-use crate::core::local::hybrid::{hybrid, HybridOptions};
+use crate::core::local::hybrid::{hybrid, m_hybrid, HybridOptions};
 use crate::core::local::{mondrian, LocalInput, Recoding};
 use crate::core::privacy::PrivacyModel;
 use crate::core::secret_rng::SecretKey;
@@ -73,6 +73,7 @@ pub fn run_local(
             alpha,
             mode,
             completion,
+            multidimensional,
         } => {
             let options = HybridOptions {
                 relocation_limit,
@@ -81,6 +82,14 @@ pub fn run_local(
                 key: secret_key()?,
                 completion,
             };
+            if multidimensional {
+                let result = m_hybrid(input, k, &options, control)?;
+                return Ok(LocalRun {
+                    details: details(&result.report),
+                    relocated_cells: result.report.cells_changed,
+                    recoding: result.recoding,
+                });
+            }
             let result = hybrid(input, k, &options, control)?;
             Ok(LocalRun {
                 details: details(&result.report),

@@ -335,6 +335,10 @@ pub enum AlgorithmSpec {
         /// Completion sources: `more_than` (the paper's rule, default) or `at_least`.
         #[serde(default)]
         completion: CompletionSpec,
+        /// M-Hybrid: Mondrian's multidimensional partition plus relocation, instead of a full-domain
+        /// generalization (false when absent).
+        #[serde(default)]
+        multidimensional: bool,
     },
     /// Vertical fragmentation (Zakerzadeh et al.): the quasi-identifiers are split into fragments that
     /// share only the class column, each fragment is anonymized on its own, and joins on the class are

@@ -19,6 +19,7 @@
 mod create;
 mod groups;
 mod loss;
+pub mod multidimensional;
 mod output;
 mod search;
 mod statistic;
@@ -28,6 +29,7 @@ mod tests;
 
 pub use create::Completion;
 pub use loss::COST_TOLERANCE;
+pub use multidimensional::{m_hybrid, MHybridReport, MHybridResult};
 pub use statistic::{critical_value, p_value};
 
 use super::{Domain, LocalInput, Recoding};
@@ -167,6 +169,27 @@ pub fn hybrid(
     Ok(output::publish(&prepared, found))
 }
 
+/// The cells that may change, `floor(limit · rows · quasi_identifiers)`, with the limit read as the
+/// decimal it was written as (0.29 is exactly 29/100).
+///
+/// # Errors
+/// [`CoreError::InvalidParameter`] when the limit is not a fraction in `[0, 1]`.
+pub(super) fn cell_budget(
+    limit: f64,
+    rows: usize,
+    quasi_identifiers: usize,
+) -> Result<u64, CoreError> {
+    let fraction = Decimal::from_f64(limit)
+        .filter(|_| limit <= 1.0)
+        .ok_or_else(|| CoreError::InvalidParameter {
+            name: "relocation_limit",
+            problem: "must be a fraction between 0 and 1".to_string(),
+        })?;
+    let cells = rows as u128 * quasi_identifiers as u128;
+    let (numerator, denominator) = fraction.as_fraction();
+    Ok(u64::try_from(numerator.saturating_mul(cells) / denominator).unwrap_or(u64::MAX))
+}
+
 /// Everything a node evaluation needs, computed once per run.
 #[derive(Debug)]
 pub(super) struct Prepared<'a> {
@@ -208,9 +231,11 @@ impl<'a> Prepared<'a> {
         if k == 0 {
             return Err(invalid("k", "must be at least 1"));
         }
-        let limit = Decimal::from_f64(options.relocation_limit)
-            .filter(|_| options.relocation_limit <= 1.0)
-            .ok_or_else(|| invalid("relocation_limit", "must be a fraction between 0 and 1"))?;
+        let budget = cell_budget(
+            options.relocation_limit,
+            input.rows,
+            input.quasi_identifiers.len(),
+        )?;
         if let Some(alpha) = options.alpha {
             if !(alpha > 0.0 && alpha < 1.0) {
                 return Err(invalid("alpha", "must lie strictly between 0 and 1"));
@@ -244,10 +269,6 @@ impl<'a> Prepared<'a> {
                 rows: input.rows as u64,
             });
         }
-        let cells = input.rows as u128 * maps.len() as u128;
-        let (numerator, denominator) = limit.as_fraction();
-        let budget =
-            u64::try_from(numerator.saturating_mul(cells) / denominator).unwrap_or(u64::MAX);
         let columns: Vec<&[u32]> = input.quasi_identifiers.iter().map(|a| a.codes).collect();
         let distinct: Vec<usize> = input
             .quasi_identifiers
