@@ -86,6 +86,13 @@ impl<'a> Geometry<'a> {
         }
     }
 
+    /// Whether some quasi-identifier generalizes along a hierarchy.
+    pub(super) fn has_hierarchy(&self) -> bool {
+        self.dimensions
+            .iter()
+            .any(|d| matches!(d, Dimension::Hierarchy { .. }))
+    }
+
     /// Number of quasi-identifiers.
     pub(super) fn q(&self) -> usize {
         self.q

@@ -14,8 +14,8 @@
 //!    (distribution), or the rest gives it the records it lacks (completion). See [`splits`].
 //! 3. **Budget.** At most `floor(p · N · |QI|)` cells may be left uncovered, as in S-Hybrid. Cuts are
 //!    taken greedily across all groups by gain per changed cell (a priority queue; a group's next cut is
-//!    searched again after each of its cuts, and again when the budget left no longer pays for it), so
-//!    the result does not depend on the order of the groups.
+//!    searched again after each of its cuts, and again when the budget left no longer pays for it). The
+//!    run is deterministic for one key; ties go to the lower group.
 //!
 //! Every hybrid cut publishes boxes inside the Mondrian group's box, so every record's cells are at most
 //! as general as Mondrian's and the loss is at most Mondrian's; with `p = 0` no cell may change and the
@@ -209,6 +209,8 @@ impl State {
         let mut next = start.clone();
         let mut arena = vec![0u32; sum];
         for (row, &g) in base.group_of().iter().enumerate() {
+            // Mondrian suppresses no record, so every record has a group
+            debug_assert!((g as usize) < next.len(), "record {row} has no group");
             if let Some(slot) = next.get_mut(g as usize) {
                 arena[*slot] = row as u32;
                 *slot += 1;
@@ -299,6 +301,10 @@ impl State {
                 continue;
             }
             if entry.cut.cost > left {
+                // with no cell left only a cut that changes none may still come (on a hierarchy)
+                if left == 0 && !rules.geometry.has_hierarchy() {
+                    continue;
+                }
                 if let Some(entry) = search(self, g, left, &mut scratch, &mut pace)? {
                     queue.push(entry);
                 }

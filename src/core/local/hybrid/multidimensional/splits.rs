@@ -6,16 +6,19 @@
 //! - **Distribution** (`2|A| ≤ k`, `|B| ≥ k`): `A`'s records move into `B` and publish `B`'s box.
 //! - **Completion** (`k < 2|A| < 2k`, `|B| > 2k − |A|`, or `≥` with [`Completion::AtLeast`]): `k − |A|`
 //!   records of `B` move into `A` and publish `A`'s box; the deterministic mode takes the records whose
-//!   values `A`'s box misses on the fewest quasi-identifiers (then the closest to the cut, then the lowest
-//!   record index), the randomized mode a uniform number in `[k − |A|, |B| − k]` of uniformly drawn
-//!   records, as Algorithm 2's randomized variant does.
+//!   values `A`'s box misses on the fewest quasi-identifiers (then, on an ordered quasi-identifier, the
+//!   closest in rank to the cut; then the lowest record index), the randomized mode a uniform number in
+//!   `[k − |A|, |B| − k]` of uniformly drawn records, as Algorithm 2's randomized variant does (so `B` may
+//!   keep exactly k records then, whatever the completion rule).
 //!
 //! A box is always computed from the group's own records (its *members*); records moved in (*guests*)
 //! publish it whether it covers them or not, and a cut leaves the guests with `B`. The cost of a cut is
 //! the quasi-identifier cells it makes uncovered (moved records' plus guests' whose box shrank), its gain
 //! the drop in the group's summed penalty ([`super::geometry`]). The cut offered for a group is the one
-//! of best gain per cell within the budget left (a cut that changes no cell first), then the larger gain,
-//! lower quasi-identifier, lower side first, larger `A`.
+//! of best gain per cell within the budget left, then the larger gain, lower quasi-identifier, lower side
+//! first, larger `A`. A completion whose moved records `A`'s box covers anyway (possible on a hierarchy)
+//! changes no cell and comes first; it is still a relocation (counted in the records relocated) and is
+//! taken only when the budget is at least one cell, so that `p = 0` stays Mondrian.
 //!
 //! A group's records are a contiguous range of one arena, members first: a cut reorders the range in place
 //! (`[B | A | guests]` after a distribution, `[A | moved | B | guests]` after a completion), so no record
@@ -72,6 +75,8 @@ pub(super) struct Cut {
     pub(super) attribute: usize,
     /// Whether `A` is the low side.
     pub(super) low_side: bool,
+    /// `A`'s own records, counted.
+    pub(super) size: usize,
     /// `A`'s records.
     pub(super) side: Vec<u32>,
     /// The move.
@@ -96,8 +101,30 @@ impl Cut {
             .then(self.gain.total_cmp(&other.gain))
             .then(other.attribute.cmp(&self.attribute))
             .then(self.low_side.cmp(&other.low_side))
-            .then(self.side.len().cmp(&other.side.len()));
+            .then(self.size.cmp(&other.size));
         order == Ordering::Greater
+    }
+}
+
+/// The best cut found so far within a budget.
+struct Best {
+    cut: Option<Cut>,
+    budget: u64,
+}
+
+impl Best {
+    /// Whether `cut` is affordable, gains and beats the best so far (its side list may still be empty).
+    fn wins(&self, cut: &Cut) -> bool {
+        cut.cost <= self.budget
+            && cut.gain > GAIN_TOLERANCE
+            && self.cut.as_ref().is_none_or(|b| cut.better_than(b))
+    }
+
+    /// Keeps `cut` when it wins.
+    fn offer(&mut self, cut: Cut) {
+        if self.wins(&cut) {
+            self.cut = Some(cut);
+        }
     }
 }
 
@@ -146,15 +173,7 @@ impl Rules<'_> {
         let whole = geometry.bounding(members);
         let before = group.len as f64 * geometry.penalty(&whole);
         let guest_cost: u64 = guests.iter().map(|&g| geometry.outside(&whole, g)).sum();
-        let mut best: Option<Cut> = None;
-        let mut offer = |cut: Cut| {
-            if cut.cost <= budget
-                && cut.gain > GAIN_TOLERANCE
-                && best.as_ref().is_none_or(|b| cut.better_than(b))
-            {
-                best = Some(cut);
-            }
-        };
+        let mut best = Best { cut: None, budget };
         let mut sorted = std::mem::take(&mut scratch.sorted);
         for j in 0..geometry.q() {
             if !geometry.is_wide(&whole, j) {
@@ -190,22 +209,28 @@ impl Rules<'_> {
                         if rest.len() < k {
                             continue;
                         }
-                        let side: Vec<u32> = a.iter().map(|&(_, r)| r).collect();
-                        let cost = side
+                        let cost = a
                             .iter()
-                            .chain(guests)
-                            .map(|&r| geometry.outside(target, r))
+                            .map(|&(_, r)| r)
+                            .chain(guests.iter().copied())
+                            .map(|r| geometry.outside(target, r))
                             .sum::<u64>()
                             .saturating_sub(guest_cost);
                         let after = group.len as f64 * geometry.penalty(target);
-                        offer(Cut {
+                        // the side's records are listed only for a cut that may be offered
+                        let mut cut = Cut {
                             gain: before - after,
                             cost,
                             attribute: j,
                             low_side,
-                            side,
+                            size: s,
+                            side: Vec::new(),
                             action: Move::Distribution,
-                        });
+                        };
+                        if best.wins(&cut) {
+                            cut.side.extend(a.iter().map(|&(_, r)| r));
+                            best.cut = Some(cut);
+                        }
                         continue;
                     }
                     let largest = if low_side {
@@ -219,7 +244,7 @@ impl Rules<'_> {
                     scratch.rest.clear();
                     scratch.rest.extend(rest.iter().map(|&(_, r)| r));
                     let side: Vec<u32> = a.iter().map(|&(_, r)| r).collect();
-                    offer(self.completion_cut(
+                    best.offer(self.completion_cut(
                         j,
                         low_side,
                         side,
@@ -234,7 +259,7 @@ impl Rules<'_> {
             }
         }
         scratch.sorted = sorted;
-        best
+        best.cut
     }
 
     /// The boxes of the records before (`below[p]`) and from (`above[p]`) every cut position
@@ -339,6 +364,7 @@ impl Rules<'_> {
             cost: (cost_moved + guest_after).saturating_sub(guest_cost),
             attribute: j,
             low_side,
+            size: s,
             side,
             action: Move::Completion { moved },
         }
