@@ -14,6 +14,8 @@
 //! - `variance`: tuple-wise variance loss `Π_tv` and the hybrid `Π'` (§4.4);
 //! - `relational`: the relational loss of the group-by queries relating a quasi-identifier to a sensitive
 //!   attribute (§4.3, Table 4.3-3);
+//! - `noise`: noise scanning, the unwanted sensitive values a class returns to one-attribute queries
+//!   (§4.5; experimental, the thesis gives no algorithm);
 //! - `workload`: the mean relative error of a seeded COUNT-query workload (§2.5).
 //!
 //! Monotonicity (Def 4.2.2): redactions, the tree measure, `Π_me` and `Π_ne` never decrease from a table
@@ -26,6 +28,7 @@ mod classes;
 mod distance;
 mod entropy;
 mod inflation;
+mod noise;
 mod range_cube;
 mod redaction;
 mod relational;
@@ -45,6 +48,7 @@ pub use classes::{box_counts, Classes};
 pub use distance::{ClassDistance, EmdDistance};
 pub use entropy::{record_non_uniform_entropy, ColumnEntropy, EntropyLoss};
 pub use inflation::{Inflation, VolumeInflation, BASIS};
+pub use noise::{noise_scan, NoiseScan, MAX_THRESHOLDS};
 pub use redaction::RedactionLoss;
 pub use relational::{relational_loss, RelationalAttribute, RelationalLoss};
 pub use variance::{SensitiveColumn, VarianceLoss};
@@ -92,6 +96,8 @@ pub struct LossMeasures {
     /// Relational loss of the group-by queries relating each quasi-identifier to each sensitive
     /// attribute (§4.3), per sensitive attribute.
     pub relational: Vec<RelationalLoss>,
+    /// Noise scanning per sensitive attribute (§4.5, experimental).
+    pub noise: Vec<NoiseScan>,
     /// The query workload's error, when one ran.
     pub query_workload: Option<WorkloadError>,
 }
@@ -163,6 +169,7 @@ pub fn measure_with_original(
             .map(|s| VarianceLoss::of(s, original, &published, &inflation))
             .collect(),
         relational: relational_loss(columns, sensitive),
+        noise: noise_scan(columns, workload.map(|w| w.ranks), &published, sensitive),
         query_workload: workload
             .map(|w| query_workload(columns, w.ranks, original, &published, &w.parameters)),
         attributes,
