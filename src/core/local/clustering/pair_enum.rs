@@ -150,6 +150,60 @@ struct Run<'p, 'a> {
     rankings: Vec<Option<Ranking>>,
     /// Opt-1: the clusters' published rows, for distances (by cluster id).
     rows: Rows,
+    /// Opt-1: the open (unsealed, alive) clusters, compactly, for the neighbour scans.
+    open: Open,
+}
+
+/// The open clusters as an ascending id list (closed ids are dropped lazily) with a flag and the first
+/// record of every cluster, so a neighbour scan reads two small arrays instead of every cluster ever
+/// made.
+#[derive(Default)]
+struct Open {
+    ids: Vec<u32>,
+    flag: Vec<bool>,
+    first: Vec<u32>,
+    closed: usize,
+}
+
+impl Open {
+    /// Records a new cluster (ids come in ascending order).
+    fn push(&mut self, id: u32, first: u32, open: bool) {
+        debug_assert_eq!(
+            id as usize,
+            self.flag.len(),
+            "clusters are added in id order"
+        );
+        self.flag.push(open);
+        self.first.push(first);
+        if open {
+            self.ids.push(id);
+        }
+    }
+
+    /// Marks cluster `id` closed; the id list is compacted once half of it is closed.
+    fn close(&mut self, id: u32) {
+        if std::mem::replace(&mut self.flag[id as usize], false) {
+            self.closed += 1;
+            if 2 * self.closed > self.ids.len() {
+                let flag = &self.flag;
+                self.ids.retain(|&i| flag[i as usize]);
+                self.closed = 0;
+            }
+        }
+    }
+
+    fn is_open(&self, id: u32) -> bool {
+        self.flag.get(id as usize).copied().unwrap_or(false)
+    }
+
+    /// The open ids from `from` on, ascending.
+    fn from(&self, from: usize) -> impl Iterator<Item = u32> + '_ {
+        let start = self.ids.partition_point(|&i| (i as usize) < from);
+        self.ids[start..]
+            .iter()
+            .copied()
+            .filter(|&i| self.flag[i as usize])
+    }
 }
 
 impl Run<'_, '_> {
@@ -224,6 +278,8 @@ impl Run<'_, '_> {
         self.merge.build(self.prep, &self.clusters, a, b);
         self.clusters[a as usize].alive = false;
         self.clusters[b as usize].alive = false;
+        self.open.close(a);
+        self.open.close(b);
         let mut added = Vec::with_capacity(2);
         let sealed = self.merge.merged.len() == self.prep.k;
         added.push(self.clusters.len() as u32);
@@ -292,13 +348,17 @@ impl Run<'_, '_> {
     /// Adds `cluster` to the clusters and to their published rows.
     fn push_cluster(&mut self, cluster: Cluster) {
         self.rows.push(self.prep, &cluster.nodes);
+        self.open.push(
+            self.clusters.len() as u32,
+            cluster.members[0],
+            cluster.alive && !cluster.sealed,
+        );
         self.clusters.push(cluster);
     }
 
     /// Whether cluster `id` can still be merged.
     fn open(&self, id: u32) -> bool {
-        let cluster = &self.clusters[id as usize];
-        cluster.alive && !cluster.sealed
+        self.open.is_open(id)
     }
 
     /// The q unsealed clusters nearest to `c` by the average δ of their published rows (ties: first
@@ -323,7 +383,16 @@ impl Run<'_, '_> {
                 entries.clear();
             }
         }
-        let ranking = rank(&self.clusters, &self.rows, c, from, entries, bound, depth);
+        let ranking = rank(
+            &self.open,
+            &self.rows,
+            self.clusters.len(),
+            (c as usize, Some(c)),
+            from,
+            entries,
+            bound,
+            depth,
+        );
         let near = ranking
             .entries
             .iter()
@@ -342,18 +411,63 @@ impl Run<'_, '_> {
         use rayon::prelude::*;
         let depth = q.saturating_mul(RANKING_DEPTH).max(1);
         let n = self.clusters.len();
-        let mut rankings = Vec::with_capacity(n);
-        let (clusters, rows) = (&self.clusters, &self.rows);
-        for start in (0..n).step_by(RANKING_BLOCK) {
-            let end = (start + RANKING_BLOCK).min(n);
-            let block: Vec<Ranking> = (start as u32..end as u32)
-                .into_par_iter()
-                .map(|c| rank(clusters, rows, c, 0, Vec::new(), None, depth))
-                .collect();
-            rankings.extend(block.into_iter().map(Some));
-            pace.step((end - start) * n)?;
+        // clusters that publish the same row rank every other cluster alike: each distinct row is ranked
+        // once, one entry deeper and counting its own clusters, and each cluster then drops itself
+        let mut row_of: Vec<u32> = Vec::with_capacity(n);
+        let mut subjects: Vec<usize> = Vec::new();
+        let mut seen: HashMap<&[(u8, u32)], u32> = HashMap::new();
+        for (c, cluster) in self.clusters.iter().enumerate() {
+            let next = subjects.len() as u32;
+            let row = *seen.entry(cluster.nodes.as_slice()).or_insert(next);
+            if row == next {
+                subjects.push(c);
+            }
+            row_of.push(row);
         }
-        self.rankings = rankings;
+        drop(seen);
+        let mut shared: Vec<Ranking> = Vec::with_capacity(subjects.len());
+        let (open, rows) = (&self.open, &self.rows);
+        for block in subjects.chunks(RANKING_BLOCK) {
+            let ranked: Vec<Ranking> = block
+                .par_iter()
+                .map(|&subject| {
+                    rank(
+                        open,
+                        rows,
+                        n,
+                        (subject, None),
+                        0,
+                        Vec::new(),
+                        None,
+                        depth + 1,
+                    )
+                })
+                .collect();
+            shared.extend(ranked);
+            pace.step(block.len() * n)?;
+        }
+        self.rankings = (0..n)
+            .map(|c| {
+                let ranking = &shared[row_of[c] as usize];
+                let mut entries: Vec<Near> = ranking
+                    .entries
+                    .iter()
+                    .copied()
+                    .filter(|&(_, _, id)| id != c as u32)
+                    .collect();
+                let bound = if ranking.bound.is_some() {
+                    entries.truncate(depth);
+                    entries.last().copied()
+                } else {
+                    None
+                };
+                Some(Ranking {
+                    entries,
+                    measured: ranking.measured,
+                    bound,
+                })
+            })
+            .collect();
         Ok(())
     }
 }
@@ -381,25 +495,49 @@ struct Ranking {
     bound: Option<Near>,
 }
 
-/// `c`'s ranking from `entries` (open clusters already ranked, all before or at `bound`) and the open
-/// clusters from id `from` on, keeping at most `depth` entries.
+/// The ranking of the cluster whose published row is `subject.0` (leaving out cluster `subject.1`, if
+/// any) from `entries` (open clusters already ranked, all before or at `bound`) and the open clusters
+/// from id `from` on (of the `made` clusters so far), keeping at most `depth` entries.
+#[allow(clippy::too_many_arguments)]
 fn rank(
-    clusters: &[Cluster],
+    open: &Open,
     rows: &Rows,
-    c: u32,
+    made: usize,
+    subject: (usize, Option<u32>),
     from: usize,
     mut entries: Vec<Near>,
     mut bound: Option<Near>,
     depth: usize,
 ) -> Ranking {
-    for (id, other) in clusters.iter().enumerate().skip(from) {
-        if !other.alive || other.sealed || id as u32 == c {
+    // entries past the depth-th nearest seen so far can never be kept: once twice the depth are held,
+    // the farther half is dropped and its nearest becomes a cut-off for the rest of the scan
+    let mut cutoff: Option<Near> = None;
+    let (row, exclude) = subject;
+    for id in open.from(from) {
+        if Some(id) == exclude {
             continue;
         }
-        let near = (rows.distance(c as usize, id), other.members[0], id as u32);
+        // a cluster already farther than the bound or the cut-off is not measured to the end
+        let limit = match (bound, cutoff) {
+            (Some(b), Some(x)) => b.0.min(x.0),
+            (Some(b), None) => b.0,
+            (None, Some(x)) => x.0,
+            (None, None) => f64::INFINITY,
+        };
+        let Some(distance) = rows.distance_within(row, id as usize, limit) else {
+            continue;
+        };
+        let near = (distance, open.first[id as usize], id);
         // past the bound, an unmeasured older cluster may be nearer: leave it out (it stays past)
-        if bound.is_none_or(|b| by_key(&near, &b).is_lt()) {
+        if bound.is_none_or(|b| by_key(&near, &b).is_lt())
+            && cutoff.is_none_or(|b| by_key(&near, &b).is_lt())
+        {
             entries.push(near);
+            if entries.len() > 2 * depth {
+                entries.select_nth_unstable_by(depth, by_key);
+                cutoff = Some(entries[depth]);
+                entries.truncate(depth + 1);
+            }
         }
     }
     if entries.len() > depth {
@@ -412,7 +550,7 @@ fn rank(
     }
     Ranking {
         entries,
-        measured: clusters.len(),
+        measured: made,
         bound,
     }
 }
@@ -457,7 +595,15 @@ impl Rows {
     }
 
     /// Σ over the quasi-identifiers of δ between the published rows of clusters `a` and `b`.
+    #[cfg(test)]
     fn distance(&self, a: usize, b: usize) -> f64 {
+        self.distance_within(a, b, f64::INFINITY)
+            .unwrap_or(f64::INFINITY)
+    }
+
+    /// Σ over the quasi-identifiers of δ between the published rows of clusters `a` and `b`, or `None`
+    /// as soon as a partial sum exceeds `limit` (every δ is at least 0, so the whole sum would too).
+    fn distance_within(&self, a: usize, b: usize, limit: f64) -> Option<f64> {
         let (q, h) = (self.q, self.height);
         let mut d = 0.0;
         for j in 0..q {
@@ -468,8 +614,11 @@ impl Rows {
             } else {
                 (self.penalties[x] - self.penalties[y]).abs()
             };
+            if d > limit {
+                return None;
+            }
         }
-        d
+        Some(d)
     }
 }
 
@@ -525,9 +674,15 @@ pub fn pair_enum(
         current: (0.0, 0),
         rankings: Vec::new(),
         rows: Rows::new(&prep),
+        open: Open::default(),
     };
-    for cluster in &run.clusters {
+    for (id, cluster) in run.clusters.iter().enumerate() {
         run.rows.push(&prep, &cluster.nodes);
+        run.open.push(
+            id as u32,
+            cluster.members[0],
+            cluster.alive && !cluster.sealed,
+        );
     }
     run.current = run.measure_current();
     let mut sealed_records = if k == 1 { n } else { 0 };
@@ -717,6 +872,90 @@ pub fn pair_enum(
 mod tests {
     use super::super::example::{prepared, Example};
     use super::*;
+
+    /// The `q` nearest open clusters of `c` by brute force: every open cluster but `c`, by (δ, first
+    /// record).
+    fn brute_nearest(run: &Run<'_, '_>, c: u32, q: usize) -> Vec<u32> {
+        let mut all: Vec<Near> = (0..run.clusters.len() as u32)
+            .filter(|&id| {
+                id != c && run.clusters[id as usize].alive && !run.clusters[id as usize].sealed
+            })
+            .map(|id| {
+                (
+                    run.rows.distance(c as usize, id as usize),
+                    run.first(id),
+                    id,
+                )
+            })
+            .collect();
+        all.sort_unstable_by(by_key);
+        all.into_iter().take(q).map(|(_, _, id)| id).collect()
+    }
+
+    // The neighbour lists (the shared first rankings, the compact open index, the cut-off and the early
+    // exit of the distance) agree with a brute-force ranking, first and after merges.
+    #[test]
+    fn neighbour_lists_agree_with_brute_force() {
+        let ex = Example::new();
+        let input = ex.input();
+        let prep = prepared(&ex, &input, PreserveMode::Continuous);
+        let options = PairEnumOptions {
+            k: 2,
+            ..PairEnumOptions::default()
+        };
+        for q in [1, 2, 3] {
+            let mut nodes = Vec::new();
+            let clusters: Vec<Cluster> = (0..8u32)
+                .map(|r| {
+                    prep.lca(&[r], &mut nodes);
+                    Cluster {
+                        members: vec![r],
+                        nodes: nodes.clone(),
+                        sealed: false,
+                        alive: true,
+                    }
+                })
+                .collect();
+            let mut run = Run {
+                prep: &prep,
+                options: &options,
+                clusters: Vec::new(),
+                scores: None,
+                merge: Merge::default(),
+                current: (0.0, 0),
+                rankings: Vec::new(),
+                rows: Rows::new(&prep),
+                open: Open::default(),
+            };
+            for cluster in clusters {
+                run.push_cluster(cluster);
+            }
+            run.current = run.measure_current();
+            let control = crate::core::control::NoControl;
+            let mut pace = Pace::new(&control);
+            run.rank_all(q, &mut pace).unwrap();
+            for c in 0..8u32 {
+                assert_eq!(
+                    run.nearest(c, q),
+                    brute_nearest(&run, c, q),
+                    "q {q}, cluster {c}"
+                );
+            }
+            // merge the first open pair a few times (k = 2 seals each merge) and check again
+            for _ in 0..3 {
+                let open: Vec<u32> = run.unsealed();
+                let (a, b) = run.canonical(open[0], open[1]);
+                run.commit(a, b, &mut pace).unwrap();
+                for c in run.unsealed() {
+                    assert_eq!(
+                        run.nearest(c, q),
+                        brute_nearest(&run, c, q),
+                        "q {q}, cluster {c}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn published_rows_measure_as_the_entropy_distance() {
