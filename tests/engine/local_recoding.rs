@@ -652,19 +652,40 @@ fn every_algorithm_reports_how_it_keeps_the_dependencies() {
     }
 }
 
-#[test]
-fn hybrid_on_adult_relocates_within_budget_and_hides_who_moved() {
-    let table = adult();
+/// Adult's attributes: salary-class sensitive, the others quasi-identifiers along their hierarchies
+/// (age numeric instead when `numeric_age`).
+fn adult_attributes(numeric_age: bool) -> serde_json::Map<String, serde_json::Value> {
     let mut attributes = serde_json::Map::new();
     for c in ADULT {
-        let value = if c == "salary-class" {
-            serde_json::json!({"role": "sensitive"})
-        } else {
-            serde_json::json!({"role": "quasi_identifier",
-                "hierarchy": {"path": format!("adult_hierarchy_{c}.csv")}})
+        let value = match c {
+            "salary-class" => serde_json::json!({"role": "sensitive"}),
+            "age" if numeric_age => serde_json::json!({"role": "quasi_identifier"}),
+            _ => serde_json::json!({"role": "quasi_identifier",
+                "hierarchy": {"path": format!("adult_hierarchy_{c}.csv")}}),
         };
         attributes.insert(c.to_string(), value);
     }
+    attributes
+}
+
+/// Sizes of the published classes of `rows` (header first): rows equal in every column but `sensitive`.
+fn class_sizes(rows: &[Vec<String>], sensitive: &str) -> Vec<u64> {
+    let skip = rows[0].iter().position(|h| h == sensitive).unwrap();
+    let mut classes: HashMap<Vec<&str>, u64> = HashMap::new();
+    for row in &rows[1..] {
+        let key: Vec<&str> = (0..row.len())
+            .filter(|&c| c != skip)
+            .map(|c| row[c].as_str())
+            .collect();
+        *classes.entry(key).or_default() += 1;
+    }
+    classes.into_values().collect()
+}
+
+#[test]
+fn hybrid_on_adult_relocates_within_budget_and_hides_who_moved() {
+    let table = adult();
+    let attributes = adult_attributes(false);
     for mode in ["deterministic", "randomized"] {
         let spec = serde_json::json!({
             "csv": {"delimiter": ";"},
@@ -683,20 +704,9 @@ fn hybrid_on_adult_relocates_within_budget_and_hides_who_moved() {
         assert_eq!(details["truthful"], changed == 0, "{details}");
         assert_eq!(rows.len(), table.row_count() + 1);
         let salary = rows[0].iter().position(|h| h == "salary-class").unwrap();
-        let mut classes: HashMap<Vec<&str>, u32> = HashMap::new();
-        for row in &rows[1..] {
-            let key: Vec<&str> = (0..row.len())
-                .filter(|&c| c != salary)
-                .map(|c| row[c].as_str())
-                .collect();
-            *classes.entry(key).or_default() += 1;
-        }
-        assert!(classes.values().all(|&n| n >= 10), "{mode}");
-        assert_report_counts_published_classes(
-            &report,
-            classes.values().map(|&n| u64::from(n)),
-            mode,
-        );
+        let sizes = class_sizes(&rows, "salary-class");
+        assert!(sizes.iter().all(|&n| n >= 10), "{mode}");
+        assert_report_counts_published_classes(&report, sizes, mode);
         // the sensitive column keeps its distribution, in a shuffled order
         let mut published_salaries: Vec<&str> =
             rows[1..].iter().map(|r| r[salary].as_str()).collect();
@@ -738,16 +748,7 @@ fn hybrid_on_adult_relocates_within_budget_and_hides_who_moved() {
 #[test]
 fn multidimensional_hybrid_on_adult_beats_mondrian_within_budget() {
     let table = adult();
-    let mut attributes = serde_json::Map::new();
-    for c in ADULT {
-        let value = match c {
-            "salary-class" => serde_json::json!({"role": "sensitive"}),
-            "age" => serde_json::json!({"role": "quasi_identifier"}),
-            _ => serde_json::json!({"role": "quasi_identifier",
-                "hierarchy": {"path": format!("adult_hierarchy_{c}.csv")}}),
-        };
-        attributes.insert(c.to_string(), value);
-    }
+    let attributes = adult_attributes(true);
     let job = |algorithm: serde_json::Value| {
         let spec = serde_json::json!({
             "csv": {"delimiter": ";"},
@@ -779,17 +780,9 @@ fn multidimensional_hybrid_on_adult_beats_mondrian_within_budget() {
             gcp < mondrian_gcp,
             "{mode}: {gcp} vs Mondrian {mondrian_gcp}"
         );
-        let salary = rows[0].iter().position(|h| h == "salary-class").unwrap();
-        let mut classes: HashMap<Vec<&str>, u64> = HashMap::new();
-        for row in &rows[1..] {
-            let key: Vec<&str> = (0..row.len())
-                .filter(|&c| c != salary)
-                .map(|c| row[c].as_str())
-                .collect();
-            *classes.entry(key).or_default() += 1;
-        }
-        assert!(classes.values().all(|&n| n >= 10), "{mode}");
-        assert_report_counts_published_classes(&report, classes.values().copied(), mode);
+        let sizes = class_sizes(&rows, "salary-class");
+        assert!(sizes.iter().all(|&n| n >= 10), "{mode}");
+        assert_report_counts_published_classes(&report, sizes, mode);
     }
     // the statistical variant is the single-dimensional hybrid's only
     let spec = job(serde_json::json!({"type": "hybrid", "multidimensional": true, "alpha": 0.05}));

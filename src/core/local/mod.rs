@@ -103,6 +103,26 @@ impl OrderedDomain {
     pub fn is_numeric(&self) -> bool {
         self.numbers.is_some()
     }
+
+    /// How extents are measured along the domain: the number at every rank and the numeric width of
+    /// the domain, for a numeric domain of positive finite width; otherwise no numbers and `ranks − 1`
+    /// (at least 1), so that widths are counted in ranks.
+    pub fn scale(&self) -> (Option<Vec<f64>>, f64) {
+        let len = self.len() as u32;
+        let numbers: Option<Vec<f64>> = self.is_numeric().then(|| {
+            (0..len)
+                .map(|rank| self.number(self.code_at(rank)).unwrap_or(0.0))
+                .collect()
+        });
+        let width = numbers
+            .as_ref()
+            .and_then(|v| Some(v.last()? - v.first()?))
+            .filter(|w| w.is_finite() && *w > 0.0);
+        match width {
+            Some(w) => (numbers, w),
+            None => (None, f64::from(len.saturating_sub(1).max(1))),
+        }
+    }
 }
 
 /// How a quasi-identifier may be generalized.

@@ -306,20 +306,7 @@ impl<'a> Partitioner<'a> {
                     for (r, &code) in attribute.codes.iter().enumerate().take(n) {
                         keys[r * q + j] = order.rank(code);
                     }
-                    let len = order.len() as u32;
-                    let numbers: Option<Vec<f64>> = order.is_numeric().then(|| {
-                        (0..len)
-                            .map(|rank| order.number(order.code_at(rank)).unwrap_or(0.0))
-                            .collect()
-                    });
-                    let numeric_total = numbers
-                        .as_ref()
-                        .and_then(|v| Some(v.last()? - v.first()?))
-                        .filter(|w| w.is_finite() && *w > 0.0);
-                    let (numbers, total) = match numeric_total {
-                        Some(w) => (numbers, w),
-                        None => (None, f64::from(len.saturating_sub(1).max(1))),
-                    };
+                    let (numbers, total) = order.scale();
                     dimensions.push(Dimension::Ordered { numbers, total });
                 }
                 Domain::Hierarchy(map) => {
@@ -701,4 +688,4 @@ impl<'a> Partitioner<'a> {
 
 #[cfg(test)]
 #[path = "mondrian_tests.rs"]
-mod tests;
+pub(super) mod tests;

@@ -16,7 +16,8 @@ fn k(k: u64) -> Vec<Box<dyn PrivacyModel>> {
     vec![Box::new(KAnonymity { k })]
 }
 
-fn numeric(table: &Table, column: usize) -> OrderedDomain {
+/// The numeric domain of a column whose values all parse as numbers.
+pub(in crate::core::local) fn numeric(table: &Table, column: usize) -> OrderedDomain {
     OrderedDomain::numeric(
         table
             .column(column)
@@ -355,7 +356,7 @@ fn progress_counts_settled_records_up_to_the_table() {
 }
 
 /// A hierarchy over `0..8`: level 0 is `v`, a level 0 < l < top maps v to `v >> l`, the top is `*`.
-fn binary_hierarchy(top: usize) -> Hierarchy {
+pub(in crate::core::local) fn binary_hierarchy(top: usize) -> Hierarchy {
     let rows: Vec<Vec<String>> = (0..8u32)
         .map(|v| {
             (0..=top)

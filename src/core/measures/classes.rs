@@ -72,11 +72,9 @@ impl Classes {
         self.sizes.is_empty()
     }
 
-    /// Calls `visit(class, histogram)` for every class in id order, with the class's sorted
-    /// `(code, count)` histogram of `codes` (one code per record). The records are bucketed by class
-    /// with a counting sort and one histogram buffer is reused, so the cost is `O(records)` plus the
-    /// sorting of each class's few codes, with no allocation per class.
-    pub fn for_each_histogram(&self, codes: &[u32], mut visit: impl FnMut(usize, &[(u32, u32)])) {
+    /// Where each class starts when records are listed class by class in id order: `starts[c]..starts[c
+    /// + 1]` are class c's positions (`classes + 1` entries).
+    pub fn starts(&self) -> Vec<u32> {
         let classes = self.len();
         let mut starts = vec![0u32; classes + 1];
         for &c in &self.class_of {
@@ -85,6 +83,27 @@ impl Classes {
         for c in 0..classes {
             starts[c + 1] += starts[c];
         }
+        starts
+    }
+
+    /// The records of every class, listed class by class in id order (positions from [`Self::starts`]).
+    pub fn members(&self, starts: &[u32]) -> Vec<u32> {
+        let mut cursor = starts.to_vec();
+        let mut members = vec![0u32; self.class_of.len()];
+        for (r, &c) in self.class_of.iter().enumerate() {
+            members[cursor[c as usize] as usize] = r as u32;
+            cursor[c as usize] += 1;
+        }
+        members
+    }
+
+    /// Calls `visit(class, histogram)` for every class in id order, with the class's sorted
+    /// `(code, count)` histogram of `codes` (one code per record). The records are bucketed by class
+    /// with a counting sort and one histogram buffer is reused, so the cost is `O(records)` plus the
+    /// sorting of each class's few codes, with no allocation per class.
+    pub fn for_each_histogram(&self, codes: &[u32], mut visit: impl FnMut(usize, &[(u32, u32)])) {
+        let classes = self.len();
+        let starts = self.starts();
         let mut cursor = starts.clone();
         let mut bucketed = vec![0u32; self.class_of.len()];
         for (&c, &code) in self.class_of.iter().zip(codes) {

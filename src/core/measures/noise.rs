@@ -68,6 +68,10 @@ struct Scan {
     counts: Vec<u32>,
     /// The class's sensitive codes, sorted.
     sorted: Vec<u32>,
+    /// The local sensitive index of each of the class's records, in the class's order.
+    locals: Vec<u32>,
+    /// Query boundaries (positions in `items`).
+    boundaries: Vec<usize>,
 }
 
 /// The noise of every sensitive attribute in the published classes `published` of `columns`;
@@ -80,20 +84,9 @@ pub fn noise_scan(
 ) -> Vec<NoiseScan> {
     let rows = published.class_of.len();
     let classes = published.len();
-    let mut starts = vec![0usize; classes + 1];
-    for &c in &published.class_of {
-        starts[c as usize + 1] += 1;
-    }
-    for c in 0..classes {
-        starts[c + 1] += starts[c];
-    }
-    let mut cursor = starts.clone();
-    let mut members = vec![0u32; rows];
-    for (r, &c) in published.class_of.iter().enumerate() {
-        members[cursor[c as usize]] = r as u32;
-        cursor[c as usize] += 1;
-    }
-    drop(cursor);
+    let bounds = published.starts();
+    let members = published.members(&bounds);
+    let starts: Vec<usize> = bounds.iter().map(|&s| s as usize).collect();
     sensitive
         .iter()
         .map(|s| {
@@ -164,16 +157,20 @@ impl Scan {
             // one sensitive value: every subset has the class's distribution
             return noise;
         }
+        self.locals.clear();
+        for &r in rows {
+            let local = self
+                .histogram
+                .binary_search_by_key(&codes[r as usize], |&(c, _)| c)
+                .unwrap_or(0);
+            self.locals.push(local as u32);
+        }
         for (j, column) in columns.iter().enumerate() {
             let order = ranks.and_then(|r| r.get(j)).filter(|r| !r.is_empty());
             self.items.clear();
-            for &r in rows {
+            for (&r, &local) in rows.iter().zip(&self.locals) {
                 let code = column.codes[r as usize];
                 let key = order.map_or(code, |o| o[code as usize]);
-                let local = self
-                    .histogram
-                    .binary_search_by_key(&codes[r as usize], |&(c, _)| c)
-                    .unwrap_or(0) as u32;
                 self.items.push((key, local));
             }
             self.items.sort_unstable();
@@ -184,21 +181,23 @@ impl Scan {
 
     /// Prefix and suffix queries at the boundaries between distinct keys of `items`.
     fn ranges(&mut self, n: usize, noise: &mut ClassNoise) {
-        let boundaries: Vec<usize> = (1..n)
-            .filter(|&b| self.items[b - 1].0 != self.items[b].0)
-            .collect();
-        let chosen: Vec<usize> = if boundaries.len() > MAX_THRESHOLDS {
+        let items = &self.items;
+        self.boundaries.clear();
+        self.boundaries
+            .extend((1..n).filter(|&b| items[b - 1].0 != items[b].0));
+        let found = self.boundaries.len();
+        if found > MAX_THRESHOLDS {
             noise.sampled = true;
-            (0..MAX_THRESHOLDS)
-                .map(|i| boundaries[i * boundaries.len() / MAX_THRESHOLDS])
-                .collect()
-        } else {
-            boundaries
-        };
+            // evenly spaced, ascending: the i-th kept boundary never comes before its slot
+            for i in 0..MAX_THRESHOLDS {
+                self.boundaries[i] = self.boundaries[i * found / MAX_THRESHOLDS];
+            }
+            self.boundaries.truncate(MAX_THRESHOLDS);
+        }
         self.counts.clear();
         self.counts.resize(self.histogram.len(), 0);
         let mut next = 0;
-        for b in chosen {
+        for &b in &self.boundaries {
             for &(_, local) in &self.items[next..b] {
                 self.counts[local as usize] += 1;
             }

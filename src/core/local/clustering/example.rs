@@ -348,18 +348,8 @@ fn incremental_scores_equal_the_definitions_on_the_example() {
     let input = ex.input();
     let prep = prepared(&ex, &input, PreserveMode::Continuous);
     let mut nodes = Vec::new();
-    let mut clusters: Vec<Cluster> = (0..8u32)
-        .map(|r| {
-            prep.lca(&[r], &mut nodes);
-            Cluster {
-                members: vec![r],
-                nodes: nodes.clone(),
-                sealed: false,
-                alive: true,
-            }
-        })
-        .collect();
     let mut pace = Pace::new(&NoControl);
+    let mut clusters = Cluster::singletons(&prep, false, &mut pace).expect("not cancelled");
     let mut scores = Scores::new(&prep, &clusters, &mut pace).expect("not cancelled");
     assert!(close(scores.total, 3.0));
     // candidate C_{3,4}: +1.0; candidate C_{4,5}: +0.5

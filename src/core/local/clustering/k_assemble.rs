@@ -111,18 +111,7 @@ pub(crate) fn assemble(
     }
     let mut pace = Pace::new(control);
     pace.check()?;
-    let mut nodes = Vec::new();
-    let mut clusters: Vec<Cluster> = Vec::with_capacity(n);
-    for r in 0..n as u32 {
-        pace.step(1)?;
-        prep.lca(&[r], &mut nodes);
-        clusters.push(Cluster {
-            members: vec![r],
-            nodes: nodes.clone(),
-            sealed: false,
-            alive: true,
-        });
-    }
+    let mut clusters = Cluster::singletons(&prep, false, &mut pace)?;
     let mut scores = if options.incremental {
         Some(Scores::new(&prep, &clusters, &mut pace)?)
     } else {

@@ -206,6 +206,34 @@ impl Open {
     }
 }
 
+impl<'p, 'a> Run<'p, 'a> {
+    /// The run over `clusters` (their published rows and open index built, the current utility
+    /// measured when there are no incremental scores).
+    fn new(
+        prep: &'p Prepared<'a>,
+        options: &'p PairEnumOptions,
+        clusters: Vec<Cluster>,
+        scores: Option<Scores>,
+    ) -> Self {
+        let mut run = Run {
+            prep,
+            options,
+            clusters: Vec::with_capacity(clusters.len()),
+            scores,
+            merge: Merge::default(),
+            current: (0.0, 0),
+            rankings: Vec::new(),
+            rows: Rows::new(prep),
+            open: Open::default(),
+        };
+        for cluster in clusters {
+            run.push_cluster(cluster);
+        }
+        run.current = run.measure_current();
+        run
+    }
+}
+
 impl Run<'_, '_> {
     /// Key of merging `a` and `b` (canonical order: `a` has the lower first record).
     fn key(&mut self, a: u32, b: u32) -> Key {
@@ -647,44 +675,14 @@ pub fn pair_enum(
     let k = prep.k;
     let mut pace = Pace::new(control);
     pace.check()?;
-    let mut nodes = Vec::new();
-    let mut clusters: Vec<Cluster> = Vec::with_capacity(n);
-    for r in 0..n as u32 {
-        pace.step(1)?;
-        prep.lca(&[r], &mut nodes);
-        clusters.push(Cluster {
-            members: vec![r],
-            nodes: nodes.clone(),
-            sealed: k == 1,
-            alive: true,
-        });
-    }
+    let clusters = Cluster::singletons(&prep, k == 1, &mut pace)?;
     let scores = if options.incremental && k > 1 {
         Some(Scores::new(&prep, &clusters, &mut pace)?)
     } else {
         None
     };
     pace.check()?;
-    let mut run = Run {
-        prep: &prep,
-        options,
-        clusters,
-        scores,
-        merge: Merge::default(),
-        current: (0.0, 0),
-        rankings: Vec::new(),
-        rows: Rows::new(&prep),
-        open: Open::default(),
-    };
-    for (id, cluster) in run.clusters.iter().enumerate() {
-        run.rows.push(&prep, &cluster.nodes);
-        run.open.push(
-            id as u32,
-            cluster.members[0],
-            cluster.alive && !cluster.sealed,
-        );
-    }
-    run.current = run.measure_current();
+    let mut run = Run::new(&prep, options, clusters, scores);
     let mut sealed_records = if k == 1 { n } else { 0 };
     let mut heap: BinaryHeap<Entry> = BinaryHeap::new();
     let mut evaluated: HashMap<(u32, u32), u64> = HashMap::new();
@@ -904,35 +902,10 @@ mod tests {
             ..PairEnumOptions::default()
         };
         for q in [1, 2, 3] {
-            let mut nodes = Vec::new();
-            let clusters: Vec<Cluster> = (0..8u32)
-                .map(|r| {
-                    prep.lca(&[r], &mut nodes);
-                    Cluster {
-                        members: vec![r],
-                        nodes: nodes.clone(),
-                        sealed: false,
-                        alive: true,
-                    }
-                })
-                .collect();
-            let mut run = Run {
-                prep: &prep,
-                options: &options,
-                clusters: Vec::new(),
-                scores: None,
-                merge: Merge::default(),
-                current: (0.0, 0),
-                rankings: Vec::new(),
-                rows: Rows::new(&prep),
-                open: Open::default(),
-            };
-            for cluster in clusters {
-                run.push_cluster(cluster);
-            }
-            run.current = run.measure_current();
             let control = crate::core::control::NoControl;
             let mut pace = Pace::new(&control);
+            let clusters = Cluster::singletons(&prep, false, &mut pace).unwrap();
+            let mut run = Run::new(&prep, &options, clusters, None);
             run.rank_all(q, &mut pace).unwrap();
             for c in 0..8u32 {
                 assert_eq!(

@@ -42,6 +42,30 @@ pub(crate) struct Cluster {
     pub alive: bool,
 }
 
+impl Cluster {
+    /// One cluster per record, each publishing the record's own values; every record counts as a unit
+    /// of work on `pace`.
+    pub(crate) fn singletons(
+        prep: &Prepared<'_>,
+        sealed: bool,
+        pace: &mut Pace<'_>,
+    ) -> Result<Vec<Cluster>, CoreError> {
+        let mut nodes = Vec::new();
+        let mut clusters = Vec::with_capacity(prep.rows);
+        for r in 0..prep.rows as u32 {
+            pace.step(1)?;
+            prep.lca(&[r], &mut nodes);
+            clusters.push(Cluster {
+                members: vec![r],
+                nodes: nodes.clone(),
+                sealed,
+                alive: true,
+            });
+        }
+        Ok(clusters)
+    }
+}
+
 /// Average distance d(p, c) of instance `p` to the best row of a cluster.
 pub(crate) fn distance(prep: &Prepared<'_>, p: usize, members: &[u32], nodes: &[(u8, u32)]) -> f64 {
     let gamma = &prep.gamma;

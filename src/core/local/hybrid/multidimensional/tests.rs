@@ -7,21 +7,11 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::core::control::{CancelFlag, NoControl};
-use crate::core::data::{GeneralizationMap, Hierarchy, Table};
+use crate::core::data::{GeneralizationMap, Table};
 use crate::core::local::hybrid::Completion;
+use crate::core::local::mondrian::tests::{binary_hierarchy, numeric};
 use crate::core::local::{Domain, LocalAttribute, OrderedDomain, RecodedCell};
 use crate::core::secret_rng::SecretKey;
-
-fn numeric(table: &Table, column: usize) -> OrderedDomain {
-    OrderedDomain::numeric(
-        table
-            .column(column)
-            .dictionary
-            .values()
-            .map(|v| v.parse::<f64>().unwrap())
-            .collect(),
-    )
-}
 
 fn ages(values: &[&str]) -> Table {
     let rows: Vec<Vec<&str>> = values.iter().map(|&v| vec![v]).collect();
@@ -39,6 +29,13 @@ fn one_column<'a>(table: &'a Table, order: &'a OrderedDomain) -> LocalInput<'a> 
         }],
         sensitive: vec![],
     }
+}
+
+/// M-Hybrid on a table of ages (an ordered numeric quasi-identifier).
+fn run_ages(values: &[&str], k: u64, options: &HybridOptions) -> MHybridResult {
+    let table = ages(values);
+    let order = numeric(&table, 0);
+    m_hybrid(&one_column(&table, &order), k, options, &NoControl).unwrap()
 }
 
 fn options(limit: f64, mode: HybridMode, completion: Completion) -> HybridOptions {
@@ -76,10 +73,7 @@ const SPREAD: [&str; 8] = ["20", "21", "22", "40", "41", "42", "43", "90"];
 
 #[test]
 fn without_budget_the_output_is_mondrian() {
-    let table = ages(&SPREAD);
-    let order = numeric(&table, 0);
-    let input = one_column(&table, &order);
-    let result = m_hybrid(&input, 3, &deterministic(0.0), &NoControl).unwrap();
+    let result = run_ages(&SPREAD, 3, &deterministic(0.0));
     assert_eq!(
         ranges(&result, 8),
         [
@@ -104,10 +98,7 @@ fn without_budget_the_output_is_mondrian() {
 
 #[test]
 fn one_cell_goes_to_the_cut_of_best_gain_per_cell() {
-    let table = ages(&SPREAD);
-    let order = numeric(&table, 0);
-    let input = one_column(&table, &order);
-    let result = m_hybrid(&input, 3, &deterministic(0.125), &NoControl).unwrap();
+    let result = run_ages(&SPREAD, 3, &deterministic(0.125));
     assert_eq!(
         ranges(&result, 8),
         [
@@ -132,10 +123,7 @@ fn one_cell_goes_to_the_cut_of_best_gain_per_cell() {
 
 #[test]
 fn two_cells_move_both_outliers() {
-    let table = ages(&SPREAD);
-    let order = numeric(&table, 0);
-    let input = one_column(&table, &order);
-    let result = m_hybrid(&input, 3, &deterministic(0.25), &NoControl).unwrap();
+    let result = run_ages(&SPREAD, 3, &deterministic(0.25));
     assert_eq!(
         ranges(&result, 8),
         [
@@ -160,10 +148,7 @@ const TIED: [&str; 9] = ["10", "10", "10", "20", "20", "20", "20", "20", "20"];
 
 #[test]
 fn completion_gives_a_nearly_full_side_the_records_it_lacks() {
-    let table = ages(&TIED);
-    let order = numeric(&table, 0);
-    let input = one_column(&table, &order);
-    let result = m_hybrid(&input, 4, &deterministic(0.2), &NoControl).unwrap();
+    let result = run_ages(&TIED, 4, &deterministic(0.2));
     assert_eq!(
         ranges(&result, 9),
         [
@@ -190,14 +175,11 @@ fn completion_gives_a_nearly_full_side_the_records_it_lacks() {
 // refuses, the `at_least` rule allows it.
 #[test]
 fn completion_sources_follow_the_completion_rule() {
-    let table = ages(&TIED[..8]);
-    let order = numeric(&table, 0);
-    let input = one_column(&table, &order);
-    let strict = m_hybrid(&input, 4, &deterministic(0.5), &NoControl).unwrap();
+    let strict = run_ages(&TIED[..8], 4, &deterministic(0.5));
     assert_eq!(strict.report.completions, 0);
     assert!((strict.report.loss - 1.0).abs() < 1e-12);
     let loose = options(0.5, HybridMode::Deterministic, Completion::AtLeast);
-    let loose = m_hybrid(&input, 4, &loose, &NoControl).unwrap();
+    let loose = run_ages(&TIED[..8], 4, &loose);
     assert_eq!(loose.report.completions, 1);
     assert_eq!(loose.recoding.group_sizes(), vec![4, 4]);
 }
@@ -230,22 +212,6 @@ fn errors_are_specific() {
         m_hybrid(&input, 3, &deterministic(0.1), &flag),
         Err(CoreError::Cancelled)
     );
-}
-
-/// A hierarchy over `0..8`: level 0 is `v`, a level 0 < l < top maps v to `v >> l`, the top is `*`.
-fn binary_hierarchy(top: usize) -> Hierarchy {
-    let rows: Vec<Vec<String>> = (0..8u32)
-        .map(|v| {
-            (0..=top)
-                .map(|l| match l {
-                    0 => v.to_string(),
-                    l if l == top => "*".to_string(),
-                    l => format!("{}/{}", l, v >> l),
-                })
-                .collect()
-        })
-        .collect();
-    Hierarchy::from_rows(&rows).unwrap()
 }
 
 /// Whether `inner` lies inside `outer` on one quasi-identifier.
