@@ -8,7 +8,8 @@
 //!   more dependency instances than the baselines): N = 1,000 and 3,000, k = 2, 3, 5, 10, 20, skewed and
 //!   uniform zips; PAIR-ENUM (Opt-1 on), k-ASSEMBLE, k-member, top-down and Mondrian, each printing Δ,
 //!   instances kept, GCP and time. PAIR-ENUM without Opt-1 is O(N³) rounds of candidates and runs only
-//!   when the filter names it (`planted-unpruned`). `PLANTED_ROWS=300,1000` sets other sizes.
+//!   when the filter names it (`planted-unpruned`). `PLANTED_ROWS=300,1000` sets other sizes and
+//!   `PLANTED_NEIGHBOURS=8` PAIR-ENUM's Opt-1 neighbours (default: the algorithm's, 1).
 //!
 //! `cargo bench --bench clustering` runs every case but the unpruned ones; `cargo bench --bench
 //! clustering -- planted/skewed-3000` runs cases whose name contains the filter; `--runs N` sets the
@@ -133,7 +134,10 @@ fn run(algorithm: Algorithm, data: &Data, k: usize) -> (Recoding, ClusteringRepo
             &PairEnumOptions {
                 k,
                 neighbours: match algorithm {
-                    Algorithm::PairEnum => PairEnumOptions::default().neighbours,
+                    Algorithm::PairEnum => std::env::var("PLANTED_NEIGHBOURS")
+                        .ok()
+                        .and_then(|v| v.parse().ok())
+                        .or(PairEnumOptions::default().neighbours),
                     _ => None,
                 },
                 ..Default::default()

@@ -471,7 +471,7 @@ fn size(n: u64) -> usize {
 }
 
 /// Default Opt-1 candidate partners of PAIR-ENUM.
-pub const DEFAULT_NEAREST_CLUSTERS: u64 = 8;
+pub const DEFAULT_NEAREST_CLUSTERS: u64 = 1;
 /// Default seeds per round of k-ASSEMBLE.
 pub const DEFAULT_POOL: u64 = 3;
 /// Default share of relocatable cells of hybrid k-anonymization (the paper's experiments: 1 %).

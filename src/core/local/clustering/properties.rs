@@ -31,14 +31,14 @@ fn hierarchy(top: usize) -> Hierarchy {
     Hierarchy::from_rows(&rows).unwrap()
 }
 
-struct Random {
+pub(super) struct Random {
     table: Table,
     maps: Vec<GeneralizationMap>,
     q: usize,
 }
 
 impl Random {
-    fn new(records: &[Vec<u32>], tops: &[usize]) -> Self {
+    pub(super) fn new(records: &[Vec<u32>], tops: &[usize]) -> Self {
         let q = tops.len();
         let header: Vec<String> = (0..=q).map(|j| format!("c{j}")).collect();
         let header: Vec<&str> = header.iter().map(String::as_str).collect();
@@ -70,7 +70,7 @@ impl Random {
         Self { table, maps, q }
     }
 
-    fn input(&self) -> LocalInput<'_> {
+    pub(super) fn input(&self) -> LocalInput<'_> {
         LocalInput {
             rows: self.table.row_count(),
             quasi_identifiers: (0..self.q)
@@ -86,7 +86,7 @@ impl Random {
     }
 
     /// c0 → c_last (a column), and c0 → c1 when there are two quasi-identifiers.
-    fn fds(&self) -> Vec<FunctionalDependency<'_>> {
+    pub(super) fn fds(&self) -> Vec<FunctionalDependency<'_>> {
         let mut fds = vec![FunctionalDependency {
             lhs: vec![FdAttribute::QuasiIdentifier(0)],
             rhs: vec![FdAttribute::Column(&self.table.column(self.q).codes)],

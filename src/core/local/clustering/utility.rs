@@ -254,6 +254,15 @@ pub(crate) struct Scores {
     pub total: f64,
     /// Instances whose best preserve is 1.
     pub exact: i64,
+    /// Buffers of [`Scores::apply`] and [`Scores::evaluate`].
+    own: Scratch,
+}
+
+/// Buffers of one evaluation: instance stamps that deduplicate the reached instances of one cluster
+/// and of a whole candidate, and the lists they fill. Each thread that evaluates candidates of the same
+/// [`Scores`] at once holds its own ([`Scores::evaluate_with`]).
+#[derive(Default)]
+pub(crate) struct Scratch {
     stamp: Vec<u32>,
     union_stamp: Vec<u32>,
     union_now: u32,
@@ -263,54 +272,55 @@ pub(crate) struct Scores {
     mism: Vec<u32>,
 }
 
-impl Scores {
-    /// Scores of a clustering of unsealed single records, except those given sealed; counts its work
-    /// on `pace` (one cluster at a time, as [`Scores::apply`]).
-    pub fn new(
-        prep: &Prepared<'_>,
-        clusters: &[Cluster],
-        pace: &mut Pace<'_>,
-    ) -> Result<Self, CoreError> {
-        let n = prep.gamma.len();
-        let arity = prep.gamma.max_arity().max(1);
-        let mut s = Self {
-            reach: ReachIndex::new(prep),
-            arity,
-            best: vec![0.0; n],
-            fixed: vec![0.0; n],
-            hist: vec![0; n * arity],
-            top: vec![[(0.0, u32::MAX); TOP]; n],
-            top_len: vec![0; n],
-            complete: vec![true; n],
-            total: 0.0,
-            exact: 0,
-            stamp: vec![0; n],
-            union_stamp: vec![0; n],
-            union_now: 0,
-            now: 0,
-            scratch: Vec::new(),
-            touched: Vec::new(),
-            mism: Vec::new(),
-        };
-        let ids: Vec<u32> = (0..clusters.len() as u32)
-            .filter(|&c| clusters[c as usize].alive)
-            .collect();
-        s.apply(prep, clusters, &[], &ids, pace)?;
-        Ok(s)
+impl Scratch {
+    /// Buffers for scores over `instances` instances.
+    fn new(instances: usize) -> Self {
+        Self {
+            stamp: vec![0; instances],
+            union_stamp: vec![0; instances],
+            ..Self::default()
+        }
+    }
+
+    /// Adds `scratch` to `touched` (deduplicated with the union stamp of round `round`).
+    fn collect(&mut self, round: u32) {
+        for &p in &self.scratch {
+            if self.union_stamp[p as usize] != round {
+                self.union_stamp[p as usize] = round;
+                self.touched.push(p);
+            }
+        }
+    }
+
+    fn start_union(&mut self) -> u32 {
+        self.touched.clear();
+        self.union_now = self.union_now.wrapping_add(1);
+        if self.union_now == 0 {
+            self.union_stamp.iter_mut().for_each(|s| *s = u32::MAX);
+            self.union_now = 1;
+        }
+        self.union_now
     }
 
     /// Collects into `scratch` the instances cluster `members`/`nodes` can have positive preserve for.
-    fn reach_of(&mut self, prep: &Prepared<'_>, members: &[u32], nodes: &[(u8, u32)]) {
+    fn reach_of(
+        &mut self,
+        reach: &ReachIndex,
+        prep: &Prepared<'_>,
+        members: &[u32],
+        nodes: &[(u8, u32)],
+    ) {
         self.now = self.now.wrapping_add(1);
         if self.now == 0 {
             self.stamp.iter_mut().for_each(|s| *s = u32::MAX);
             self.now = 1;
         }
         self.scratch.clear();
+        let now = self.now;
         let gamma = &prep.gamma;
         for (f, fd) in gamma.fds.iter().enumerate() {
             for (i, &attr) in fd.attrs.iter().enumerate() {
-                let lists = &self.reach.lists[f][i];
+                let lists = &reach.lists[f][i];
                 let push =
                     |level: usize, bucket: usize, stamp: &mut Vec<u32>, out: &mut Vec<u32>| {
                         let (offsets, items) = &lists[level];
@@ -318,8 +328,8 @@ impl Scores {
                             return;
                         }
                         for &p in &items[offsets[bucket] as usize..offsets[bucket + 1] as usize] {
-                            if stamp[p as usize] != self.now {
-                                stamp[p as usize] = self.now;
+                            if stamp[p as usize] != now {
+                                stamp[p as usize] = now;
                                 out.push(p);
                             }
                         }
@@ -348,25 +358,36 @@ impl Scores {
             }
         }
     }
+}
 
-    /// Adds `scratch` to `touched` (deduplicated with the union stamp of round `round`).
-    fn collect(&mut self, round: u32) {
-        for &p in &self.scratch {
-            if self.union_stamp[p as usize] != round {
-                self.union_stamp[p as usize] = round;
-                self.touched.push(p);
-            }
-        }
-    }
-
-    fn start_union(&mut self) -> u32 {
-        self.touched.clear();
-        self.union_now = self.union_now.wrapping_add(1);
-        if self.union_now == 0 {
-            self.union_stamp.iter_mut().for_each(|s| *s = u32::MAX);
-            self.union_now = 1;
-        }
-        self.union_now
+impl Scores {
+    /// Scores of a clustering of unsealed single records, except those given sealed; counts its work
+    /// on `pace` (one cluster at a time, as [`Scores::apply`]).
+    pub fn new(
+        prep: &Prepared<'_>,
+        clusters: &[Cluster],
+        pace: &mut Pace<'_>,
+    ) -> Result<Self, CoreError> {
+        let n = prep.gamma.len();
+        let arity = prep.gamma.max_arity().max(1);
+        let mut s = Self {
+            reach: ReachIndex::new(prep),
+            arity,
+            best: vec![0.0; n],
+            fixed: vec![0.0; n],
+            hist: vec![0; n * arity],
+            top: vec![[(0.0, u32::MAX); TOP]; n],
+            top_len: vec![0; n],
+            complete: vec![true; n],
+            total: 0.0,
+            exact: 0,
+            own: Scratch::new(n),
+        };
+        let ids: Vec<u32> = (0..clusters.len() as u32)
+            .filter(|&c| clusters[c as usize].alive)
+            .collect();
+        s.apply(prep, clusters, &[], &ids, pace)?;
+        Ok(s)
     }
 
     /// Mismatches of single record `r` against instance `p`.
@@ -385,8 +406,10 @@ impl Scores {
     }
 
     /// Best preserve of instance `p` over the current clustering without the clusters `removed`.
+    /// `mism` is the caller's buffer.
     fn best_without(
-        &mut self,
+        &self,
+        mism: &mut Vec<u32>,
         prep: &Prepared<'_>,
         clusters: &[Cluster],
         p: usize,
@@ -395,16 +418,16 @@ impl Scores {
         let a = prep.gamma.fd_of(p).attrs.len();
         let k = prep.k as f64;
         let mut best = self.fixed[p];
-        self.mism.clear();
+        mism.clear();
         for &c in removed {
             let cl = &clusters[c as usize];
             if !cl.sealed && cl.members.len() == 1 {
                 let j = Self::mismatches(prep, p, cl.members[0]);
-                self.mism.push(j as u32);
+                mism.push(j as u32);
             }
         }
         for j in 0..a {
-            let gone = self.mism.iter().filter(|&&m| m as usize == j).count() as u32;
+            let gone = mism.iter().filter(|&&m| m as usize == j).count() as u32;
             if self.hist[p * self.arity + j] > gone {
                 best = best.max((1.0 - j as f64 / a as f64) / k);
                 break;
@@ -441,29 +464,50 @@ impl Scores {
         removed: &[u32],
         added: &[ClusterRef<'_>],
     ) -> (f64, i64) {
-        let round = self.start_union();
+        let mut own = std::mem::take(&mut self.own);
+        let change = self.evaluate_with(&mut own, prep, clusters, removed, added);
+        self.own = own;
+        change
+    }
+
+    /// Buffers for [`Scores::evaluate_with`] on another thread.
+    pub fn scratch(&self) -> Scratch {
+        Scratch::new(self.best.len())
+    }
+
+    /// [`Scores::evaluate`] with the caller's buffers, so several threads can evaluate candidates of
+    /// the same clustering at once.
+    pub fn evaluate_with(
+        &self,
+        own: &mut Scratch,
+        prep: &Prepared<'_>,
+        clusters: &[Cluster],
+        removed: &[u32],
+        added: &[ClusterRef<'_>],
+    ) -> (f64, i64) {
+        let round = own.start_union();
         for &c in removed {
             let cl = &clusters[c as usize];
-            self.reach_of(prep, &cl.members, &cl.nodes);
-            self.collect(round);
+            own.reach_of(&self.reach, prep, &cl.members, &cl.nodes);
+            own.collect(round);
         }
         for &(m, n) in added {
-            self.reach_of(prep, m, n);
-            self.collect(round);
+            own.reach_of(&self.reach, prep, m, n);
+            own.collect(round);
         }
-        let touched = std::mem::take(&mut self.touched);
+        let touched = std::mem::take(&mut own.touched);
         let mut du = 0.0;
         let mut dx = 0;
         for &p in &touched {
             let p = p as usize;
-            let mut new = self.best_without(prep, clusters, p, removed);
+            let mut new = self.best_without(&mut own.mism, prep, clusters, p, removed);
             for &(m, n) in added {
                 new = new.max(preserve(prep, p, m, n));
             }
             du += new - self.best[p];
             dx += i64::from(is_one(new)) - i64::from(is_one(self.best[p]));
         }
-        self.touched = touched;
+        own.touched = touched;
         (du, dx)
     }
 
@@ -478,15 +522,30 @@ impl Scores {
         added: &[u32],
         pace: &mut Pace<'_>,
     ) -> Result<(), CoreError> {
-        let round = self.start_union();
+        let mut own = std::mem::take(&mut self.own);
+        let applied = self.apply_with(&mut own, prep, clusters, removed, added, pace);
+        self.own = own;
+        applied
+    }
+
+    fn apply_with(
+        &mut self,
+        own: &mut Scratch,
+        prep: &Prepared<'_>,
+        clusters: &[Cluster],
+        removed: &[u32],
+        added: &[u32],
+        pace: &mut Pace<'_>,
+    ) -> Result<(), CoreError> {
+        let round = own.start_union();
         for (i, &c) in removed.iter().chain(added).enumerate() {
             let cl = &clusters[c as usize];
-            self.reach_of(prep, &cl.members, &cl.nodes);
-            self.collect(round);
-            pace.step(1 + self.scratch.len())?;
+            own.reach_of(&self.reach, prep, &cl.members, &cl.nodes);
+            own.collect(round);
+            pace.step(1 + own.scratch.len())?;
             // removed clusters are dead and added ones alive, so no id is in both lists
             let is_added = i >= removed.len();
-            let scratch = std::mem::take(&mut self.scratch);
+            let scratch = std::mem::take(&mut own.scratch);
             for &p in &scratch {
                 let p = p as usize;
                 if cl.sealed {
@@ -517,9 +576,9 @@ impl Scores {
                     }
                 }
             }
-            self.scratch = scratch;
+            own.scratch = scratch;
         }
-        let touched = std::mem::take(&mut self.touched);
+        let touched = std::mem::take(&mut own.touched);
         for &p in &touched {
             let p = p as usize;
             if !self.complete[p] && self.top_len[p] < 2 {
@@ -527,12 +586,12 @@ impl Scores {
                 self.rescan(prep, clusters, p);
             }
             pace.step(1)?;
-            let new = self.best_without(prep, clusters, p, &[]);
+            let new = self.best_without(&mut own.mism, prep, clusters, p, &[]);
             self.total += new - self.best[p];
             self.exact += i64::from(is_one(new)) - i64::from(is_one(self.best[p]));
             self.best[p] = new;
         }
-        self.touched = touched;
+        own.touched = touched;
         Ok(())
     }
 
