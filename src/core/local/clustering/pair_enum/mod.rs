@@ -418,7 +418,8 @@ impl Candidates {
         Ok(())
     }
 
-    /// Evaluates the queued pairs (in parallel when there are several) and queues their entries.
+    /// Evaluates the queued pairs (on the rayon pool from [`PARALLEL_BATCH`] pairs: the first lists;
+    /// smaller batches cost less than waking the pool) and queues their entries.
     fn flush(&mut self, run: &Run<'_, '_>, pace: &mut Pace<'_>) -> Result<(), CoreError> {
         use rayon::prelude::*;
         let batch = std::mem::take(&mut self.batch);

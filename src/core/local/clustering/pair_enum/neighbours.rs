@@ -225,8 +225,8 @@ impl Slots {
 const MATCH_BITS: usize = 8;
 
 /// One scan's view of every slot from cluster `c`'s row: per slot, the quasi-identifiers on which its
-/// label differs from `c`'s at `c`'s level (saturating; 255 for slots that do not publish a record and
-/// for free slots) and, with at most [`MATCH_BITS`] quasi-identifiers, which ones match. δ from `c` to a
+/// label differs from `c`'s at `c`'s level (saturating at 255, the value of slots that do not publish a
+/// record and of free slots) and, with at most [`MATCH_BITS`] quasi-identifiers, which ones match. δ from `c` to a
 /// record slot then needs no load of the slot's row: it sums, over the quasi-identifiers in order,
 /// `c`'s penalty where they match and 1 where they differ, the sum `distance_within` computes, read
 /// from a table of every match pattern.
@@ -320,7 +320,8 @@ fn block_passes(counts: &[u8], cutoffs: &[u8], own: u8) -> bool {
 }
 
 /// A cluster's nearest clusters, ascending. Every open cluster (but the cluster itself) that is not an
-/// entry ranks after `bound`, and every entry before it or is it; without a bound every open cluster is
+/// entry ranks at or after `bound` (at only when the bound has closed: first records are unique among
+/// open clusters), and every entry before it or is it; without a bound every open cluster is
 /// an entry. Entries may have closed since; they are dropped when read.
 struct Ranking {
     entries: Vec<Near>,
@@ -548,26 +549,35 @@ impl Neighbours {
 
     /// The count cut-off of cluster `c`'s own ranking (`depth` entries) from its difference `counts`:
     /// δ from `c` to a record slot lies between the slot's count t and t + P, P the sum of `c`'s own
-    /// penalties, so once `depth` record slots (one more, in case `c` counts itself) count at most T,
-    /// a record slot counting more than T + P is farther than all of them. 254 when too few record
-    /// slots are open (every slot passes but free ones).
+    /// penalties, so once `depth` record slots other than `c`'s own count at most T (`depth` + 2 counted,
+    /// since `c` may count itself and the ranking needs one more than it keeps to know its bound), a
+    /// record slot counting more than T + P is farther than all of them. 255 (every slot passes) when
+    /// too few record slots are open or the cut-off does not fit a count.
     fn own_count(&self, c: u32, counts: &[u8], depth: usize) -> u8 {
         let q = self.rows.q;
-        let Some(t) =
-            (0..q.min(usize::from(u8::MAX - 1))).find(|&t| at_most(counts, t as u8) > depth)
+        let needed = depth.saturating_add(1);
+        let Some(t) = (0..q.min(usize::from(u8::MAX))).find(|&t| at_most(counts, t as u8) > needed)
         else {
-            return u8::MAX - 1;
+            return u8::MAX;
         };
         let own_penalty: f64 = (0..q).map(|j| self.rows.penalty(c as usize, j)).sum();
         // a margin for the float sums, which may round a hair above T + P
         let cut = (t as f64 + own_penalty + 1e-6).floor();
-        cut.min(f64::from(u8::MAX - 1)) as u8
+        if cut >= f64::from(u8::MAX) {
+            u8::MAX
+        } else {
+            cut as u8
+        }
     }
 
     /// The q nearest open clusters of open cluster `c` (ties: first record): read from its ranking while
     /// q of its entries are still open (or it holds every open cluster), else ranked again by a scan.
     pub(super) fn nearest(&mut self, c: u32) -> Vec<u32> {
         let q = self.q.max(1);
+        debug_assert!(
+            Self::is_open(&self.slot_of, c),
+            "only open clusters have lists"
+        );
         let s = self.slot_of[c as usize] as usize;
         if let Some(ranking) = self.rankings[s].as_mut() {
             let slot_of = &self.slot_of;
@@ -587,7 +597,7 @@ impl Neighbours {
     }
 
     /// The ranking of the published row of cluster `row` by a scan of every open cluster but `exclude`,
-    /// keeping `depth` entries; `counts` is the caller's buffer.
+    /// keeping `depth` entries; `differences` is the caller's buffer.
     fn scan(
         &self,
         row: u32,
@@ -677,7 +687,9 @@ impl Neighbours {
     /// the caller's rayon pool and count their work on `pace`, so a cancelled run stops between blocks.
     pub(super) fn rank_all(&mut self, q: usize, pace: &mut Pace<'_>) -> Result<(), CoreError> {
         use rayon::prelude::*;
-        self.q = q.max(1);
+        // more neighbours than clusters would change no list; the bound keeps the depth arithmetic small
+        let clusters = self.slots.ids.len().max(1);
+        self.q = q.clamp(1, clusters);
         self.depth = self.q.saturating_mul(RANKING_DEPTH);
         let depth = self.depth;
         let open: Vec<u32> = self

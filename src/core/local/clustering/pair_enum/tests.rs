@@ -82,6 +82,35 @@ fn neighbour_lists_agree_with_brute_force() {
     }
 }
 
+// A rescanned record ranking must know its bound: with depth 3, records 0–6 equal and 7–9 another
+// value, record 0's first ranking {1, 2, 3} closes, its rescan keeps {4, 5, 6} and must bound them (7
+// counts one difference more), so once those close too a further rescan finds 7.
+#[test]
+fn a_rescanned_ranking_keeps_its_bound() {
+    let records: Vec<Vec<u32>> = (0..10u32).map(|r| vec![u32::from(r >= 7), 0]).collect();
+    let t = Random::new(&records, &[1]);
+    let input = t.input();
+    let fds = t.fds();
+    let prep = Prepared::new(&input, &fds, 2, PreserveMode::Continuous).unwrap();
+    let options = PairEnumOptions {
+        k: 2,
+        ..PairEnumOptions::default()
+    };
+    let mut pace = Pace::new(&NoControl);
+    let clusters = Cluster::singletons(&prep, false, &mut pace).unwrap();
+    let mut run = Run::new(&prep, &options, clusters, None);
+    run.neighbours.rank_all(1, &mut pace).unwrap();
+    for (round, pair) in [(1, 2), (3, 8), (4, 5), (6, 9)].into_iter().enumerate() {
+        let (a, b) = run.canonical(pair.0, pair.1);
+        run.commit(a, b, &mut pace).unwrap();
+        assert_eq!(
+            run.neighbours.nearest(0),
+            brute_nearest(&run, 0, 1),
+            "after merge {round}"
+        );
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(60))]
 
