@@ -464,10 +464,21 @@ impl Candidates {
             pace.step(1)?;
             let Some((_, _, (a, b), stamp)) = self.heap.pop() else {
                 // every queued pair was used up: rebuild the lists
-                for c in run.unsealed() {
+                let open = run.unsealed();
+                for &c in &open {
                     self.refresh(run, c, pace)?;
                 }
                 self.flush(run, pace)?;
+                if self.heap.is_empty() && open.len() > 1 {
+                    // two open clusters always list each other or a third: an empty queue means a
+                    // ranking lost a neighbour; rank every list by a scan rather than suppress records
+                    debug_assert!(false, "open clusters without candidate pairs");
+                    run.neighbours.forget_rankings();
+                    for &c in &open {
+                        self.refresh(run, c, pace)?;
+                    }
+                    self.flush(run, pace)?;
+                }
                 if self.heap.is_empty() {
                     return Ok(None);
                 }

@@ -480,6 +480,16 @@ impl Neighbours {
         self.rankings.truncate(next);
     }
 
+    /// Drops every kept ranking, so the next list of each open cluster is ranked by a scan (a
+    /// fallback should a ranking ever have lost a neighbour; new clusters are still ranked and offered).
+    pub(super) fn forget_rankings(&mut self) {
+        for (s, ranking) in self.rankings.iter_mut().enumerate() {
+            if ranking.take().is_some() {
+                self.slots.set_bound(s, f64::NEG_INFINITY);
+            }
+        }
+    }
+
     /// Whether cluster `id` is open.
     fn is_open(slot_of: &[u32], id: u32) -> bool {
         slot_of.get(id as usize).is_some_and(|&s| s != NONE)

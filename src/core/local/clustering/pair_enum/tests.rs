@@ -111,6 +111,32 @@ fn a_rescanned_ranking_keeps_its_bound() {
     }
 }
 
+// Forgotten rankings are ranked again by scans and still agree with brute force.
+#[test]
+fn forgotten_rankings_are_ranked_again() {
+    let ex = Example::new();
+    let input = ex.input();
+    let prep = prepared(&ex, &input, PreserveMode::Continuous);
+    let options = PairEnumOptions {
+        k: 2,
+        ..PairEnumOptions::default()
+    };
+    let mut pace = Pace::new(&NoControl);
+    let clusters = Cluster::singletons(&prep, false, &mut pace).unwrap();
+    let mut run = Run::new(&prep, &options, clusters, None);
+    run.neighbours.rank_all(2, &mut pace).unwrap();
+    let (a, b) = run.canonical(0, 1);
+    run.commit(a, b, &mut pace).unwrap();
+    run.neighbours.forget_rankings();
+    for c in run.unsealed() {
+        assert_eq!(
+            run.neighbours.nearest(c),
+            brute_nearest(&run, c, 2),
+            "cluster {c}"
+        );
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(60))]
 
