@@ -464,10 +464,15 @@ impl Scores {
         removed: &[u32],
         added: &[ClusterRef<'_>],
     ) -> (f64, i64) {
+        self.with_own(|scores, own| scores.evaluate_with(own, prep, clusters, removed, added))
+    }
+
+    /// Runs `f` with the scores' own buffers lent out (given back whatever `f` returns).
+    fn with_own<R>(&mut self, f: impl FnOnce(&mut Self, &mut Scratch) -> R) -> R {
         let mut own = std::mem::take(&mut self.own);
-        let change = self.evaluate_with(&mut own, prep, clusters, removed, added);
+        let out = f(self, &mut own);
         self.own = own;
-        change
+        out
     }
 
     /// Buffers for [`Scores::evaluate_with`] on another thread.
@@ -522,10 +527,7 @@ impl Scores {
         added: &[u32],
         pace: &mut Pace<'_>,
     ) -> Result<(), CoreError> {
-        let mut own = std::mem::take(&mut self.own);
-        let applied = self.apply_with(&mut own, prep, clusters, removed, added, pace);
-        self.own = own;
-        applied
+        self.with_own(|scores, own| scores.apply_with(own, prep, clusters, removed, added, pace))
     }
 
     fn apply_with(

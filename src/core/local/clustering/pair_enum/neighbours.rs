@@ -207,6 +207,15 @@ impl Slots {
         self.free.push(s);
     }
 
+    /// Cluster `c`'s label of quasi-identifier `j` at its level, and every slot's label at that level.
+    fn column(&self, rows: &Rows, c: usize, j: usize) -> (u32, &[u32]) {
+        let level = rows.level(c, j);
+        (
+            rows.label(c, j, level),
+            &self.labels[j * rows.height + level],
+        )
+    }
+
     /// Records the bound distance of slot `s`'s ranking. A record slot counting more differences than
     /// the bound is farther than it (δ is at least the count), so the count cut-off is the bound's
     /// integer part; slots that are not records always pass (255).
@@ -248,9 +257,7 @@ impl Differences {
             // one bit per matching quasi-identifier; the count is the bits that are not set
             self.matches.resize(n, 0);
             for j in 0..rows.q {
-                let level = rows.level(c, j);
-                let value = rows.label(c, j, level);
-                let column = &slots.labels[j * rows.height + level];
+                let (value, column) = slots.column(rows, c, j);
                 for (matched, &x) in self.matches.iter_mut().zip(column) {
                     *matched |= u8::from(x == value) << j;
                 }
@@ -265,9 +272,7 @@ impl Differences {
         } else {
             self.counts.resize(n, 0);
             for j in 0..rows.q {
-                let level = rows.level(c, j);
-                let value = rows.label(c, j, level);
-                let column = &slots.labels[j * rows.height + level];
+                let (value, column) = slots.column(rows, c, j);
                 for (count, &x) in self.counts.iter_mut().zip(column) {
                     *count = count.saturating_add(u8::from(x != value));
                 }
@@ -530,18 +535,13 @@ impl Neighbours {
                 }
                 let own_limit = cutoff.map_or(f64::INFINITY, |x| x.0);
                 let limit = own_limit.max(slots.bound[s]);
-                if slots.mask[s] == 0 && f64::from(count) > limit {
-                    continue;
-                }
                 let at = (c as usize, id as usize, s);
                 let Some(distance) = differences.distance(slots, rows, at, limit) else {
                     continue;
                 };
                 if let Some(ranking) = rankings[s].as_mut() {
-                    if distance <= ranking.limit() {
-                        ranking.offer((distance, mine, c), depth, |x| Self::is_open(slot_of, x));
-                        slots.set_bound(s, ranking.limit());
-                    }
+                    ranking.offer((distance, mine, c), depth, |x| Self::is_open(slot_of, x));
+                    slots.set_bound(s, ranking.limit());
                 }
                 let near = (distance, first[id as usize], id);
                 let mine_too = count <= own || slots.mask[s] != 0;
@@ -633,9 +633,6 @@ impl Neighbours {
                     continue;
                 }
                 let limit = cutoff.map_or(f64::INFINITY, |x| x.0);
-                if self.slots.mask[s] == 0 && f64::from(count) > limit {
-                    continue;
-                }
                 let at = (row as usize, id as usize, s);
                 let Some(distance) = differences.distance(&self.slots, &self.rows, at, limit)
                 else {

@@ -29,6 +29,15 @@ fn brute_nearest(run: &Run<'_, '_>, c: u32, q: usize) -> Vec<u32> {
     all.into_iter().take(q).map(|(_, _, id)| id).collect()
 }
 
+/// A run over single records with every list ranked for `q` neighbours.
+fn ranked<'p, 'a>(prep: &'p Prepared<'a>, options: &'p PairEnumOptions, q: usize) -> Run<'p, 'a> {
+    let mut pace = Pace::new(&NoControl);
+    let clusters = Cluster::singletons(prep, false, &mut pace).unwrap();
+    let mut run = Run::new(prep, options, clusters, None);
+    run.neighbours.rank_all(q, &mut pace).unwrap();
+    run
+}
+
 /// Ranks every record's neighbours, then merges the open pairs `picks` selects (as indexes into the
 /// open clusters) one after the other, checking every open cluster's list against brute force first
 /// and after each merge. Returns the number of lists checked.
@@ -37,10 +46,8 @@ fn check_lists(prep: &Prepared<'_>, k: usize, q: usize, picks: &[(usize, usize)]
         k,
         ..PairEnumOptions::default()
     };
+    let mut run = ranked(prep, &options, q);
     let mut pace = Pace::new(&NoControl);
-    let clusters = Cluster::singletons(prep, false, &mut pace).unwrap();
-    let mut run = Run::new(prep, &options, clusters, None);
-    run.neighbours.rank_all(q, &mut pace).unwrap();
     let mut checked = 0;
     let mut check = |run: &mut Run<'_, '_>, round: usize| {
         for c in run.unsealed() {
@@ -96,10 +103,8 @@ fn a_rescanned_ranking_keeps_its_bound() {
         k: 2,
         ..PairEnumOptions::default()
     };
+    let mut run = ranked(&prep, &options, 1);
     let mut pace = Pace::new(&NoControl);
-    let clusters = Cluster::singletons(&prep, false, &mut pace).unwrap();
-    let mut run = Run::new(&prep, &options, clusters, None);
-    run.neighbours.rank_all(1, &mut pace).unwrap();
     for (round, pair) in [(1, 2), (3, 8), (4, 5), (6, 9)].into_iter().enumerate() {
         let (a, b) = run.canonical(pair.0, pair.1);
         run.commit(a, b, &mut pace).unwrap();
@@ -121,10 +126,8 @@ fn forgotten_rankings_are_ranked_again() {
         k: 2,
         ..PairEnumOptions::default()
     };
+    let mut run = ranked(&prep, &options, 2);
     let mut pace = Pace::new(&NoControl);
-    let clusters = Cluster::singletons(&prep, false, &mut pace).unwrap();
-    let mut run = Run::new(&prep, &options, clusters, None);
-    run.neighbours.rank_all(2, &mut pace).unwrap();
     let (a, b) = run.canonical(0, 1);
     run.commit(a, b, &mut pace).unwrap();
     run.neighbours.forget_rankings();
