@@ -355,6 +355,32 @@ fn progress_counts_settled_records_up_to_the_table() {
     assert_eq!(seen.last().map(|p| p.done), Some(10));
 }
 
+#[test]
+fn progress_of_parallel_parts_only_grows_up_to_the_table() {
+    let (table, map, order) = staff();
+    let input = staff_input(&table, &map, &order);
+    let recorder = Recorder::default();
+    let options = MondrianOptions::default();
+    let parallel = pool()
+        .install(|| mondrian_with(&input, &k(2), &options, &recorder, 2))
+        .unwrap();
+    assert_eq!(parallel, run(&input, 2, false, vec![]));
+    let seen = recorder.0.into_inner().unwrap();
+    assert!(seen.windows(2).all(|w| w[0].done <= w[1].done));
+    assert_eq!(seen.last().map(|p| p.done), Some(10));
+}
+
+/// A pool of three threads, so that parts are partitioned on other threads even on one core.
+fn pool() -> &'static rayon::ThreadPool {
+    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap()
+    })
+}
+
 /// A hierarchy over `0..8`: level 0 is `v`, a level 0 < l < top maps v to `v >> l`, the top is `*`.
 pub(in crate::core::local) fn binary_hierarchy(top: usize) -> Hierarchy {
     let rows: Vec<Vec<String>> = (0..8u32)
@@ -455,6 +481,9 @@ proptest! {
         };
         let again = mondrian(&input, &models, &options, &NoControl).unwrap();
         prop_assert_eq!(&again, &result, "deterministic");
+        // every cut partition's parts on the pool: the same groups, numbers and counters
+        let parallel = pool().install(|| mondrian_with(&input, &models, &options, &NoControl, 2)).unwrap();
+        prop_assert_eq!(&parallel, &result, "parallel parts");
         let r = &result.recoding;
         prop_assert_eq!(r.suppressed_records(), 0);
         let groups = r.groups();
