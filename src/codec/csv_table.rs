@@ -231,39 +231,100 @@ fn header(record: &csv::ByteRecord) -> Result<Vec<Column>, CodecError> {
     Ok(columns)
 }
 
-/// Writes a rendering as CSV with a header line.
+/// Writes a rendering as CSV with a header line. Blocks of rows are rendered into buffers side by side
+/// on the caller's rayon pool and written in order (a few blocks per thread at a time, so the memory
+/// stays small whatever the table's size).
 pub fn write_rendering<W: Write>(
-    output: W,
+    mut output: W,
     rendering: &Rendering<'_>,
     options: &CsvOptions,
 ) -> Result<(), CodecError> {
-    let mut writer = csv::WriterBuilder::new()
-        .delimiter(options.delimiter)
-        .from_writer(output);
+    const BLOCK: usize = 1 << 14;
     let fail = |e: csv::Error| CodecError::Write(e.to_string());
-    writer.write_record(rendering.header()).map_err(fail)?;
-    let width = rendering.header().len();
-    for row in rendering.rows() {
-        for column in 0..width {
-            writer
-                .write_field(rendering.cell(row, column))
-                .map_err(fail)?;
+    let render = |rows: &[usize]| -> Result<Vec<u8>, csv::Error> {
+        let mut writer = csv::WriterBuilder::new()
+            .delimiter(options.delimiter)
+            .from_writer(Vec::with_capacity(rows.len() * 64));
+        let width = rendering.header().len();
+        for &row in rows {
+            for column in 0..width {
+                writer.write_field(rendering.cell(row, column))?;
+            }
+            writer.write_record(None::<&[u8]>)?;
         }
-        writer.write_record(None::<&[u8]>).map_err(fail)?;
+        writer.into_inner().map_err(|e| e.into_error().into())
+    };
+    let mut header = csv::WriterBuilder::new()
+        .delimiter(options.delimiter)
+        .from_writer(Vec::new());
+    header.write_record(rendering.header()).map_err(fail)?;
+    let header = header
+        .into_inner()
+        .map_err(|e| fail(e.into_error().into()))?;
+    output.write_all(&header).map_err(write_error)?;
+    let batch = BLOCK * 2 * rayon::current_num_threads().max(1);
+    let mut rows = rendering.rows();
+    let mut pending: Vec<usize> = Vec::with_capacity(batch);
+    loop {
+        pending.clear();
+        pending.extend(rows.by_ref().take(batch));
+        if pending.is_empty() {
+            break;
+        }
+        let blocks: Vec<Vec<u8>> = pending
+            .par_chunks(BLOCK)
+            .map(render)
+            .collect::<Result<_, _>>()
+            .map_err(fail)?;
+        for block in &blocks {
+            output.write_all(block).map_err(write_error)?;
+        }
     }
-    writer.flush().map_err(|e| {
-        // an encoding writer's own (value-free) message says what went wrong; otherwise the kind
-        CodecError::Write(if e.kind() == std::io::ErrorKind::InvalidData {
-            e.to_string()
-        } else {
-            e.kind().to_string()
-        })
+    output.flush().map_err(write_error)
+}
+
+/// A write error without values: an encoding writer's own (value-free) message, otherwise the kind.
+fn write_error(e: std::io::Error) -> CodecError {
+    CodecError::Write(if e.kind() == std::io::ErrorKind::InvalidData {
+        e.to_string()
+    } else {
+        e.kind().to_string()
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// More records than one block and one batch of blocks: the blocks are written in order, with the
+    /// quoting of a single writer, and the output reads back as the table.
+    #[test]
+    fn writes_many_blocks_in_record_order() {
+        use crate::core::render::{OutputColumn, Rendering};
+        let records = 3 * (1 << 14) * 2 * rayon::current_num_threads() + 17;
+        let mut text = String::from("n;quoted\n");
+        for i in 0..records {
+            text.push_str(&format!("{i};\"a;{}\"\n", i % 7));
+        }
+        let table = read(text.as_bytes()).unwrap();
+        let suppressed = vec![false; records];
+        let rendering = Rendering::new(
+            vec![
+                OutputColumn::Verbatim(table.column(0)),
+                OutputColumn::Verbatim(table.column(1)),
+            ],
+            &suppressed,
+            false,
+        );
+        let mut bytes = Vec::new();
+        write_rendering(
+            &mut bytes,
+            &rendering,
+            &CsvOptions::with_delimiter(";").unwrap(),
+        )
+        .unwrap();
+        assert_eq!(String::from_utf8(bytes).unwrap(), text);
+    }
 
     fn read(bytes: &[u8]) -> Result<Table, CodecError> {
         read_table(bytes, &CsvOptions::with_delimiter(";").unwrap())

@@ -508,26 +508,32 @@ impl View<'_> {
     /// every record once with cells that cover the original values.
     fn verify(&self) -> Result<(), VerificationError> {
         let rendering = self.rendering();
-        verify(&rendering, &self.job.requirements)?;
-        if let ViewKind::Local {
+        let ViewKind::Local {
             plan,
             run,
             publication,
         } = self.kind
-        {
-            let expected = if self.job.remove_suppressed {
-                publication.suppressed().iter().filter(|&&s| !s).count()
-            } else {
-                self.table.row_count()
-            };
-            verify_recoded(
-                &rendering,
-                &coverage(self.table, self.job, plan),
-                expected,
-                run.relocated_cells,
-            )?;
-        }
-        Ok(())
+        else {
+            return verify(&rendering, &self.job.requirements);
+        };
+        let expected = if self.job.remove_suppressed {
+            publication.suppressed().iter().filter(|&&s| !s).count()
+        } else {
+            self.table.row_count()
+        };
+        // the class checks and the coverage checks side by side
+        let (classes, recoded) = rayon::join(
+            || verify(&rendering, &self.job.requirements),
+            || {
+                verify_recoded(
+                    &rendering,
+                    &coverage(self.table, self.job, plan),
+                    expected,
+                    run.relocated_cells,
+                )
+            },
+        );
+        classes.and(recoded)
     }
 
     /// The quasi-identifiers' table columns and their published cells.

@@ -24,6 +24,7 @@ pub use requirement::{CategorySets, ClassRequirement, ClosenessGround, MinClassS
 
 use std::collections::HashMap;
 
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::core::render::{Rendering, SUPPRESSED};
@@ -69,7 +70,7 @@ pub fn verify(
             continue;
         };
         let column = column_of(column)?;
-        for rows in &classes {
+        for rows in classes.iter() {
             let mut counts: HashMap<&str, u64> = HashMap::new();
             for &row in rows {
                 *counts.entry(rendering.cell(row, column)).or_insert(0) += 1;
@@ -86,40 +87,117 @@ pub fn verify(
     Ok(())
 }
 
+/// The records of every class of a rendered table, class after class.
+struct RenderedClasses {
+    /// `starts[c]..starts[c + 1]`: class `c`'s slice of `members`.
+    starts: Vec<usize>,
+    /// Records, class after class, in output order within a class.
+    members: Vec<usize>,
+}
+
+impl RenderedClasses {
+    fn iter(&self) -> impl Iterator<Item = &[usize]> {
+        self.starts.windows(2).map(|w| &self.members[w[0]..w[1]])
+    }
+}
+
 /// The records of every class of the rendered table: records are grouped by the texts of their
-/// `quasi` cells (records whose cells are all `*` are left out). Each column's texts are numbered first,
-/// so a record's key is a row of numbers in one flat array (no allocation per record).
-fn rendered_classes(rendering: &Rendering<'_>, quasi: &[usize]) -> Vec<Vec<usize>> {
-    let width = quasi.len();
+/// `quasi` cells (records whose cells are all `*` are left out), classes in order of first appearance.
+/// Each column's texts are numbered first, column by column on the caller's pool; a record's key is
+/// its row of numbers, packed into one integer when the columns' counts allow.
+fn rendered_classes(rendering: &Rendering<'_>, quasi: &[usize]) -> RenderedClasses {
+    rendered_classes_packed_below(rendering, quasi, u64::MAX)
+}
+
+/// [`rendered_classes`] with keys packed only when the product of the columns' text counts is at most
+/// `limit` (tests lower it to reach the unpacked keys).
+fn rendered_classes_packed_below(
+    rendering: &Rendering<'_>,
+    quasi: &[usize],
+    limit: u64,
+) -> RenderedClasses {
     let rows: Vec<usize> = rendering.rows().collect();
-    let mut numbers: Vec<FxHashMap<&str, u32>> = vec![FxHashMap::default(); width];
-    let mut keys: Vec<u32> = Vec::with_capacity(rows.len() * width);
-    let mut exempt: Vec<bool> = Vec::with_capacity(rows.len());
-    for &row in &rows {
-        let mut all_suppressed = true;
-        for (i, &c) in quasi.iter().enumerate() {
-            let text = rendering.cell(row, c);
-            all_suppressed &= text == SUPPRESSED;
-            let next = numbers[i].len() as u32;
-            keys.push(*numbers[i].entry(text).or_insert(next));
+    // per column: the number of each listed record's text, the count of texts and the number of `*`
+    let columns: Vec<(Vec<u32>, u64, Option<u32>)> = quasi
+        .par_iter()
+        .map(|&c| {
+            // a text is numbered by its contents once per place it is stored at (equal places hold
+            // equal texts), so most records cost a hash of two integers instead of their text
+            let mut seen: FxHashMap<&str, u32> = FxHashMap::default();
+            let mut at: FxHashMap<(usize, usize), u32> = FxHashMap::default();
+            let numbers = rows
+                .iter()
+                .map(|&row| {
+                    let text = rendering.cell(row, c);
+                    *at.entry((text.as_ptr() as usize, text.len()))
+                        .or_insert_with(|| {
+                            let next = seen.len() as u32;
+                            *seen.entry(text).or_insert(next)
+                        })
+                })
+                .collect();
+            (numbers, seen.len() as u64, seen.get(SUPPRESSED).copied())
+        })
+        .collect();
+    let numbers: Vec<&[u32]> = columns.iter().map(|c| c.0.as_slice()).collect();
+    let widths: Vec<u64> = columns.iter().map(|c| c.1).collect();
+    let stars: Vec<Option<u32>> = columns.iter().map(|c| c.2).collect();
+    let exempt = |k: usize| {
+        stars
+            .iter()
+            .zip(&numbers)
+            .all(|(star, column)| *star == Some(column[k]))
+    };
+    let packed = widths
+        .iter()
+        .try_fold(1u64, |product, &w| product.checked_mul(w.max(1)))
+        .filter(|&product| product <= limit);
+    let mut class_of: Vec<u32> = vec![u32::MAX; rows.len()];
+    let mut sizes: Vec<usize> = Vec::new();
+    if packed.is_some() {
+        let mut ids: FxHashMap<u64, u32> = FxHashMap::default();
+        for k in (0..rows.len()).filter(|&k| !exempt(k)) {
+            let key = numbers.iter().zip(&widths).fold(0u64, |key, (column, &w)| {
+                key * w.max(1) + u64::from(column[k])
+            });
+            let next = sizes.len() as u32;
+            let id = *ids.entry(key).or_insert(next);
+            if id == next {
+                sizes.push(0);
+            }
+            class_of[k] = id;
+            sizes[id as usize] += 1;
         }
-        exempt.push(all_suppressed);
+    } else {
+        let width = quasi.len();
+        let keys: Vec<u32> = (0..rows.len())
+            .flat_map(|k| numbers.iter().map(move |column| column[k]))
+            .collect();
+        let mut ids: FxHashMap<&[u32], u32> = FxHashMap::default();
+        for k in (0..rows.len()).filter(|&k| !exempt(k)) {
+            let next = sizes.len() as u32;
+            let id = *ids.entry(&keys[k * width..(k + 1) * width]).or_insert(next);
+            if id == next {
+                sizes.push(0);
+            }
+            class_of[k] = id;
+            sizes[id as usize] += 1;
+        }
     }
-    let mut class_of: FxHashMap<&[u32], usize> = FxHashMap::default();
-    let mut classes: Vec<Vec<usize>> = Vec::new();
-    for (i, &row) in rows.iter().enumerate() {
-        if exempt[i] {
-            continue;
-        }
-        let key = &keys[i * width..(i + 1) * width];
-        let next = classes.len();
-        let class = *class_of.entry(key).or_insert(next);
-        if class == next {
-            classes.push(Vec::new());
-        }
-        classes[class].push(row);
+    let mut starts = Vec::with_capacity(sizes.len() + 1);
+    starts.push(0);
+    for size in &sizes {
+        starts.push(starts[starts.len() - 1] + size);
     }
-    classes
+    let mut fill: Vec<usize> = starts[..sizes.len()].to_vec();
+    let mut members = vec![0usize; starts[sizes.len()]];
+    for (k, &class) in class_of.iter().enumerate() {
+        if class != u32::MAX {
+            members[fill[class as usize]] = rows[k];
+            fill[class as usize] += 1;
+        }
+    }
+    RenderedClasses { starts, members }
 }
 
 #[cfg(test)]
@@ -168,6 +246,48 @@ mod tests {
         // the top level is exempt as a whole
         let r = Rendering::new(vec![column(2)], &none, false);
         assert!(verify_min_class_size(&r, 5).is_ok());
+    }
+
+    /// Two generalized columns, one record suppressed: classes in order of first appearance, members
+    /// in output order, the same with packed and unpacked keys.
+    #[test]
+    fn packed_and_unpacked_keys_give_the_same_classes() {
+        let table = Table::from_rows(
+            &["a", "b"],
+            &[
+                vec!["1", "1"],
+                vec!["2", "1"],
+                vec!["1", "1"],
+                vec!["3", "2"],
+                vec!["2", "1"],
+                vec!["1", "2"],
+            ],
+        );
+        let rows: Vec<Vec<&str>> = vec![vec!["1", "*"], vec!["2", "*"], vec!["3", "*"]];
+        let maps: Vec<GeneralizationMap> = (0..2)
+            .map(|c| {
+                let hierarchy = Hierarchy::from_rows(&rows[..if c == 0 { 3 } else { 2 }]).unwrap();
+                GeneralizationMap::bind(hierarchy, table.column(c)).unwrap()
+            })
+            .collect();
+        let columns = (0..2)
+            .map(|c| OutputColumn::Generalized {
+                column: table.column(c),
+                hierarchy: &maps[c],
+                level: 0,
+            })
+            .collect();
+        let suppressed = [false, false, false, true, false, false];
+        let r = Rendering::new(columns, &suppressed, false);
+        let lists = |classes: RenderedClasses| -> Vec<Vec<usize>> {
+            classes.iter().map(<[usize]>::to_vec).collect()
+        };
+        let expected = vec![vec![0, 2], vec![1, 4], vec![5]];
+        assert_eq!(lists(rendered_classes(&r, &[0, 1])), expected);
+        assert_eq!(
+            lists(rendered_classes_packed_below(&r, &[0, 1], 1)),
+            expected
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::core::render::{Rendering, SUPPRESSED};
@@ -42,37 +43,40 @@ pub fn verify_recoded(
     expected: usize,
     allowed_uncovered: u64,
 ) -> Result<(), VerificationError> {
-    let mut seen: Vec<bool> = Vec::with_capacity(expected);
-    let mut listed = 0usize;
-    let mut uncovered = 0u64;
-    // the same published text and original value recur in many records: each pair is checked once per
-    // column (keyed by where the text lives, its length and the value's code)
-    let mut checked: Vec<FxHashMap<(usize, usize, u32), bool>> =
-        vec![FxHashMap::default(); columns.len()];
-    for row in rendering.rows() {
-        if row >= seen.len() {
-            seen.resize(row + 1, false);
-        }
+    let rows: Vec<usize> = rendering.rows().collect();
+    let mut seen: Vec<bool> = vec![false; rows.iter().max().map_or(0, |&r| r + 1)];
+    for (listed, &row) in rows.iter().enumerate() {
         if std::mem::replace(&mut seen[row], true) {
             return Err(VerificationError::RecordsNotPreserved {
                 expected: expected as u64,
                 found: listed as u64 + 1,
             });
         }
-        listed += 1;
-        for (check, memo) in columns.iter().zip(checked.iter_mut()) {
-            let published = rendering.cell(row, check.column);
-            let source = rendering.source(check.column);
-            let code = source.codes[row];
-            let key = (published.as_ptr() as usize, published.len(), code);
-            let covered = *memo.entry(key).or_insert_with(|| {
-                covers(&check.coverage, published, source.dictionary.value(code))
-            });
-            if !covered {
-                uncovered += 1;
-            }
-        }
     }
+    let listed = rows.len();
+    // blocks of records on the caller's pool; within a block, the same published text and original
+    // value recur in many records, so each pair is checked once per column (keyed by where the text
+    // lives, its length and the value's code)
+    let uncovered: u64 = rows
+        .par_chunks(COVERAGE_BLOCK)
+        .map(|block| {
+            let mut uncovered = 0u64;
+            for check in columns {
+                let source = rendering.source(check.column);
+                let mut memo: FxHashMap<(usize, usize, u32), bool> = FxHashMap::default();
+                for &row in block {
+                    let published = rendering.cell(row, check.column);
+                    let code = source.codes[row];
+                    let key = (published.as_ptr() as usize, published.len(), code);
+                    let covered = *memo.entry(key).or_insert_with(|| {
+                        covers(&check.coverage, published, source.dictionary.value(code))
+                    });
+                    uncovered += u64::from(!covered);
+                }
+            }
+            uncovered
+        })
+        .sum();
     if listed != expected {
         return Err(VerificationError::RecordsNotPreserved {
             expected: expected as u64,
@@ -87,6 +91,9 @@ pub fn verify_recoded(
     }
     Ok(())
 }
+
+/// Records whose cells are checked together on one thread.
+const COVERAGE_BLOCK: usize = 1 << 16;
 
 /// Whether the published text covers the original value.
 fn covers(coverage: &Coverage, published: &str, original: &str) -> bool {
