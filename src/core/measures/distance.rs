@@ -9,7 +9,7 @@
 use crate::core::privacy::EarthMovers;
 
 /// The EMD between one class's distribution of a sensitive attribute and the table's distribution.
-pub trait ClassDistance: std::fmt::Debug {
+pub trait ClassDistance: std::fmt::Debug + Sync {
     /// The ground distance's name, for the report (e.g. `equal`).
     fn name(&self) -> &str;
 

@@ -157,6 +157,30 @@ pub fn measure_with_original(
     );
     let boxes = box_counts(columns, &published, original);
     let inflation = Inflation::new(&published, original, &boxes);
+    // the measures over the published classes are independent: computed side by side
+    let ((variance, relational), (noise, query_workload)) = rayon::join(
+        || {
+            rayon::join(
+                || {
+                    sensitive
+                        .iter()
+                        .map(|s| VarianceLoss::of(s, original, &published, &inflation))
+                        .collect()
+                },
+                || relational_loss(columns, sensitive),
+            )
+        },
+        || {
+            rayon::join(
+                || noise_scan(columns, workload.map(|w| w.ranks), &published, sensitive),
+                || {
+                    workload.map(|w| {
+                        query_workload(columns, w.ranks, original, &published, &w.parameters)
+                    })
+                },
+            )
+        },
+    );
     LossMeasures {
         redactions: attributes.iter().map(|a| a.redactions).sum(),
         tree: attributes.iter().map(|a| a.tree).sum(),
@@ -164,14 +188,10 @@ pub fn measure_with_original(
         monotone_entropy: attributes.iter().map(|a| a.monotone_entropy).sum(),
         non_uniform_entropy: attributes.iter().map(|a| a.non_uniform_entropy).sum(),
         volume_inflation: VolumeInflation::of(&inflation),
-        variance: sensitive
-            .iter()
-            .map(|s| VarianceLoss::of(s, original, &published, &inflation))
-            .collect(),
-        relational: relational_loss(columns, sensitive),
-        noise: noise_scan(columns, workload.map(|w| w.ranks), &published, sensitive),
-        query_workload: workload
-            .map(|w| query_workload(columns, w.ranks, original, &published, &w.parameters)),
+        variance,
+        relational,
+        noise,
+        query_workload,
         attributes,
     }
 }

@@ -14,6 +14,7 @@
 //! Cost: records are aggregated into (cell, sensitive value) counts once per attribute; each value then
 //! sums the counts of the cells covering it, `O(Σ_a Σ_{cells ∋ a} values of S in the cell)`.
 
+use rayon::prelude::*;
 use serde::Serialize;
 
 use super::cells::CellColumn;
@@ -52,7 +53,7 @@ pub fn relational_loss(
         .iter()
         .map(|s| {
             let attributes: Vec<RelationalAttribute> = columns
-                .iter()
+                .par_iter()
                 .map(|column| of_attribute(column, s))
                 .collect();
             let mean = |f: fn(&RelationalAttribute) -> f64| {

@@ -54,29 +54,37 @@ pub fn verify_recoded(
         }
     }
     let listed = rows.len();
-    // blocks of records on the caller's pool; within a block, the same published text and original
-    // value recur in many records, so each pair is checked once per column (keyed by where the text
-    // lives, its length and the value's code)
-    let uncovered: u64 = rows
-        .par_chunks(COVERAGE_BLOCK)
-        .map(|block| {
-            let mut uncovered = 0u64;
-            for check in columns {
-                let source = rendering.source(check.column);
-                let mut memo: FxHashMap<(usize, usize, u32), bool> = FxHashMap::default();
+    let mut uncovered = 0u64;
+    for check in columns {
+        let source = rendering.source(check.column);
+        let labels = LabelIds::new(&check.coverage);
+        // each original value resolved once, each published text once per block of records (keyed by
+        // where the text lives and its length); blocks on the caller's pool
+        let originals: Vec<Original> = source
+            .dictionary
+            .values()
+            .map(|value| Original::new(&check.coverage, &labels, value))
+            .collect();
+        uncovered += rows
+            .par_chunks(COVERAGE_BLOCK)
+            .map(|block| {
+                let mut cells: FxHashMap<(usize, usize), Cell> = FxHashMap::default();
+                let mut uncovered = 0u64;
                 for &row in block {
                     let published = rendering.cell(row, check.column);
                     let code = source.codes[row];
-                    let key = (published.as_ptr() as usize, published.len(), code);
-                    let covered = *memo.entry(key).or_insert_with(|| {
-                        covers(&check.coverage, published, source.dictionary.value(code))
-                    });
-                    uncovered += u64::from(!covered);
+                    let cell = cells
+                        .entry((published.as_ptr() as usize, published.len()))
+                        .or_insert_with(|| Cell::new(&check.coverage, &labels, published));
+                    let original = source.dictionary.value(code);
+                    if !covered(published, cell, original, &originals[code as usize]) {
+                        uncovered += 1;
+                    }
                 }
-            }
-            uncovered
-        })
-        .sum();
+                uncovered
+            })
+            .sum::<u64>();
+    }
     if listed != expected {
         return Err(VerificationError::RecordsNotPreserved {
             expected: expected as u64,
@@ -96,35 +104,110 @@ pub fn verify_recoded(
 const COVERAGE_BLOCK: usize = 1 << 16;
 
 /// Whether the published text covers the original value.
+#[cfg(test)]
 fn covers(coverage: &Coverage, published: &str, original: &str) -> bool {
+    let labels = LabelIds::new(coverage);
+    covered(
+        published,
+        &Cell::new(coverage, &labels, published),
+        original,
+        &Original::new(coverage, &labels, original),
+    )
+}
+
+/// Whether `published` (resolved as `cell`) covers `original` (resolved as `value`): equal texts and `*`
+/// cover everything; otherwise a label must be one of the value's ancestors, a range must hold its
+/// number or position.
+fn covered(published: &str, cell: &Cell, original: &str, value: &Original) -> bool {
     if published == original || published == SUPPRESSED {
         return true;
     }
-    match coverage {
-        Coverage::Labels(ancestors) => ancestors
-            .get(original)
-            .is_some_and(|labels| labels.contains(published)),
-        Coverage::Numeric => {
-            let Ok(value) = original.trim().parse::<f64>() else {
-                return false;
-            };
-            range_splits(published).any(|(low, high)| {
-                match (low.trim().parse::<f64>(), high.trim().parse::<f64>()) {
-                    (Ok(low), Ok(high)) => low <= value && value <= high,
-                    _ => false,
-                }
-            })
+    match (cell, value) {
+        (Cell::Label(Some(id)), Original::Ancestors(ids)) => ids.contains(id),
+        (Cell::Numbers(ranges), Original::Number(Some(v))) => {
+            ranges.iter().any(|&(low, high)| low <= *v && *v <= high)
         }
-        Coverage::Ordinal(position) => {
-            let Some(&value) = position.get(original) else {
-                return false;
-            };
-            range_splits(published).any(|(low, high)| {
-                match (position.get(low), position.get(high)) {
-                    (Some(&low), Some(&high)) => low <= value && value <= high,
-                    _ => false,
-                }
-            })
+        (Cell::Positions(ranges), Original::Position(Some(p))) => {
+            ranges.iter().any(|&(low, high)| low <= *p && *p <= high)
+        }
+        _ => false,
+    }
+}
+
+/// Numbers for every ancestor label of a hierarchical column (none for ranges).
+struct LabelIds<'c>(FxHashMap<&'c str, u32>);
+
+impl<'c> LabelIds<'c> {
+    fn new(coverage: &'c Coverage) -> Self {
+        let mut ids: FxHashMap<&'c str, u32> = FxHashMap::default();
+        if let Coverage::Labels(ancestors) = coverage {
+            for label in ancestors.values().flatten() {
+                let next = ids.len() as u32;
+                ids.entry(label.as_str()).or_insert(next);
+            }
+        }
+        Self(ids)
+    }
+}
+
+/// An original value as the coverage check reads it.
+enum Original {
+    /// The numbers of its ancestor labels (none when the hierarchy lacks the value).
+    Ancestors(Vec<u32>),
+    /// Its number, when it parses.
+    Number(Option<f64>),
+    /// Its position in the order, when it has one.
+    Position(Option<usize>),
+}
+
+impl Original {
+    fn new(coverage: &Coverage, labels: &LabelIds<'_>, original: &str) -> Self {
+        match coverage {
+            Coverage::Labels(ancestors) => Original::Ancestors(
+                ancestors
+                    .get(original)
+                    .map(|set| {
+                        set.iter()
+                            .filter_map(|l| labels.0.get(l.as_str()).copied())
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            ),
+            Coverage::Numeric => Original::Number(original.trim().parse::<f64>().ok()),
+            Coverage::Ordinal(position) => Original::Position(position.get(original).copied()),
+        }
+    }
+}
+
+/// A published text as the coverage check reads it.
+enum Cell {
+    /// The number of the label it names (none when it names no ancestor of any value).
+    Label(Option<u32>),
+    /// Every numeric reading of `[low .. high]`.
+    Numbers(Vec<(f64, f64)>),
+    /// Every reading of `[low .. high]` by positions.
+    Positions(Vec<(usize, usize)>),
+}
+
+impl Cell {
+    fn new(coverage: &Coverage, labels: &LabelIds<'_>, published: &str) -> Self {
+        match coverage {
+            Coverage::Labels(_) => Cell::Label(labels.0.get(published).copied()),
+            Coverage::Numeric => Cell::Numbers(
+                range_splits(published)
+                    .filter_map(|(low, high)| {
+                        Some((
+                            low.trim().parse::<f64>().ok()?,
+                            high.trim().parse::<f64>().ok()?,
+                        ))
+                    })
+                    .collect(),
+            ),
+            Coverage::Ordinal(position) => Cell::Positions(
+                range_splits(published)
+                    .filter_map(|(low, high)| Some((*position.get(low)?, *position.get(high)?)))
+                    .collect(),
+            ),
         }
     }
 }
