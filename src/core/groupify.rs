@@ -852,7 +852,7 @@ fn compact(h: &mut Histogram) {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
     use crate::core::data::{GeneralizationMap, Hierarchy, Table};
     use crate::core::input::{QuasiIdentifier, SensitiveAttribute};
@@ -930,7 +930,7 @@ pub(crate) mod tests {
     }
 
     /// A table of two numeric columns `a` and `b`, one record per pair.
-    pub(crate) fn numeric_table(records: impl Iterator<Item = (u32, u32)>) -> Table {
+    fn numeric_table(records: impl Iterator<Item = (u32, u32)>) -> Table {
         let rows: Vec<Vec<String>> = records
             .map(|(a, b)| vec![a.to_string(), b.to_string()])
             .collect();
@@ -942,7 +942,7 @@ pub(crate) mod tests {
     }
 
     /// A three-level hierarchy over column `j`: the value, the value modulo `groups`, `*`.
-    pub(crate) fn modulo_hierarchy(table: &Table, j: usize, groups: u32) -> GeneralizationMap {
+    fn modulo_hierarchy(table: &Table, j: usize, groups: u32) -> GeneralizationMap {
         let text = table
             .column(j)
             .dictionary
@@ -957,7 +957,7 @@ pub(crate) mod tests {
     }
 
     /// The engine input over the table's two columns and one sensitive attribute of `distinct` codes.
-    pub(crate) fn two_column_input<'a>(
+    fn two_column_input<'a>(
         table: &'a Table,
         maps: &'a [GeneralizationMap; 2],
         codes: &'a [u32],

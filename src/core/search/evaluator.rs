@@ -13,9 +13,6 @@ use crate::core::lattice::{Lattice, NodeId};
 use crate::core::loss::{LossModel, MetricKind, NodeSummary};
 use crate::core::privacy::{ClassView, PrivacyModel};
 
-/// Fewest classes whose privacy is decided on several threads.
-const PARALLEL_CLASSES: usize = 1 << 15;
-
 /// What a check found out about a node.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct NodeCheck {
@@ -315,20 +312,10 @@ impl<'a> Evaluator<'a> {
             self.kept
                 .extend(set.counts().iter().map(|&c| c as u64 >= threshold));
         } else {
-            let models = &self.models;
-            let private = |class: usize| {
+            for class in 0..set.len() {
                 let view = ClassView::new(set, class);
-                models.iter().all(|m| m.is_class_private(&view))
-            };
-            // large sets on the caller's pool (each class is decided on its own)
-            if set.len() >= PARALLEL_CLASSES {
-                use rayon::prelude::*;
-                (0..set.len())
-                    .into_par_iter()
-                    .map(private)
-                    .collect_into_vec(&mut self.kept);
-            } else {
-                self.kept.extend((0..set.len()).map(private));
+                self.kept
+                    .push(self.models.iter().all(|m| m.is_class_private(&view)));
             }
         }
         NodeSummary::new(
