@@ -262,7 +262,8 @@ pub fn write_rendering<W: Write>(
         .into_inner()
         .map_err(|e| fail(e.into_error().into()))?;
     output.write_all(&header).map_err(write_error)?;
-    let batch = BLOCK * 2 * rayon::current_num_threads().max(1);
+    // two blocks per thread, for at most eight threads: a few megabytes whatever the pool
+    let batch = BLOCK * 2 * rayon::current_num_threads().clamp(1, 8);
     let mut rows = rendering.rows();
     let mut pending: Vec<usize> = Vec::with_capacity(batch);
     loop {
@@ -301,7 +302,7 @@ mod tests {
     #[test]
     fn writes_many_blocks_in_record_order() {
         use crate::core::render::{OutputColumn, Rendering};
-        let records = 3 * (1 << 14) * 2 * rayon::current_num_threads() + 17;
+        let records = 3 * (1 << 14) * 2 * rayon::current_num_threads().clamp(1, 8) + 17;
         let mut text = String::from("n;quoted\n");
         for i in 0..records {
             text.push_str(&format!("{i};\"a;{}\"\n", i % 7));

@@ -28,9 +28,9 @@
 //!   Strict and relaxed modes cut hierarchies the same way (a value never straddles a hierarchical cut).
 //! - **Order of work.** A cut lays its parts out left to right in the row array; groups are numbered by
 //!   their position there, which is the order of a depth-first pass that finishes the first part first.
-//!   Parts of partitions of at least [`PARALLEL_PARTITION`] records are partitioned side by side on the
-//!   caller's rayon pool (each thread with its own scratch and checker, on disjoint slices of the
-//!   arrays); smaller ones on an explicit stack. Same input, same output, for any number of threads.
+//!   Parts of partitions of at least [`PARALLEL_PARTITION`] records (and fewer than 48 cuts deep) are
+//!   partitioned side by side on the caller's rayon pool (each thread with its own scratch and checker,
+//!   on disjoint slices of the arrays); the rest on an explicit stack. Same input, same output, for any number of threads.
 //!
 //! # Invariants
 //! - Every group satisfies every model ([`GroupChecker::is_private`]), because a part is only created by
@@ -117,6 +117,10 @@ pub fn mondrian(
 /// Fewest records of a partition whose parts are partitioned in parallel: below, a thread costs more
 /// than the partition's work.
 pub const PARALLEL_PARTITION: usize = 1 << 14;
+
+/// Deepest partition whose parts are partitioned in parallel: each parallel level is a stack frame on a
+/// pool thread, so a long chain of lopsided cuts continues on the explicit stack.
+const PARALLEL_DEPTH: u32 = 48;
 
 /// [`mondrian`] with parts of partitions of at least `parallel_from` records partitioned in parallel
 /// (tests lower it to reach the parallel path on small tables).
@@ -503,7 +507,10 @@ impl<'w, 'p> Worker<'w, 'p> {
     /// partitioned on the pool by forked workers, whose groups and counters this worker takes over.
     fn partition(&mut self, mut block: Block<'_>, depth: u32) {
         let n = block.rows.len();
-        if n < self.plan.parallel_from || rayon::current_num_threads() < 2 {
+        if n < self.plan.parallel_from
+            || depth >= PARALLEL_DEPTH
+            || rayon::current_num_threads() < 2
+        {
             self.partition_sequentially(block, depth);
             return;
         }
