@@ -241,10 +241,13 @@ pub fn write_rendering<W: Write>(
 ) -> Result<(), CodecError> {
     const BLOCK: usize = 1 << 14;
     let fail = |e: csv::Error| CodecError::Write(e.to_string());
-    let render = |rows: &[usize]| -> Result<Vec<u8>, csv::Error> {
-        let mut writer = csv::WriterBuilder::new()
+    let writer = |capacity: usize| {
+        csv::WriterBuilder::new()
             .delimiter(options.delimiter)
-            .from_writer(Vec::with_capacity(rows.len() * 64));
+            .from_writer(Vec::with_capacity(capacity))
+    };
+    let render = |rows: &[usize]| -> Result<Vec<u8>, csv::Error> {
+        let mut writer = writer(rows.len() * 64);
         let width = rendering.header().len();
         for &row in rows {
             for column in 0..width {
@@ -254,9 +257,7 @@ pub fn write_rendering<W: Write>(
         }
         writer.into_inner().map_err(|e| e.into_error().into())
     };
-    let mut header = csv::WriterBuilder::new()
-        .delimiter(options.delimiter)
-        .from_writer(Vec::new());
+    let mut header = writer(0);
     header.write_record(rendering.header()).map_err(fail)?;
     let header = header
         .into_inner()

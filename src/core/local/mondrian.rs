@@ -153,9 +153,10 @@ pub(crate) fn mondrian_with(
     if control.is_cancelled() {
         return Err(CoreError::Cancelled);
     }
-    let plan = Plan::new(input, models, options, control, parallel_from)?;
+    let min_size = checker.min_group_size().min(usize::MAX as u64) as usize;
+    let plan = Plan::new(input, models, options, control, (min_size, parallel_from));
     let n = input.rows;
-    let mut keys = plan.keys(input)?;
+    let mut keys = plan.keys()?;
     let (mut scratch, mut scratch_keys) = (vec![0u32; n], vec![0u32; n * plan.q]);
     plan.progress(0);
     let mut worker = Worker::new(&plan, checker);
@@ -294,8 +295,8 @@ impl<'p> Plan<'p> {
         models: &'p [Box<dyn PrivacyModel>],
         options: &MondrianOptions,
         control: &'p dyn Control,
-        parallel_from: usize,
-    ) -> Result<Self, CoreError> {
+        (min_size, parallel_from): (usize, usize),
+    ) -> Self {
         let mut dimensions = Vec::with_capacity(input.quasi_identifiers.len());
         for attribute in &input.quasi_identifiers {
             dimensions.push(match attribute.domain {
@@ -317,13 +318,7 @@ impl<'p> Plan<'p> {
                 },
             });
         }
-        let min_size = models
-            .iter()
-            .map(|m| m.min_class_size())
-            .max()
-            .unwrap_or(1)
-            .min(usize::MAX as u64) as usize;
-        Ok(Self {
+        Self {
             input,
             models,
             control,
@@ -335,13 +330,14 @@ impl<'p> Plan<'p> {
             parallel_from: parallel_from.max(1),
             report_every: (input.rows as u64 / 512).max(1),
             settled: Mutex::new(0),
-        })
+        }
     }
 
     /// The row-major key copy: `keys[r * q + j]` is the rank (ordered) or column code (hierarchy) of
     /// quasi-identifier `j` of record `r`; filled in blocks of records on the caller's pool.
-    fn keys(&self, input: &LocalInput<'_>) -> Result<Vec<u32>, CoreError> {
+    fn keys(&self) -> Result<Vec<u32>, CoreError> {
         const BLOCK: usize = 1 << 14;
+        let input = self.input;
         let q = self.q;
         let mut keys = vec![0u32; input.rows * q];
         if q == 0 {
