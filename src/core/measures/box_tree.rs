@@ -10,7 +10,8 @@
 //! splits the points evenly enough (the cells of a Mondrian-like partition are nested that way), so a
 //! box follows a single path and costs `O(depth)`; otherwise the points' median on their widest
 //! dimension is used, as in a k-d tree, and the boxes it cuts go both ways. Points are partitioned, so
-//! nothing is counted twice. Exact: the counts are the same integers as the scan's, which stays the
+//! nothing is counted twice; their coordinates and weights move with them, so that every pass over a
+//! node reads consecutive memory (a pass per level and dimension touched, not a jump per point). Exact: the counts are the same integers as the scan's, which stays the
 //! test oracle. Large nodes split their two halves across the caller's rayon pool.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,15 +25,12 @@ const LEAF_POINTS: usize = 32;
 /// Nodes with at least this many points count their two halves in parallel.
 const PARALLEL_POINTS: usize = 1 << 15;
 
-/// Weighted points and the boxes to count them in, all in `dims` dimensions.
+/// The boxes to count points in, all in `dims` dimensions.
 struct Boxes<'p> {
     dims: usize,
     /// Per dimension, the number of places (the widest dimension is the one whose points spread over
     /// the largest share of it, so small domains such as sex are split as well as ZIP codes).
     extents: &'p [u32],
-    /// Coordinates, point by point.
-    coordinates: &'p [u32],
-    weights: &'p [u64],
     /// Lowest and highest place, box by box (`dims` each).
     lows: &'p [u32],
     highs: &'p [u32],
@@ -40,39 +38,91 @@ struct Boxes<'p> {
     counts: Vec<AtomicU64>,
 }
 
-impl Boxes<'_> {
-    fn point(&self, p: u32) -> &[u32] {
-        &self.coordinates[p as usize * self.dims..(p as usize + 1) * self.dims]
+/// The points of one node: their coordinates row by row (`dims` each) and their weights, reordered in
+/// place as the node splits, so that every pass over a node's points reads consecutive memory.
+struct Points<'a> {
+    dims: usize,
+    coordinates: &'a mut [u32],
+    weights: &'a mut [u64],
+}
+
+impl<'a> Points<'a> {
+    fn len(&self) -> usize {
+        self.weights.len()
     }
 
+    fn rows(&self) -> impl Iterator<Item = (&[u32], u64)> + '_ {
+        self.coordinates
+            .chunks_exact(self.dims)
+            .zip(self.weights.iter().copied())
+    }
+
+    /// Moves the points of `[from..]` with `left(row)` to the front of that part; returns where the
+    /// others start.
+    fn partition(&mut self, from: usize, left: impl Fn(&[u32]) -> bool) -> usize {
+        let dims = self.dims;
+        let mut next = from;
+        for i in from..self.len() {
+            if left(&self.coordinates[i * dims..(i + 1) * dims]) {
+                if i != next {
+                    let (front, back) = self.coordinates.split_at_mut(i * dims);
+                    front[next * dims..(next + 1) * dims].swap_with_slice(&mut back[..dims]);
+                    self.weights.swap(i, next);
+                }
+                next += 1;
+            }
+        }
+        next
+    }
+
+    /// The first `middle` points and the rest.
+    fn split_at(self, middle: usize) -> (Points<'a>, Points<'a>) {
+        let (left, right) = self.coordinates.split_at_mut(middle * self.dims);
+        let (left_weights, right_weights) = self.weights.split_at_mut(middle);
+        (
+            Points {
+                dims: self.dims,
+                coordinates: left,
+                weights: left_weights,
+            },
+            Points {
+                dims: self.dims,
+                coordinates: right,
+                weights: right_weights,
+            },
+        )
+    }
+}
+
+impl Boxes<'_> {
     fn bounds(&self, b: u32) -> (&[u32], &[u32]) {
         let at = b as usize * self.dims..(b as usize + 1) * self.dims;
         (&self.lows[at.clone()], &self.highs[at])
     }
 
-    fn contains(&self, b: u32, p: u32) -> bool {
+    fn contains(&self, b: u32, point: &[u32]) -> bool {
         let (low, high) = self.bounds(b);
-        self.point(p)
+        point
             .iter()
             .zip(low.iter().zip(high))
             .all(|(&x, (&l, &h))| l <= x && x <= h)
     }
 
     /// Adds the weight of `points` to every box of `boxes` that holds it.
-    fn count(&self, points: &mut [u32], boxes: &[u32]) {
-        if points.is_empty() || boxes.is_empty() {
+    fn count(&self, mut points: Points<'_>, boxes: &[u32]) {
+        if points.len() == 0 || boxes.is_empty() {
             return;
         }
         let dims = self.dims;
         let mut low = vec![u32::MAX; dims];
         let mut high = vec![0u32; dims];
         let mut weight = 0u64;
-        for &p in points.iter() {
-            for (d, &x) in self.point(p).iter().enumerate() {
+        for (row, w) in points.rows() {
+            for (d, &x) in row.iter().enumerate() {
                 low[d] = low[d].min(x);
                 high[d] = high[d].max(x);
             }
-            weight += self.weights[p as usize];
+            weight += w;
         }
         let mut open = Vec::with_capacity(boxes.len());
         for &b in boxes {
@@ -101,17 +151,17 @@ impl Boxes<'_> {
         if points.len() <= LEAF_POINTS || open.len() == 1 {
             for &b in &open {
                 let inside: u64 = points
-                    .iter()
-                    .filter(|&&p| self.contains(b, p))
-                    .map(|&p| self.weights[p as usize])
+                    .rows()
+                    .filter(|(row, _)| self.contains(b, row))
+                    .map(|(_, w)| w)
                     .sum();
                 self.counts[b as usize].fetch_add(inside, Ordering::Relaxed);
             }
             return;
         }
-        let middle = self.split(points, &open, &low, &high);
         let parallel = points.len() >= PARALLEL_POINTS;
-        let (left, right) = points.split_at_mut(middle);
+        let middle = self.split(&mut points, &open, &low, &high);
+        let (left, right) = points.split_at(middle);
         if parallel {
             rayon::join(|| self.count(left, &open), || self.count(right, &open));
         } else {
@@ -122,8 +172,9 @@ impl Boxes<'_> {
 
     /// Reorders `points` (at least two, spread in some dimension) into two non-empty halves and
     /// returns the length of the first: by a plane that cuts none of `boxes` when one splits the
-    /// points evenly enough, else at the median of the widest dimension.
-    fn split(&self, points: &mut [u32], boxes: &[u32], low: &[u32], high: &[u32]) -> usize {
+    /// points evenly enough, else at the median of the widest dimension (the points equal to the
+    /// median on either side, as needed for halves of equal size).
+    fn split(&self, points: &mut Points<'_>, boxes: &[u32], low: &[u32], high: &[u32]) -> usize {
         let dims = self.dims;
         let n = points.len();
         let spread = |d: usize| f64::from(high[d] - low[d]) / f64::from(self.extents[d].max(1));
@@ -133,6 +184,9 @@ impl Boxes<'_> {
             return n / 2;
         }
         order.sort_by(|&a, &b| spread(b).total_cmp(&spread(a)));
+        // one dimension's coordinates, copied out to find medians and count sides
+        let mut column: Vec<u32> = Vec::with_capacity(n);
+        let middle = n / 2;
         // the most even plane that cuts no box, over the dimensions from the widest
         let mut best: Option<(usize, u32, usize)> = None;
         for &d in &order {
@@ -140,11 +194,11 @@ impl Boxes<'_> {
             if clean.is_empty() {
                 continue;
             }
-            let middle = n / 2;
-            points.select_nth_unstable_by_key(middle, |&p| self.point(p)[d]);
-            let median = self.point(points[middle])[d];
+            column.clear();
+            column.extend(points.coordinates.chunks_exact(dims).map(|row| row[d]));
+            let median = *column.select_nth_unstable(middle).1;
             for x in nearest_planes(&clean, median) {
-                let left = points.iter().filter(|&&p| self.point(p)[d] < x).count();
+                let left = column.iter().filter(|&&v| v < x).count();
                 let smaller = left.min(n - left);
                 if best.is_none_or(|(_, _, s)| smaller > s) {
                     best = Some((d, x, smaller));
@@ -155,11 +209,16 @@ impl Boxes<'_> {
             }
         }
         if let Some((d, x, _)) = best.filter(|&(_, _, smaller)| smaller * 64 >= n) {
-            return partition(points, |p| self.point(p)[d] < x);
+            return points.partition(0, |row| row[d] < x);
         }
         let d = order[0];
-        let middle = n / 2;
-        points.select_nth_unstable_by_key(middle, |&p| self.point(p)[d]);
+        column.clear();
+        column.extend(points.coordinates.chunks_exact(dims).map(|row| row[d]));
+        let median = *column.select_nth_unstable(middle).1;
+        // fewer than `middle + 1` points lie below the median and more than `middle` at or below it,
+        // so the points equal to it straddle `middle`: both halves are non-empty
+        let below = points.partition(0, |row| row[d] < median);
+        points.partition(below, |row| row[d] == median);
         middle
     }
 
@@ -224,45 +283,36 @@ fn nearest_planes(clean: &[(u32, u32)], median: u32) -> impl Iterator<Item = u32
     above.into_iter().chain(below)
 }
 
-/// Moves the points with `left(p)` to the front; returns how many there are.
-fn partition(points: &mut [u32], left: impl Fn(u32) -> bool) -> usize {
-    let mut next = 0;
-    for i in 0..points.len() {
-        if left(points[i]) {
-            points.swap(i, next);
-            next += 1;
-        }
-    }
-    next
-}
-
 /// The weight of the points inside each of `boxes` boxes (`lows`/`highs` list the boxes,
 /// `coordinates` the points, `dims` per item), counted on the caller's rayon pool.
 fn count_in_boxes(
     dims: usize,
     extents: &[u32],
-    coordinates: &[u32],
+    mut coordinates: Vec<u32>,
     weights: &[u64],
     boxes: usize,
     (lows, highs): (&[u32], &[u32]),
 ) -> Vec<u64> {
-    let problem = Boxes {
-        dims,
-        extents,
-        coordinates,
-        weights,
-        lows,
-        highs,
-        counts: (0..boxes).map(|_| AtomicU64::new(0)).collect(),
-    };
     if dims == 0 {
         // no quasi-identifier: every box holds every point
         let total: u64 = weights.iter().sum();
         return vec![total; boxes];
     }
-    let mut points: Vec<u32> = (0..weights.len() as u32).collect();
+    let problem = Boxes {
+        dims,
+        extents,
+        lows,
+        highs,
+        counts: (0..boxes).map(|_| AtomicU64::new(0)).collect(),
+    };
+    let mut weights = weights.to_vec();
+    let points = Points {
+        dims,
+        coordinates: &mut coordinates,
+        weights: &mut weights,
+    };
     let all: Vec<u32> = (0..boxes as u32).collect();
-    problem.count(&mut points, &all);
+    problem.count(points, &all);
     problem
         .counts
         .into_iter()
@@ -322,7 +372,7 @@ pub(super) fn by_ranges(
     Some(count_in_boxes(
         dims,
         &extents,
-        &coordinates,
+        coordinates,
         &original.sizes,
         published.len(),
         (&lows, &highs),
@@ -363,7 +413,7 @@ mod tests {
         let counts = count_in_boxes(
             2,
             &[40, 40],
-            &coordinates,
+            coordinates.clone(),
             &weights,
             boxes.len(),
             (&lows, &highs),
@@ -372,12 +422,12 @@ mod tests {
             assert_eq!(*count, brute(*low, *high), "{low:?}..{high:?}");
         }
         assert_eq!(
-            count_in_boxes(2, &[10, 10], &[], &[], 1, (&[0, 0], &[9, 9])),
+            count_in_boxes(2, &[10, 10], Vec::new(), &[], 1, (&[0, 0], &[9, 9])),
             [0]
         );
         // no dimension: every box holds every point
         assert_eq!(
-            count_in_boxes(0, &[], &[], &[2, 3], 2, (&[], &[])),
+            count_in_boxes(0, &[], Vec::new(), &[2, 3], 2, (&[], &[])),
             vec![5u64, 5]
         );
     }
@@ -387,8 +437,6 @@ mod tests {
         let problem = Boxes {
             dims: 1,
             extents: &[100],
-            coordinates: &[],
-            weights: &[],
             // boxes [2, 5], [5, 9], [20, 20], [30, 60]
             lows: &[2, 5, 20, 30],
             highs: &[5, 9, 20, 60],
@@ -550,7 +598,7 @@ mod tests {
                 }
                 let boxes = lows.len() / dims;
                 let counts = super::super::count_in_boxes(
-                    dims, &domains, &coordinates, &weights, boxes, (&lows, &highs),
+                    dims, &domains, coordinates.clone(), &weights, boxes, (&lows, &highs),
                 );
                 for b in 0..boxes {
                     let (low, high) = (&lows[b * dims..(b + 1) * dims], &highs[b * dims..(b + 1) * dims]);
