@@ -11,8 +11,9 @@
 //! box follows a single path and costs `O(depth)`; otherwise the points' median on their widest
 //! dimension is used, as in a k-d tree, and the boxes it cuts go both ways. Points are partitioned, so
 //! nothing is counted twice; their coordinates and weights move with them, so that every pass over a
-//! node reads consecutive memory (a pass per level and dimension touched, not a jump per point). Exact: the counts are the same integers as the scan's, which stays the
-//! test oracle. Large nodes split their two halves across the caller's rayon pool.
+//! node reads consecutive memory (a pass per level and dimension touched, not a jump per point).
+//! Exact: the counts are the same integers as the scan's, which stays the test oracle. Large nodes
+//! split their two halves across the caller's rayon pool.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

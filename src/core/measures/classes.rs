@@ -139,6 +139,9 @@ impl Classes {
 
 const NONE: u32 = u32::MAX;
 
+/// Patterns with at most this many distinct class keys are counted in a table per thread.
+const FEW_KEYS: usize = 1 << 12;
+
 /// Per published class, the number of original records inside its box (the product of its cells).
 pub fn box_counts(columns: &[CellColumn<'_>], published: &Classes, original: &Classes) -> Vec<u64> {
     if let Some(slots) = disjoint_slots(columns, published) {
@@ -183,17 +186,18 @@ fn by_patterns(
     original: &Classes,
     slots: &[Vec<u32>],
 ) -> Vec<u64> {
-    by_patterns_packing(columns, published, original, slots, u64::BITS)
+    by_patterns_packing(columns, published, original, slots, (u64::BITS, FEW_KEYS))
 }
 
-/// [`by_patterns`], packing a key's cells into one integer when they need at most `packed_bits` bits
-/// (tests lower it to reach the list keys).
+/// [`by_patterns`], packing a key's cells into one integer when they need at most `packed_bits` bits,
+/// and counting patterns of at most `few_keys` keys in a table per thread (tests lower both to reach
+/// the list keys and the shared counters).
 fn by_patterns_packing(
     columns: &[CellColumn<'_>],
     published: &Classes,
     original: &Classes,
     slots: &[Vec<u32>],
-    packed_bits: u32,
+    (packed_bits, few_keys): (u32, usize),
 ) -> Vec<u64> {
     let mut out = vec![0u64; published.len()];
     // classes by the set of columns in which their cell covers the whole domain
@@ -242,6 +246,7 @@ fn by_patterns_packing(
             count_by_key(
                 &classes,
                 original,
+                few_keys,
                 |p| pack(&mut class_key(p)),
                 |o| pack(&mut original_key(o)),
             )
@@ -252,6 +257,7 @@ fn by_patterns_packing(
             count_by_key(
                 &classes,
                 original,
+                few_keys,
                 |p| list(&mut class_key(p)),
                 |o| list(&mut original_key(o)),
             )
@@ -270,6 +276,7 @@ fn by_patterns_packing(
 fn count_by_key<K: std::hash::Hash + Eq + Send + Sync>(
     classes: &[usize],
     original: &Classes,
+    few_keys: usize,
     class_key: impl Fn(usize) -> Option<K>,
     original_key: impl Fn(usize) -> Option<K> + Sync,
 ) -> Vec<u64> {
@@ -286,18 +293,40 @@ fn count_by_key<K: std::hash::Hash + Eq + Send + Sync>(
             })
         })
         .collect();
-    let totals: Vec<AtomicU64> = (0..number.len()).map(|_| AtomicU64::new(0)).collect();
-    (0..original.len())
-        .into_par_iter()
-        .with_min_len(1 << 14)
-        .for_each(|o| {
+    let keys = number.len();
+    let counted = (0..original.len()).into_par_iter().with_min_len(1 << 14);
+    let totals: Vec<u64> = if keys <= few_keys {
+        // few keys (a wildcard pattern has one): a table per thread, summed, instead of threads
+        // adding to the same counters
+        counted
+            .fold(
+                || vec![0u64; keys],
+                |mut totals, o| {
+                    if let Some(&slot) = original_key(o).and_then(|key| number.get(&key)) {
+                        totals[slot] += original.sizes[o];
+                    }
+                    totals
+                },
+            )
+            .reduce(
+                || vec![0u64; keys],
+                |mut a, b| {
+                    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                    a
+                },
+            )
+    } else {
+        let totals: Vec<AtomicU64> = (0..keys).map(|_| AtomicU64::new(0)).collect();
+        counted.for_each(|o| {
             if let Some(&slot) = original_key(o).and_then(|key| number.get(&key)) {
                 totals[slot].fetch_add(original.sizes[o], Ordering::Relaxed);
             }
         });
+        totals.into_iter().map(AtomicU64::into_inner).collect()
+    };
     slots
         .into_iter()
-        .map(|slot| slot.map_or(0, |s| totals[s].load(Ordering::Relaxed)))
+        .map(|slot| slot.map_or(0, |s| totals[s]))
         .collect()
 }
 
@@ -433,10 +462,12 @@ mod tests {
             let slots = slots.unwrap();
             let scan = by_scanning(&columns, &published, &original);
             proptest::prop_assert_eq!(&box_counts(&columns, &published, &original), &scan);
-            proptest::prop_assert_eq!(
-                &by_patterns_packing(&columns, &published, &original, &slots, 0),
-                &scan
-            );
+            for limits in [(0, FEW_KEYS), (u64::BITS, 0), (0, 0)] {
+                proptest::prop_assert_eq!(
+                    &by_patterns_packing(&columns, &published, &original, &slots, limits),
+                    &scan
+                );
+            }
         }
     }
 }

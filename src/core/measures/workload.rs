@@ -198,7 +198,8 @@ fn scan_driven(
                 .collect()
         })
         .collect();
-    let blocks = order.len().div_ceil(block.max(1));
+    let block = block.max(1);
+    let blocks = order.len().div_ceil(block);
     let partials: Vec<Vec<(usize, u64)>> = (0..blocks)
         .into_par_iter()
         .map_init(
