@@ -189,7 +189,8 @@ struct Block {
 
 impl Block {
     /// The noise of classes `classes` (records `members[starts[c]..starts[c + 1]]` each). A block of one
-    /// class larger than `records` reads the table directly, so that no copy grows with the class.
+    /// class larger than `records` reads its keys from the table directly, so that no copy of its
+    /// quasi-identifier columns grows with the class.
     #[allow(clippy::too_many_arguments)]
     fn scan(
         &mut self,

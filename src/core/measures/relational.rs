@@ -87,7 +87,7 @@ const DENSE_PAIRS: usize = 1 << 22;
 
 /// The `(major << 32 | s, count)` pairs of `rows` records, record `r` being `(major(r), s(r))` with
 /// majors below `majors` and values below `values`, sorted by key with equal keys summed: counted in
-/// a dense table when `majors · values` is at most `dense`, else sorted.
+/// a dense table when `majors · values` is at most `dense` and at most eight per record, else sorted.
 fn counted(
     rows: usize,
     (majors, values, dense): (usize, usize, usize),
@@ -95,7 +95,9 @@ fn counted(
     s: impl Fn(usize) -> u32,
 ) -> Vec<(u64, u32)> {
     let key = |major: u32, s: u32| (u64::from(major) << 32) | u64::from(s);
-    if majors.saturating_mul(values) <= dense {
+    let cells = majors.saturating_mul(values);
+    // a table far larger than the records would cost more to scan than sorting them
+    if cells <= dense && cells <= rows.saturating_mul(8) {
         let mut table = vec![0u32; majors * values];
         for r in 0..rows {
             table[major(r) as usize * values + s(r) as usize] += 1;
