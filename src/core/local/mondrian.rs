@@ -30,7 +30,8 @@
 //!   their position there, which is the order of a depth-first pass that finishes the first part first.
 //!   Parts of partitions of at least [`PARALLEL_PARTITION`] records (and fewer than 48 cuts deep) are
 //!   partitioned side by side on the caller's rayon pool (each thread with its own scratch and checker,
-//!   on disjoint slices of the arrays); the rest on an explicit stack. Same input, same output, for any number of threads.
+//!   on disjoint slices of the arrays); the rest on an explicit stack. Same input, same output, for any
+//!   number of threads.
 //!
 //! # Invariants
 //! - Every group satisfies every model ([`GroupChecker::is_private`]), because a part is only created by

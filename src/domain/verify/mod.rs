@@ -152,38 +152,19 @@ fn rendered_classes_packed_below(
         .iter()
         .try_fold(1u64, |product, &w| product.checked_mul(w.max(1)))
         .filter(|&product| product <= limit);
-    let mut class_of: Vec<u32> = vec![u32::MAX; rows.len()];
-    let mut sizes: Vec<usize> = Vec::new();
-    if packed.is_some() {
-        let mut ids: FxHashMap<u64, u32> = FxHashMap::default();
-        for k in (0..rows.len()).filter(|&k| !exempt(k)) {
-            let key = numbers.iter().zip(&widths).fold(0u64, |key, (column, &w)| {
+    let (class_of, sizes) = if packed.is_some() {
+        number_classes(rows.len(), exempt, |k| {
+            numbers.iter().zip(&widths).fold(0u64, |key, (column, &w)| {
                 key * w.max(1) + u64::from(column[k])
-            });
-            let next = sizes.len() as u32;
-            let id = *ids.entry(key).or_insert(next);
-            if id == next {
-                sizes.push(0);
-            }
-            class_of[k] = id;
-            sizes[id as usize] += 1;
-        }
+            })
+        })
     } else {
         let width = quasi.len();
         let keys: Vec<u32> = (0..rows.len())
             .flat_map(|k| numbers.iter().map(move |column| column[k]))
             .collect();
-        let mut ids: FxHashMap<&[u32], u32> = FxHashMap::default();
-        for k in (0..rows.len()).filter(|&k| !exempt(k)) {
-            let next = sizes.len() as u32;
-            let id = *ids.entry(&keys[k * width..(k + 1) * width]).or_insert(next);
-            if id == next {
-                sizes.push(0);
-            }
-            class_of[k] = id;
-            sizes[id as usize] += 1;
-        }
-    }
+        number_classes(rows.len(), exempt, |k| &keys[k * width..(k + 1) * width])
+    };
     let mut starts = Vec::with_capacity(sizes.len() + 1);
     starts.push(0);
     for size in &sizes {
@@ -198,6 +179,28 @@ fn rendered_classes_packed_below(
         }
     }
     RenderedClasses { starts, members }
+}
+
+/// Classes of `records` listed records by `key`, numbered in order of first appearance, leaving out the
+/// `exempt` ones: each record's class (`u32::MAX` when exempt) and each class's size.
+fn number_classes<K: std::hash::Hash + Eq>(
+    records: usize,
+    exempt: impl Fn(usize) -> bool,
+    key: impl Fn(usize) -> K,
+) -> (Vec<u32>, Vec<usize>) {
+    let mut class_of: Vec<u32> = vec![u32::MAX; records];
+    let mut sizes: Vec<usize> = Vec::new();
+    let mut ids: FxHashMap<K, u32> = FxHashMap::default();
+    for k in (0..records).filter(|&k| !exempt(k)) {
+        let next = sizes.len() as u32;
+        let id = *ids.entry(key(k)).or_insert(next);
+        if id == next {
+            sizes.push(0);
+        }
+        class_of[k] = id;
+        sizes[id as usize] += 1;
+    }
+    (class_of, sizes)
 }
 
 #[cfg(test)]
