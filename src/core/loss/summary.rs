@@ -42,28 +42,29 @@ impl NodeSummary {
             min_kept_class: u64::MAX,
             ..Default::default()
         };
-        let levels = set.levels();
-        for (i, &count) in set.counts().iter().enumerate() {
-            let c = count as u64;
-            let sq = (c as u128) * (c as u128);
-            s.sum_squares_all += sq;
-            s.discernibility_bound += c as u128 * c.max(min_class_size) as u128;
-            if kept[i] {
-                s.kept_classes += 1;
-                s.sum_squares_kept += sq;
-                s.min_kept_class = s.min_kept_class.min(c);
-                s.max_kept_class = s.max_kept_class.max(c);
-            } else {
-                s.suppressed_records += c;
-                if !with_spans {
-                    continue;
-                }
-                let row = set.representative_rows()[i] as usize;
+        // one branch-free pass over the sizes (whether a class is kept does not follow a pattern the
+        // processor could predict); a size is below 2^32, so its square fits a u64
+        for (&count, &keep) in set.counts().iter().zip(kept) {
+            let c = u64::from(count);
+            let sq = c * c;
+            let kept_mask = u64::from(keep).wrapping_neg();
+            s.sum_squares_all += u128::from(sq);
+            s.discernibility_bound += u128::from(c) * u128::from(c.max(min_class_size));
+            s.kept_classes += u64::from(keep);
+            s.sum_squares_kept += u128::from(sq & kept_mask);
+            s.min_kept_class = s.min_kept_class.min(c | !kept_mask);
+            s.max_kept_class = s.max_kept_class.max(c & kept_mask);
+            s.suppressed_records += c & !kept_mask;
+        }
+        if with_spans && s.suppressed_records > 0 {
+            let levels = set.levels();
+            let suppressed = set.counts().iter().zip(kept).zip(set.representative_rows());
+            for ((&count, _), &row) in suppressed.filter(|((_, &keep), _)| !keep) {
                 for (j, q) in input.quasi_identifiers.iter().enumerate() {
                     let level = levels[j] as usize;
-                    let label = q.hierarchy.codes(level)[q.codes[row] as usize];
+                    let label = q.hierarchy.codes(level)[q.codes[row as usize] as usize];
                     s.suppressed_spans[j] +=
-                        c * (q.hierarchy.hierarchy().leaves_under(level, label) - 1);
+                        u64::from(count) * (q.hierarchy.hierarchy().leaves_under(level, label) - 1);
                 }
             }
         }
