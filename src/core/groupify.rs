@@ -6,9 +6,13 @@
 //! radix product would overflow, the partial keys are first renumbered densely, so any number of columns
 //! works. Classes are numbered in order of first appearance, which makes every result independent of hashing.
 
+use std::sync::Arc;
+
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::input::EngineInput;
+use super::key_numbering::number_keys;
 
 /// Sorted `(sensitive code, count)` pairs of one class.
 pub type Histogram = Vec<(u32, u32)>;
@@ -289,6 +293,62 @@ pub struct Grouper {
     processed: u64,
     /// `value_sets[s]`: keep only the value sets of sensitive slot `s`, not its histograms.
     value_sets: Vec<bool>,
+    /// Every record's codes in one word, when they fit (shared with sibling groupers).
+    packed: Option<Arc<PackedRecords>>,
+}
+
+/// Every record's quasi-identifier codes packed into one `u64`, column `j` at bit `shifts[j]`. A rollup
+/// reads its source's representatives sparsely, one cache miss per column and class when each column is
+/// read on its own; from the packed words a class costs one miss, whatever the number of columns.
+#[derive(Debug)]
+struct PackedRecords {
+    words: Vec<u64>,
+    shifts: Vec<u32>,
+    masks: Vec<u64>,
+}
+
+impl PackedRecords {
+    /// The packed codes of `input`, or `None` when they need more than 64 bits or there is a single
+    /// column (nothing to gain).
+    fn of(input: &EngineInput<'_>) -> Option<Self> {
+        let columns = &input.quasi_identifiers;
+        if columns.len() < 2 {
+            return None;
+        }
+        let mut shifts = Vec::with_capacity(columns.len());
+        let mut masks = Vec::with_capacity(columns.len());
+        let mut shift = 0u32;
+        for qi in columns {
+            let bound = qi.hierarchy.codes(0).len() as u64;
+            let bits = u64::BITS - bound.saturating_sub(1).leading_zeros();
+            if shift + bits > u64::BITS {
+                return None;
+            }
+            shifts.push(shift);
+            masks.push(if bits == 0 {
+                0
+            } else {
+                u64::MAX >> (u64::BITS - bits)
+            });
+            shift += bits;
+        }
+        let mut words = Vec::new();
+        (0..input.rows)
+            .into_par_iter()
+            .map(|row| {
+                columns
+                    .iter()
+                    .zip(&shifts)
+                    .map(|(qi, &shift)| u64::from(qi.codes[row]) << shift)
+                    .fold(0, |word, code| word | code)
+            })
+            .collect_into_vec(&mut words);
+        Some(Self {
+            words,
+            shifts,
+            masks,
+        })
+    }
 }
 
 /// Where grouping reads classes from.
@@ -351,6 +411,17 @@ impl Grouper {
         Self {
             labels,
             widths,
+            packed: PackedRecords::of(input).map(Arc::new),
+            ..Self::default()
+        }
+    }
+
+    /// A grouper for the same input as `self`, sharing its packed records.
+    pub fn sibling(&self) -> Self {
+        Self {
+            labels: self.labels.clone(),
+            widths: self.widths.clone(),
+            packed: self.packed.clone(),
             ..Self::default()
         }
     }
@@ -544,16 +615,31 @@ impl Grouper {
             columns.push((j, start, scaled.len()));
             stride = stride.wrapping_mul(width);
         }
-        // each grouped column's codes beside its scaled labels
-        let tables: Vec<(&[u32], &[u64])> = columns
+        // each grouped column's codes (or their place in the packed words) beside its scaled labels
+        let packed = self.packed.clone();
+        let tables: Vec<(&[u32], u32, u64, &[u64])> = columns
             .iter()
-            .map(|&(j, start, end)| (input.quasi_identifiers[j].codes, &scaled[start..end]))
+            .map(|&(j, start, end)| {
+                let (shift, mask) = packed
+                    .as_ref()
+                    .map_or((0, 0), |p| (p.shifts[j], p.masks[j]));
+                let codes = input.quasi_identifiers[j].codes;
+                (codes, shift, mask, &scaled[start..end])
+            })
             .collect();
-        let key_of = |row: u32| {
-            tables
+        let words = packed.as_ref().map(|p| p.words.as_slice());
+        let key_of = |row: u32| match words {
+            Some(words) => {
+                let word = words[row as usize];
+                tables
+                    .iter()
+                    .map(|&(_, shift, mask, table)| table[((word >> shift) & mask) as usize])
+                    .sum::<u64>()
+            }
+            None => tables
                 .iter()
-                .map(|&(codes, table)| table[codes[row as usize] as usize])
-                .sum::<u64>()
+                .map(|&(codes, _, _, table)| table[codes[row as usize] as usize])
+                .sum::<u64>(),
         };
         let mut counts: Vec<u32> = Vec::new();
         let mut rows: Vec<u32> = Vec::new();
@@ -561,26 +647,25 @@ impl Grouper {
         if keep_class_of {
             self.class_of.reserve(n);
         }
-        let parts = rayon::current_num_threads().min(MAX_PARTS);
-        // small key ranges keep the direct table (faster than threads), unless a test asks otherwise
-        let dense = self.ids.would_be_dense(radix, n) && self.parallel_min == 0;
-        if parts > 1
-            && n >= self.parallel_min()
-            && !dense
-            && n.saturating_mul(parts) < u32::MAX as usize
-        {
-            let (counts, rows) = group_in_parallel(
-                parts,
+        // a direct table that stays in cache beats the threads; a larger one misses the cache on most
+        // entries, as a large hash table does, so those go to the partitioned numbering (tests lower
+        // `parallel_min` to send every key range there)
+        let cached = radix <= DENSE_FLOOR && self.parallel_min == 0;
+        if rayon::current_num_threads() > 1 && n >= self.parallel_min() && !cached {
+            let numbered = number_keys(
                 n,
-                keep_class_of.then_some(&mut self.class_of),
-                &mut self.keys,
                 |i| key_of(row_at(i)),
-                &row_at,
                 &count_at,
+                keep_class_of.then_some(&mut self.class_of),
             );
+            let rows = numbered
+                .firsts
+                .iter()
+                .map(|&i| row_at(i as usize))
+                .collect();
             drop(tables);
             self.scaled = scaled;
-            return (counts, rows);
+            return (numbered.counts, rows);
         }
         let dense = self.ids.begin(radix, n);
         for i in 0..n {
@@ -685,98 +770,6 @@ impl Grouper {
 
 /// Fewest source entries grouped on several threads (below, the threads cost more than they save).
 const PARALLEL_MIN: usize = 1 << 16;
-/// Most key partitions of a parallel grouping.
-const MAX_PARTS: usize = 16;
-
-/// Groups `n` entries on `parts` threads with the same result as the sequential pass: class ids in order
-/// of first appearance, each class's size (the sum of `count_at`) and first row (`row_at`), and, when
-/// `class_of` is given, each entry's class. The keys are computed in parallel; each thread then numbers
-/// the keys of its own partition (a hash of the key) in entry order, so its classes are in order of first
-/// appearance among themselves; one pass over the entries' first appearances merges the partitions into
-/// the global order.
-fn group_in_parallel(
-    parts: usize,
-    n: usize,
-    class_of: Option<&mut Vec<u32>>,
-    keys: &mut Vec<u64>,
-    key_at: impl Fn(usize) -> u64 + Sync,
-    row_at: impl Fn(usize) -> u32 + Sync,
-    count_at: impl Fn(usize) -> u32 + Sync,
-) -> (Vec<u32>, Vec<u32>) {
-    use rayon::prelude::*;
-
-    let part_of = |key: u64| ((key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize) % parts;
-    (0..n).into_par_iter().map(&key_at).collect_into_vec(keys);
-    let keys = &*keys;
-    let keep = class_of.is_some();
-    struct Part {
-        /// First entry of each local class, ascending.
-        firsts: Vec<u32>,
-        counts: Vec<u32>,
-        /// Local class of each of the partition's entries, in entry order (when kept).
-        ids: Vec<u32>,
-    }
-    let partitions: Vec<Part> = (0..parts)
-        .into_par_iter()
-        .map(|p| {
-            let mut map: FxHashMap<u64, u32> = FxHashMap::default();
-            let mut part = Part {
-                firsts: Vec::new(),
-                counts: Vec::new(),
-                ids: Vec::new(),
-            };
-            for (i, &key) in keys.iter().enumerate() {
-                if part_of(key) != p {
-                    continue;
-                }
-                let next = part.firsts.len() as u32;
-                let id = *map.entry(key).or_insert(next);
-                if id == next {
-                    part.firsts.push(i as u32);
-                    part.counts.push(0);
-                }
-                part.counts[id as usize] += count_at(i);
-                if keep {
-                    part.ids.push(id);
-                }
-            }
-            part
-        })
-        .collect();
-    // global ids in order of first appearance: mark each class's first entry, then number the marks
-    let mut first_of = vec![u32::MAX; n];
-    for (p, part) in partitions.iter().enumerate() {
-        for (local, &first) in part.firsts.iter().enumerate() {
-            first_of[first as usize] = (local * parts + p) as u32;
-        }
-    }
-    let classes: usize = partitions.iter().map(|part| part.firsts.len()).sum();
-    let mut global: Vec<Vec<u32>> = partitions
-        .iter()
-        .map(|part| vec![0; part.firsts.len()])
-        .collect();
-    let mut counts = Vec::with_capacity(classes);
-    let mut rows = Vec::with_capacity(classes);
-    for (i, &mark) in first_of.iter().enumerate() {
-        if mark != u32::MAX {
-            let (local, p) = (mark as usize / parts, mark as usize % parts);
-            global[p][local] = counts.len() as u32;
-            counts.push(partitions[p].counts[local]);
-            rows.push(row_at(i));
-        }
-    }
-    if let Some(class_of) = class_of {
-        let mut cursors = vec![0usize; parts];
-        class_of.clear();
-        class_of.extend(keys.iter().map(|&key| {
-            let p = part_of(key);
-            let local = partitions[p].ids[cursors[p]];
-            cursors[p] += 1;
-            global[p][local as usize]
-        }));
-    }
-    (counts, rows)
-}
 
 /// Key → class id: a direct-address table for small key ranges, a hash map otherwise. Between calls the
 /// table is all empty (only the slots a call used are reset).

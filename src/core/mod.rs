@@ -10,6 +10,7 @@ pub mod fragmentation;
 pub mod groupify;
 pub mod input;
 pub mod key_groups;
+pub mod key_numbering;
 pub mod lattice;
 pub mod local;
 pub mod loss;

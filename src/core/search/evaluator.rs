@@ -69,13 +69,21 @@ impl<'a> Evaluator<'a> {
         metric: MetricKind,
         control: &'a dyn Control,
     ) -> Self {
-        let min_class_size = models.iter().map(|m| m.min_class_size()).max().unwrap_or(1);
-        let lattice = Lattice::new(input.max_levels());
-        let dims = lattice.dimensions();
-        let mut grouper = Grouper::new(input);
-        // slots read only by models that need the set of values keep bitsets instead of histograms
-        grouper.keep_value_sets_only(
-            (0..input.sensitive.len())
+        let mut ev = Self::with_grouper(
+            input,
+            models,
+            (max_suppressed, metric),
+            control,
+            Grouper::new(input),
+        );
+        ev.keep_value_sets(models);
+        ev
+    }
+
+    /// Slots read only by models that need the set of values keep bitsets instead of histograms.
+    fn keep_value_sets(&mut self, models: &[Box<dyn PrivacyModel>]) {
+        self.grouper.keep_value_sets_only(
+            (0..self.input.sensitive.len())
                 .map(|slot| {
                     let mut readers = models
                         .iter()
@@ -85,6 +93,19 @@ impl<'a> Evaluator<'a> {
                 })
                 .collect(),
         );
+    }
+
+    /// A checker grouping with `grouper` (made for `input`).
+    fn with_grouper(
+        input: &'a EngineInput<'a>,
+        models: &'a [Box<dyn PrivacyModel>],
+        (max_suppressed, metric): (u64, MetricKind),
+        control: &'a dyn Control,
+        grouper: Grouper,
+    ) -> Self {
+        let min_class_size = models.iter().map(|m| m.min_class_size()).max().unwrap_or(1);
+        let lattice = Lattice::new(input.max_levels());
+        let dims = lattice.dimensions();
         Self {
             input,
             lattice,
@@ -160,13 +181,15 @@ impl<'a> Evaluator<'a> {
     where
         'a: 'b,
     {
-        Evaluator::new(
+        let mut sibling = Evaluator::with_grouper(
             self.input,
             models,
-            self.max_suppressed,
-            self.metric,
+            (self.max_suppressed, self.metric),
             self.control,
-        )
+            self.grouper.sibling(),
+        );
+        sibling.keep_value_sets(models);
+        sibling
     }
 
     /// Counts a sibling's `(checks, grouping work)` in this run's statistics.
