@@ -315,23 +315,11 @@ impl PackedRecords {
         if columns.len() < 2 {
             return None;
         }
-        let mut shifts = Vec::with_capacity(columns.len());
-        let mut masks = Vec::with_capacity(columns.len());
-        let mut shift = 0u32;
-        for qi in columns {
-            let bound = qi.hierarchy.codes(0).len() as u64;
-            let bits = u64::BITS - bound.saturating_sub(1).leading_zeros();
-            if shift + bits > u64::BITS {
-                return None;
-            }
-            shifts.push(shift);
-            masks.push(if bits == 0 {
-                0
-            } else {
-                u64::MAX >> (u64::BITS - bits)
-            });
-            shift += bits;
-        }
+        let bounds: Vec<u64> = columns
+            .iter()
+            .map(|qi| qi.hierarchy.codes(0).len() as u64)
+            .collect();
+        let (shifts, masks) = Self::layout(&bounds)?;
         let mut words = Vec::new();
         (0..input.rows)
             .into_par_iter()
@@ -348,6 +336,28 @@ impl PackedRecords {
             shifts,
             masks,
         })
+    }
+
+    /// The shift and mask of each column whose codes are below `bounds[j]`, or `None` past 64 bits.
+    fn layout(bounds: &[u64]) -> Option<(Vec<u32>, Vec<u64>)> {
+        let mut shifts = Vec::with_capacity(bounds.len());
+        let mut masks = Vec::with_capacity(bounds.len());
+        let mut shift = 0u32;
+        for &bound in bounds {
+            let bits = u64::BITS - bound.saturating_sub(1).leading_zeros();
+            if shift + bits > u64::BITS {
+                return None;
+            }
+            // a column of one code takes no bits (and no shift, which could otherwise reach 64)
+            shifts.push(if bits == 0 { 0 } else { shift });
+            masks.push(if bits == 0 {
+                0
+            } else {
+                u64::MAX >> (u64::BITS - bits)
+            });
+            shift += bits;
+        }
+        Some((shifts, masks))
     }
 }
 
@@ -416,7 +426,9 @@ impl Grouper {
         }
     }
 
-    /// A grouper for the same input as `self`, sharing its packed records.
+    /// A grouper for the same input as `self`, sharing its packed records. Like a new grouper, it
+    /// keeps histograms for every sensitive slot until told otherwise
+    /// ([`Grouper::keep_value_sets_only`]).
     pub fn sibling(&self) -> Self {
         Self {
             labels: self.labels.clone(),
@@ -934,6 +946,23 @@ mod tests {
         Table::from_rows(&["a", "b"], &rows_ref)
     }
 
+    #[test]
+    fn packed_layout_skips_single_code_columns_and_stops_past_64_bits() {
+        // eight columns of 256 codes fill 64 bits; a constant column after them takes no bits
+        let mut bounds = vec![256u64; 8];
+        bounds.push(1);
+        let (shifts, masks) = PackedRecords::layout(&bounds).unwrap();
+        assert_eq!(shifts, [0, 8, 16, 24, 32, 40, 48, 56, 0]);
+        assert_eq!(masks[..8], [255; 8]);
+        assert_eq!(masks[8], 0);
+        let (shifts, masks) = PackedRecords::layout(&[1 << 40, 1 << 24]).unwrap();
+        assert_eq!(
+            (shifts, masks),
+            (vec![0, 40], vec![(1 << 40) - 1, (1 << 24) - 1])
+        );
+        assert!(PackedRecords::layout(&[1 << 40, (1 << 24) + 1]).is_none());
+    }
+
     /// A three-level hierarchy over column `j`: the value, the value modulo `groups`, `*`.
     fn modulo_hierarchy(table: &Table, j: usize, groups: u32) -> GeneralizationMap {
         let text = table
@@ -991,18 +1020,29 @@ mod tests {
                 sequential.parallel_min = usize::MAX;
                 let mut parallel = Grouper::new(&input);
                 parallel.parallel_min = 1;
+                // codes read column by column instead of from the packed words, and a sibling
+                let mut unpacked = Grouper::new(&input);
+                proptest::prop_assert!(unpacked.packed.is_some());
+                unpacked.packed = None;
+                unpacked.parallel_min = 1;
+                let mut sibling = parallel.sibling();
+                sibling.parallel_min = usize::MAX;
                 let s0 = sequential.group_rows(&input, &[0, 0], true);
-                let p0 = parallel.group_rows(&input, &[0, 0], true);
-                proptest::prop_assert_eq!(sequential.class_of(), parallel.class_of());
+                let s0_classes = sequential.class_of().to_vec();
                 let top = [levels.0, levels.1];
                 let s1 = sequential.rollup(&input, &s0, &top);
-                let p1 = parallel.rollup(&input, &p0, &top);
-                proptest::prop_assert_eq!(sequential.class_of(), parallel.class_of());
-                for (s, p) in [(&s0, &p0), (&s1, &p1)] {
-                    proptest::prop_assert_eq!(s.counts(), p.counts());
-                    proptest::prop_assert_eq!(s.representative_rows(), p.representative_rows());
-                    for c in 0..s.len() {
-                        proptest::prop_assert_eq!(s.histogram(0, c), p.histogram(0, c));
+                let s1_classes = sequential.class_of().to_vec();
+                for other in [&mut parallel, &mut unpacked, &mut sibling] {
+                    let o0 = other.group_rows(&input, &[0, 0], true);
+                    proptest::prop_assert_eq!(&s0_classes[..], other.class_of());
+                    let o1 = other.rollup(&input, &o0, &top);
+                    proptest::prop_assert_eq!(&s1_classes[..], other.class_of());
+                    for (s, p) in [(&s0, &o0), (&s1, &o1)] {
+                        proptest::prop_assert_eq!(s.counts(), p.counts());
+                        proptest::prop_assert_eq!(s.representative_rows(), p.representative_rows());
+                        for c in 0..s.len() {
+                            proptest::prop_assert_eq!(s.histogram(0, c), p.histogram(0, c));
+                        }
                     }
                 }
                 Ok(())

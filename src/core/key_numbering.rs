@@ -23,8 +23,9 @@ pub struct Numbered {
     pub counts: Vec<u32>,
 }
 
-/// Entries per partition aimed at: a partition's table then holds at most this many keys (about 16
-/// bytes each with the table's slack), well inside a core's L2 cache.
+/// Entries per partition aimed at: a partition's table then holds about this many keys at most (about
+/// 16 bytes each with the table's slack), well inside a core's L2 cache. Past 2^24 entries the cap on
+/// partitions makes them larger.
 const PARTITION_ENTRIES: usize = 1 << 13;
 /// Most partitions (as a power of two): beyond this, scattering writes to more streams than a core
 /// keeps in flight.
@@ -36,13 +37,17 @@ const CLASS_RANGE: usize = 1 << 15;
 
 /// Numbers the keys of entries `0..n` (`key_at(i)`) densely in order of first appearance. Returns each
 /// class's first entry and size (the sum of `count_at` over its entries) and, when `ids` is given, fills
-/// it with each entry's class. `n` must fit a `u32`.
+/// it with each entry's class.
+///
+/// # Panics
+/// When `n` does not fit a `u32` (entries are numbered as `u32`).
 pub fn number_keys(
     n: usize,
     key_at: impl Fn(usize) -> u64 + Sync,
     count_at: impl Fn(usize) -> u32 + Sync,
     ids: Option<&mut Vec<u32>>,
 ) -> Numbered {
+    assert!(u32::try_from(n).is_ok(), "{n} entries do not fit u32 ids");
     let wanted = n.div_ceil(PARTITION_ENTRIES).next_power_of_two();
     let bits = wanted.trailing_zeros().clamp(1, MAX_PARTITION_BITS);
     let layout = Layout {
@@ -101,7 +106,7 @@ fn number_in_partitions(
     let part_of = |key: u64| (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize;
     let chunks = n.div_ceil(chunk);
     // 1. every chunk's entries in partition order (a counting sort by partition)
-    let scattered: Vec<Scattered> = (0..chunks)
+    let mut scattered: Vec<Scattered> = (0..chunks)
         .into_par_iter()
         .map_init(Vec::new, |keys: &mut Vec<u64>, c| {
             let range = c * chunk..((c + 1) * chunk).min(n);
@@ -134,14 +139,22 @@ fn number_in_partitions(
     // 2. each partition numbered on its own, its first entries marked in a bitmap of all entries
     let keep = ids.is_some();
     let is_first: Vec<AtomicU64> = (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
-    let partitions: Vec<Partition> = (0..parts)
+    let mut partitions: Vec<Partition> = (0..parts)
         .into_par_iter()
         .map_init(FxHashMap::<u64, u32>::default, |table, p| {
             table.clear();
+            let entries = if keep {
+                scattered
+                    .iter()
+                    .map(|s| (s.offsets[p + 1] - s.offsets[p]) as usize)
+                    .sum()
+            } else {
+                0
+            };
             let mut part = Partition {
                 firsts: Vec::new(),
                 counts: Vec::new(),
-                locals: Vec::new(),
+                locals: Vec::with_capacity(entries),
             };
             for (c, s) in scattered.iter().enumerate() {
                 let (start, end) = (s.offsets[p] as usize, s.offsets[p + 1] as usize);
@@ -164,6 +177,11 @@ fn number_in_partitions(
             part
         })
         .collect();
+    // the keys and counts are read: only the entries' places are needed from here on
+    for s in &mut scattered {
+        s.keys = Vec::new();
+        s.counts = Vec::new();
+    }
     // 3. a class's global id is the number of first entries before its own
     let words: Vec<u64> = is_first.into_iter().map(AtomicU64::into_inner).collect();
     let mut before = Vec::with_capacity(words.len());
@@ -209,6 +227,10 @@ fn number_in_partitions(
                 }
             }
         });
+    for part in &mut partitions {
+        part.firsts = Vec::new();
+        part.counts = Vec::new();
+    }
     // 4. each entry's class, chunk by chunk: a partition's locals are stored chunk after chunk
     if let Some(ids) = ids {
         let mut starts = vec![0u32; parts];
@@ -283,6 +305,26 @@ mod tests {
         let numbered = number_keys(0, |_| 0, |_| 1, Some(&mut ids));
         assert_eq!(numbered, Numbered::default());
         assert!(ids.is_empty());
+    }
+
+    #[test]
+    fn several_chunks_and_class_ranges_equal_the_sequential_pass() {
+        // past one scatter chunk (u16 places) and one class range, on a pool of three threads
+        let n = 3 * CHUNK + 17;
+        let keys: Vec<u64> = (0..n as u64)
+            .map(|i| (i.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 20) % 150_000)
+            .collect();
+        let counts: Vec<u32> = (0..n).map(|i| (i % 3) as u32 + 1).collect();
+        let (expected, expected_ids) = sequential(&keys, &counts);
+        assert!(expected.firsts.len() > 2 * CLASS_RANGE);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let mut ids = Vec::new();
+        let numbered = pool.install(|| number_keys(n, |i| keys[i], |i| counts[i], Some(&mut ids)));
+        assert_eq!(numbered, expected);
+        assert_eq!(ids, expected_ids);
     }
 
     proptest! {

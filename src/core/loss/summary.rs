@@ -42,6 +42,7 @@ impl NodeSummary {
             min_kept_class: u64::MAX,
             ..Default::default()
         };
+        debug_assert_eq!(kept.len(), set.len());
         // one branch-free pass over the sizes (whether a class is kept does not follow a pattern the
         // processor could predict); a size is below 2^32, so its square fits a u64
         for (&count, &keep) in set.counts().iter().zip(kept) {
