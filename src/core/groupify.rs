@@ -426,6 +426,19 @@ impl Grouper {
         }
     }
 
+    /// Reads the code of record `row` in quasi-identifier `j` of `input` (the grouper's input), from the
+    /// packed words when there are: all of a record's codes then cost one cache miss.
+    pub fn code_reader<'s>(
+        &'s self,
+        input: &'s EngineInput<'s>,
+    ) -> impl Fn(u32, usize) -> u32 + 's {
+        let packed = self.packed.as_deref();
+        move |row, j| match packed {
+            Some(p) => ((p.words[row as usize] >> p.shifts[j]) & p.masks[j]) as u32,
+            None => input.quasi_identifiers[j].codes[row as usize],
+        }
+    }
+
     /// A grouper for the same input as `self`, sharing its packed records. Like a new grouper, it
     /// keeps histograms for every sensitive slot until told otherwise
     /// ([`Grouper::keep_value_sets_only`]).

@@ -1,5 +1,6 @@
 //! Integer aggregates of a classified frequency set: everything the metrics need.
 
+use crate::core::data::Hierarchy;
 use crate::core::groupify::FrequencySet;
 use crate::core::input::EngineInput;
 
@@ -28,13 +29,14 @@ pub struct NodeSummary {
 
 impl NodeSummary {
     /// Summarises `set` where `kept[i]` says whether class i passes. `suppressed_spans` is only filled
-    /// when `with_spans` (granularity needs it).
+    /// when `spans` gives the reader of a record's codes (`spans(row, column)`; granularity needs
+    /// them).
     pub fn new(
         input: &EngineInput<'_>,
         set: &FrequencySet,
         kept: &[bool],
         min_class_size: u64,
-        with_spans: bool,
+        spans: Option<impl Fn(u32, usize) -> u32>,
     ) -> Self {
         let mut s = NodeSummary {
             classes: set.len() as u64,
@@ -57,15 +59,23 @@ impl NodeSummary {
             s.max_kept_class = s.max_kept_class.max(c & kept_mask);
             s.suppressed_records += c & !kept_mask;
         }
-        if with_spans && s.suppressed_records > 0 {
+        if let Some(code_of) = spans.filter(|_| s.suppressed_records > 0) {
             let levels = set.levels();
+            let columns: Vec<(&[u32], &Hierarchy, usize)> = input
+                .quasi_identifiers
+                .iter()
+                .zip(levels)
+                .map(|(q, &level)| {
+                    let level = level as usize;
+                    (q.hierarchy.codes(level), q.hierarchy.hierarchy(), level)
+                })
+                .collect();
             let suppressed = set.counts().iter().zip(kept).zip(set.representative_rows());
             for ((&count, _), &row) in suppressed.filter(|((_, &keep), _)| !keep) {
-                for (j, q) in input.quasi_identifiers.iter().enumerate() {
-                    let level = levels[j] as usize;
-                    let label = q.hierarchy.codes(level)[q.codes[row as usize] as usize];
+                for (j, &(labels, hierarchy, level)) in columns.iter().enumerate() {
+                    let label = labels[code_of(row, j) as usize];
                     s.suppressed_spans[j] +=
-                        u64::from(count) * (q.hierarchy.hierarchy().leaves_under(level, label) - 1);
+                        u64::from(count) * (hierarchy.leaves_under(level, label) - 1);
                 }
             }
         }

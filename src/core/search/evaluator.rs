@@ -346,7 +346,8 @@ impl<'a> Evaluator<'a> {
             set,
             &self.kept,
             self.loss.min_class_size(),
-            self.with_spans,
+            self.with_spans
+                .then(|| self.grouper.code_reader(self.input)),
         )
     }
 
