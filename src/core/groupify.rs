@@ -286,8 +286,8 @@ pub struct Grouper {
     scaled: Vec<u64>,
     /// Largest radix product before keys are renumbered; 0 means `u64::MAX` (tests lower it).
     radix_limit: u64,
-    /// Fewest entries grouped in parallel; 0 means [`PARALLEL_MIN`] (tests lower it, which also sends
-    /// small key ranges to the parallel path).
+    /// Fewest entries grouped in partitions; 0 means [`PARALLEL_MIN`] (tests lower it, which also
+    /// sends small key ranges to the partitioned path).
     parallel_min: usize,
     /// Source classes (or records) read so far: the work grouping has done.
     processed: u64,
@@ -672,11 +672,11 @@ impl Grouper {
         if keep_class_of {
             self.class_of.reserve(n);
         }
-        // a direct table that stays in cache beats the threads; a larger one misses the cache on most
-        // entries, as a large hash table does, so those go to the partitioned numbering (tests lower
-        // `parallel_min` to send every key range there)
+        // a direct table that stays in cache beats partitioning; a larger one misses the cache on most
+        // entries, as a large hash table does, so those go to the partitioned numbering, on one thread
+        // too (tests lower `parallel_min` to send every key range there)
         let cached = radix <= DENSE_FLOOR && self.parallel_min == 0;
-        if rayon::current_num_threads() > 1 && n >= self.parallel_min() && !cached {
+        if n >= self.parallel_min() && !cached {
             let numbered = number_keys(
                 n,
                 |i| key_of(row_at(i)),
@@ -793,7 +793,8 @@ impl Grouper {
     }
 }
 
-/// Fewest source entries grouped on several threads (below, the threads cost more than they save).
+/// Fewest source entries grouped in partitions on the job's threads (below, scattering them costs more
+/// than it saves).
 const PARALLEL_MIN: usize = 1 << 16;
 
 /// Key → class id: a direct-address table for small key ranges, a hash map otherwise. Between calls the
