@@ -286,9 +286,9 @@ pub struct Grouper {
     scaled: Vec<u64>,
     /// Largest radix product before keys are renumbered; 0 means `u64::MAX` (tests lower it).
     radix_limit: u64,
-    /// Fewest entries grouped in partitions; 0 means [`PARALLEL_MIN`] (tests lower it, which also
+    /// Fewest entries grouped in partitions; 0 means [`PARTITION_MIN`] (tests lower it, which also
     /// sends small key ranges to the partitioned path).
-    parallel_min: usize,
+    partition_min: usize,
     /// Source classes (or records) read so far: the work grouping has done.
     processed: u64,
     /// `value_sets[s]`: keep only the value sets of sensitive slot `s`, not its histograms.
@@ -502,11 +502,11 @@ impl Grouper {
         }
     }
 
-    fn parallel_min(&self) -> usize {
-        if self.parallel_min == 0 {
-            PARALLEL_MIN
+    fn partition_min(&self) -> usize {
+        if self.partition_min == 0 {
+            PARTITION_MIN
         } else {
-            self.parallel_min
+            self.partition_min
         }
     }
 
@@ -674,9 +674,9 @@ impl Grouper {
         }
         // a direct table that stays in cache beats partitioning; a larger one misses the cache on most
         // entries, as a large hash table does, so those go to the partitioned numbering, on one thread
-        // too (tests lower `parallel_min` to send every key range there)
-        let cached = radix <= DENSE_FLOOR && self.parallel_min == 0;
-        if n >= self.parallel_min() && !cached {
+        // too (tests lower `partition_min` to send every key range there)
+        let cached = radix <= DENSE_FLOOR && self.partition_min == 0;
+        if n >= self.partition_min() && !cached {
             let numbered = number_keys(
                 n,
                 |i| key_of(row_at(i)),
@@ -795,7 +795,7 @@ impl Grouper {
 
 /// Fewest source entries grouped in partitions on the job's threads (below, scattering them costs more
 /// than it saves).
-const PARALLEL_MIN: usize = 1 << 16;
+const PARTITION_MIN: usize = 1 << 16;
 
 /// Key → class id: a direct-address table for small key ranges, a hash map otherwise. Between calls the
 /// table is all empty (only the slots a call used are reset).
@@ -1031,16 +1031,16 @@ mod tests {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
             pool.install(|| {
                 let mut sequential = Grouper::new(&input);
-                sequential.parallel_min = usize::MAX;
+                sequential.partition_min = usize::MAX;
                 let mut parallel = Grouper::new(&input);
-                parallel.parallel_min = 1;
+                parallel.partition_min = 1;
                 // codes read column by column instead of from the packed words, and a sibling
                 let mut unpacked = Grouper::new(&input);
                 proptest::prop_assert!(unpacked.packed.is_some());
                 unpacked.packed = None;
-                unpacked.parallel_min = 1;
+                unpacked.partition_min = 1;
                 let mut sibling = parallel.sibling();
-                sibling.parallel_min = usize::MAX;
+                sibling.partition_min = usize::MAX;
                 let s0 = sequential.group_rows(&input, &[0, 0], true);
                 let s0_classes = sequential.class_of().to_vec();
                 let top = [levels.0, levels.1];
