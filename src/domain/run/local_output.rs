@@ -2,7 +2,7 @@
 //! coverage checks the verifier runs, and the report's analyses (loss measures, risk, achieved privacy)
 //! over the published groups.
 
-use std::collections::{HashMap, HashSet};
+use rayon::prelude::*;
 
 use crate::core::data::Table;
 use crate::core::local::{CellTexts, Recoding, SUPPRESSED_GROUP};
@@ -133,9 +133,13 @@ pub fn rendering<'a>(
 
 /// How the verifier checks each published quasi-identifier, from the spec's inputs only: ancestor
 /// labels of every value by hierarchy, numbers, or the declared order.
-pub fn coverage(table: &Table, prepared: &ResolvedJob, plan: &LocalPlan) -> Vec<ColumnCoverage> {
+pub fn coverage<'a>(
+    table: &'a Table,
+    prepared: &ResolvedJob,
+    plan: &'a LocalPlan,
+) -> Vec<ColumnCoverage<'a>> {
     plan.attributes
-        .iter()
+        .par_iter()
         .filter_map(|(c, domain)| {
             let column = prepared.output.iter().position(|o| o == c)?;
             let values = &table.column(*c).dictionary;
@@ -145,10 +149,10 @@ pub fn coverage(table: &Table, prepared: &ResolvedJob, plan: &LocalPlan) -> Vec<
                         .values()
                         .enumerate()
                         .map(|(code, value)| {
-                            let labels: HashSet<String> = (0..=map.max_level())
-                                .map(|level| map.label(level, code as u32).to_string())
+                            let labels: Vec<&str> = (0..=map.max_level())
+                                .map(|level| map.label(level, code as u32))
                                 .collect();
-                            (value.to_string(), labels)
+                            (value, labels)
                         })
                         .collect(),
                 ),
@@ -159,14 +163,13 @@ pub fn coverage(table: &Table, prepared: &ResolvedJob, plan: &LocalPlan) -> Vec<
                 {
                     Coverage::Numeric
                 }
-                LocalDomain::Ordered(order) => {
-                    let position: HashMap<String, usize> = values
+                LocalDomain::Ordered(order) => Coverage::Ordinal(
+                    values
                         .values()
                         .enumerate()
-                        .map(|(code, value)| (value.to_string(), order.rank(code as u32) as usize))
-                        .collect();
-                    Coverage::Ordinal(position)
-                }
+                        .map(|(code, value)| (value, order.rank(code as u32) as usize))
+                        .collect(),
+                ),
             };
             Some(ColumnCoverage { column, coverage })
         })

@@ -5,8 +5,6 @@
 //! of the value's ancestors in the spec's hierarchy; a range `[low .. high]` must hold the value by number
 //! (numeric attributes) or by position in the order (ordinal, date and date-time attributes).
 
-use std::collections::{HashMap, HashSet};
-
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
@@ -16,22 +14,22 @@ use super::error::VerificationError;
 
 /// How the cells of one published quasi-identifier column are checked.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Coverage {
-    /// By hierarchy: every original value's ancestor labels (the value itself included).
-    Labels(HashMap<String, HashSet<String>>),
+pub enum Coverage<'a> {
+    /// By hierarchy: every original value's ancestor labels (the value itself may be among them).
+    Labels(FxHashMap<&'a str, Vec<&'a str>>),
     /// By number.
     Numeric,
     /// By position in the order of every value.
-    Ordinal(HashMap<String, usize>),
+    Ordinal(FxHashMap<&'a str, usize>),
 }
 
 /// A published quasi-identifier column and how its cells are checked.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ColumnCoverage {
+pub struct ColumnCoverage<'a> {
     /// Output column index.
     pub column: usize,
     /// The check.
-    pub coverage: Coverage,
+    pub coverage: Coverage<'a>,
 }
 
 /// Checks that the output lists every record once (`records` of them, or those not suppressed when
@@ -39,7 +37,7 @@ pub struct ColumnCoverage {
 /// their record's original value.
 pub fn verify_recoded(
     rendering: &Rendering<'_>,
-    columns: &[ColumnCoverage],
+    columns: &[ColumnCoverage<'_>],
     expected: usize,
     allowed_uncovered: u64,
 ) -> Result<(), VerificationError> {
@@ -105,7 +103,7 @@ const COVERAGE_BLOCK: usize = 1 << 16;
 
 /// Whether the published text covers the original value.
 #[cfg(test)]
-fn covers(coverage: &Coverage, published: &str, original: &str) -> bool {
+fn covers(coverage: &Coverage<'_>, published: &str, original: &str) -> bool {
     let labels = LabelIds::new(coverage);
     covered(
         published,
@@ -138,12 +136,12 @@ fn covered(published: &str, cell: &Cell, original: &str, value: &Original) -> bo
 struct LabelIds<'c>(FxHashMap<&'c str, u32>);
 
 impl<'c> LabelIds<'c> {
-    fn new(coverage: &'c Coverage) -> Self {
+    fn new(coverage: &Coverage<'c>) -> Self {
         let mut ids: FxHashMap<&'c str, u32> = FxHashMap::default();
         if let Coverage::Labels(ancestors) = coverage {
-            for label in ancestors.values().flatten() {
+            for &label in ancestors.values().flatten() {
                 let next = ids.len() as u32;
-                ids.entry(label.as_str()).or_insert(next);
+                ids.entry(label).or_insert(next);
             }
         }
         Self(ids)
@@ -161,14 +159,14 @@ enum Original {
 }
 
 impl Original {
-    fn new(coverage: &Coverage, labels: &LabelIds<'_>, original: &str) -> Self {
+    fn new(coverage: &Coverage<'_>, labels: &LabelIds<'_>, original: &str) -> Self {
         match coverage {
             Coverage::Labels(ancestors) => Original::Ancestors(
                 ancestors
                     .get(original)
                     .map(|set| {
                         set.iter()
-                            .filter_map(|l| labels.0.get(l.as_str()).copied())
+                            .filter_map(|l| labels.0.get(l).copied())
                             .collect()
                     })
                     .unwrap_or_default(),
@@ -190,7 +188,7 @@ enum Cell {
 }
 
 impl Cell {
-    fn new(coverage: &Coverage, labels: &LabelIds<'_>, published: &str) -> Self {
+    fn new(coverage: &Coverage<'_>, labels: &LabelIds<'_>, published: &str) -> Self {
         match coverage {
             Coverage::Labels(_) => Cell::Label(labels.0.get(published).copied()),
             Coverage::Numeric => Cell::Numbers(
@@ -288,10 +286,10 @@ mod tests {
         assert!(!covers(&Coverage::Numeric, "20-29", "25"));
         assert!(covers(&Coverage::Numeric, "25", "25"));
         assert!(covers(&Coverage::Numeric, "*", "25"));
-        let order: HashMap<String, usize> = ["Preschool", "Some-college", "Bachelors", "Masters"]
-            .iter()
+        let order: FxHashMap<&str, usize> = ["Preschool", "Some-college", "Bachelors", "Masters"]
+            .into_iter()
             .enumerate()
-            .map(|(i, v)| (v.to_string(), i))
+            .map(|(i, v)| (v, i))
             .collect();
         let ordinal = Coverage::Ordinal(order);
         assert!(covers(&ordinal, "[Some-college .. Masters]", "Bachelors"));
@@ -301,10 +299,7 @@ mod tests {
             "Some-college"
         ));
         assert!(!covers(&ordinal, "[Some-college .. Bachelors]", "Masters"));
-        let labels = Coverage::Labels(HashMap::from([(
-            "47677".to_string(),
-            HashSet::from(["4767*".to_string(), "*".to_string()]),
-        )]));
+        let labels = Coverage::Labels(FxHashMap::from_iter([("47677", vec!["4767*", "*"])]));
         assert!(covers(&labels, "4767*", "47677"));
         assert!(!covers(&labels, "4790*", "47677"));
     }
