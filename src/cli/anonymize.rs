@@ -2,9 +2,13 @@
 //! relative to the spec, runs the search, and writes the output CSV and the report. Output files are written
 //! to a temporary name and renamed, so a failed run leaves no partial file.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use rayon::prelude::*;
 
 use super::input::read_input;
 use super::progress::TerminalProgress;
@@ -27,8 +31,13 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
     let format = input_format(&spec.csv).map_err(|e| super::spec_problems(&e))?;
     let output_encoding = output_encoding(&spec.csv).map_err(|e| super::spec_problems(&e))?;
     let progress = TerminalProgress::new(args.quiet);
-    let (table, options) = read_input(&args.input, &format, args.csv_field_limit)?;
-    let resolve = hierarchies_beside(&args.spec);
+    // the hierarchy files are parsed on the job's threads while the input is read
+    let (input, preloaded) = rayon::join(
+        || read_input(&args.input, &format, args.csv_field_limit),
+        || preload_hierarchies(&spec, &args.spec),
+    );
+    let (table, options) = input?;
+    let resolve = preloaded.resolver();
     let completed = run_job(&table, &spec, &resolve, &progress);
     // on an error the bar is cleared when `progress` is dropped, before the caller prints the error
     let completed = completed.map_err(|e| match e {
@@ -153,6 +162,65 @@ pub(super) fn read_job_spec(path: &Path) -> Result<JobSpec, String> {
     let bytes = std::fs::read(path)
         .map_err(|e| format!("cannot read spec {}: {}", path.display(), e.kind()))?;
     JobSpec::from_json(&bytes).map_err(|e| format!("spec {}: {e}", path.display()))
+}
+
+/// Hierarchy files a spec names, read and parsed ahead of the run; each result is handed out once, and
+/// anything else (a second use of a file, an inline hierarchy) is loaded when asked for.
+struct Preloaded {
+    base: PathBuf,
+    files: Mutex<HashMap<(String, Option<String>), Result<Resolved, String>>>,
+}
+
+impl Preloaded {
+    fn resolver(&self) -> impl Fn(&HierarchySpec) -> Result<Resolved, String> + '_ {
+        move |source| {
+            if let HierarchySpec::Path { path, delimiter } = source {
+                let key = (path.clone(), delimiter.clone());
+                let taken = match self.files.lock() {
+                    Ok(mut files) => files.remove(&key),
+                    Err(poisoned) => poisoned.into_inner().remove(&key),
+                };
+                if let Some(loaded) = taken {
+                    return loaded;
+                }
+            }
+            load_hierarchy(&self.base, source)
+        }
+    }
+}
+
+/// Reads and parses the distinct hierarchy files of `spec` (paths relative to the spec file at
+/// `spec_path`) side by side on the caller's rayon pool.
+fn preload_hierarchies(spec: &JobSpec, spec_path: &Path) -> Preloaded {
+    let base = spec_path
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let mut sources: Vec<&HierarchySpec> = Vec::new();
+    for attribute in spec.attributes.values() {
+        if let Some(source @ HierarchySpec::Path { path, delimiter }) = &attribute.hierarchy {
+            let repeated = sources.iter().any(|s| {
+                matches!(s, HierarchySpec::Path { path: p, delimiter: d } if p == path && d == delimiter)
+            });
+            if !repeated {
+                sources.push(source);
+            }
+        }
+    }
+    let files = sources
+        .par_iter()
+        .filter_map(|source| match source {
+            HierarchySpec::Path { path, delimiter } => Some((
+                (path.clone(), delimiter.clone()),
+                load_hierarchy(&base, source),
+            )),
+            _ => None,
+        })
+        .collect();
+    Preloaded {
+        base,
+        files: Mutex::new(files),
+    }
 }
 
 /// Loads the hierarchies a spec refers to, with paths relative to the spec's directory.

@@ -19,7 +19,10 @@ pub fn parse_arx_hierarchy(bytes: &[u8], delimiter: u8) -> Result<Hierarchy, Cod
         .has_headers(false)
         .flexible(true)
         .from_reader(CsvGuard::new(bytes, delimiter, MAX_LABEL_BYTES));
-    let mut rows: Vec<Vec<String>> = Vec::new();
+    // every label's text back to back, and each row's label ends: one allocation for all labels
+    let mut text = String::with_capacity(bytes.len());
+    let mut ends: Vec<usize> = Vec::new();
+    let mut widths: Vec<usize> = Vec::new();
     for record in reader.byte_records() {
         let record = record.map_err(|e| {
             let line = e.position().map_or(0, |p| p.line());
@@ -33,16 +36,33 @@ pub fn parse_arx_hierarchy(bytes: &[u8], delimiter: u8) -> Result<Hierarchy, Cod
             }
         })?;
         let line = record.position().map_or(0, |p| p.line());
-        let mut row = Vec::with_capacity(record.len());
         for (index, field) in record.iter().enumerate() {
-            let text = std::str::from_utf8(field).map_err(|_| CodecError::InvalidUtf8 {
+            let label = std::str::from_utf8(field).map_err(|_| CodecError::InvalidUtf8 {
                 line,
                 column: index + 1,
             })?;
-            row.push(text.to_string());
+            text.push_str(label);
+            ends.push(text.len());
         }
-        rows.push(row);
+        widths.push(record.len());
     }
+    let mut start = 0;
+    let mut at = 0;
+    let rows: Vec<Vec<&str>> = widths
+        .iter()
+        .map(|&width| {
+            let row = ends[at..at + width]
+                .iter()
+                .map(|&end| {
+                    let label = &text[start..end];
+                    start = end;
+                    label
+                })
+                .collect();
+            at += width;
+            row
+        })
+        .collect();
     Ok(Hierarchy::from_rows(&rows)?)
 }
 
