@@ -8,6 +8,7 @@ pub mod engine;
 pub mod error;
 pub mod fragmentation;
 pub mod groupify;
+pub mod identifiers;
 pub mod input;
 pub mod key_groups;
 pub mod key_numbering;
