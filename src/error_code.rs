@@ -196,6 +196,9 @@ error_codes! {
     InvalidDependency = "invalid_dependency",
     /// An option does not apply to the chosen algorithm.
     UnsupportedOption = "unsupported_option",
+    /// A pseudonym operator without a key (the CLI's `--pseudonym-key-file` or
+    /// `ANONYMIZER_PSEUDONYM_KEY`), or a key the operator cannot use.
+    PseudonymKeyMissing = "pseudonym_key_missing",
     /// A published table misses a column, or a cell that is neither a value, a hierarchy label, a range
     /// of its column's values nor `*`, or more rows than its original.
     PublishedUnreadable = "published_unreadable",

@@ -17,10 +17,11 @@ use crate::codec::encoding::EncodingWriter;
 use crate::codec::{parse_arx_hierarchy, CsvOptions};
 use crate::core::control::{Control, Stage};
 use crate::core::engine::Outcome;
+use crate::core::identifiers::PseudonymKey;
 use crate::domain::analysis::warnings::refuse;
 use crate::domain::resolve::document::parse_hierarchy_document;
 use crate::domain::resolve::{input_format, output_encoding};
-use crate::domain::run::{run_job, RunError};
+use crate::domain::run::{run_job_with_key, RunError};
 use crate::domain::spec::HierarchySpec;
 use crate::domain::{JobSpec, Report, Resolved};
 
@@ -38,7 +39,8 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
     );
     let (table, options) = input?;
     let resolve = preloaded.resolver();
-    let completed = run_job(&table, &spec, &resolve, &progress);
+    let key = pseudonym_key(args.pseudonym_key_file.as_deref())?;
+    let completed = run_job_with_key(&table, &spec, &resolve, &progress, key.as_ref());
     // on an error the bar is cleared when `progress` is dropped, before the caller prints the error
     let completed = completed.map_err(|e| match e {
         RunError::Spec(e) => super::spec_problems(&e),
@@ -97,6 +99,40 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The environment variable holding the pseudonym key when no key file is given.
+pub const PSEUDONYM_KEY_VARIABLE: &str = "ANONYMIZER_PSEUDONYM_KEY";
+
+/// The pseudonym key of `--pseudonym-key-file`, else of [`PSEUDONYM_KEY_VARIABLE`], else none. Errors
+/// never show the key.
+fn pseudonym_key(file: Option<&Path>) -> Result<Option<PseudonymKey>, String> {
+    let (secret, source) = match file {
+        Some(path) => (
+            std::fs::read(path).map_err(|e| {
+                format!(
+                    "cannot read the pseudonym key file {}: {}",
+                    path.display(),
+                    e.kind()
+                )
+            })?,
+            format!("the pseudonym key file {}", path.display()),
+        ),
+        None => match std::env::var_os(PSEUDONYM_KEY_VARIABLE) {
+            Some(value) => (
+                value.into_encoded_bytes(),
+                PSEUDONYM_KEY_VARIABLE.to_string(),
+            ),
+            None => return Ok(None),
+        },
+    };
+    let secret = secret
+        .strip_suffix(b"\n")
+        .map(|s| s.strip_suffix(b"\r").unwrap_or(s))
+        .unwrap_or(&secret);
+    PseudonymKey::new(secret)
+        .map(Some)
+        .map_err(|e| format!("{source}: {e} [pseudonym_key_missing]"))
 }
 
 /// `OUT.fragment-i.csv` for `--output OUT.csv` (the extension kept, `csv` when there is none).
@@ -168,8 +204,11 @@ pub(super) fn read_job_spec(path: &Path) -> Result<JobSpec, String> {
 /// anything else (a second use of a file, an inline hierarchy) is loaded when asked for.
 struct Preloaded {
     base: PathBuf,
-    files: Mutex<HashMap<(String, Option<String>), Result<Resolved, String>>>,
+    files: Mutex<HashMap<FileKey, Result<Resolved, String>>>,
 }
+
+/// A hierarchy file as the spec names it: its path and delimiter.
+type FileKey = (String, Option<String>);
 
 impl Preloaded {
     fn resolver(&self) -> impl Fn(&HierarchySpec) -> Result<Resolved, String> + '_ {

@@ -134,6 +134,11 @@ pub struct AnonymizeArgs {
     #[arg(long, default_value_t = crate::codec::DEFAULT_MAX_FIELD_BYTES,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub csv_field_limit: usize,
+    /// A file holding the key of the spec's pseudonyms: its whole content (a final line break left
+    /// out), at least 32 bytes, e.g. from `openssl rand -hex 32`. Without it the key is read from the
+    /// environment variable ANONYMIZER_PSEUDONYM_KEY. The same key gives the same pseudonyms.
+    #[arg(long)]
+    pub pseudonym_key_file: Option<PathBuf>,
 }
 
 /// Arguments of `generate`.

@@ -3,6 +3,7 @@
 //! other columns verbatim.
 
 use super::data::{Column, GeneralizationMap};
+use super::identifiers::OperatedTexts;
 
 /// The text written for a suppressed quasi-identifier cell.
 pub const SUPPRESSED: &str = "*";
@@ -61,6 +62,15 @@ pub enum OutputColumn<'a> {
         /// The text of every group's cell.
         texts: &'a CellTexts,
     },
+    /// An identifying column written through an operator (pseudonym, mask, constant).
+    Operated {
+        /// The original column.
+        column: &'a Column,
+        /// The published text of each of its codes.
+        texts: &'a OperatedTexts,
+        /// The operator's name (`pseudonym`, `mask`, `replace`).
+        operator: &'static str,
+    },
 }
 
 impl OutputColumn<'_> {
@@ -68,7 +78,8 @@ impl OutputColumn<'_> {
         match self {
             OutputColumn::Verbatim(c)
             | OutputColumn::Generalized { column: c, .. }
-            | OutputColumn::Recoded { column: c, .. } => &c.name,
+            | OutputColumn::Recoded { column: c, .. }
+            | OutputColumn::Operated { column: c, .. } => &c.name,
         }
     }
 }
@@ -116,6 +127,19 @@ impl<'a> Rendering<'a> {
         )
     }
 
+    /// Whether output column `column` is an identifying column written through an operator.
+    pub fn is_operated(&self, column: usize) -> bool {
+        self.operator(column).is_some()
+    }
+
+    /// The operator of output column `column` when it is an identifying column written through one.
+    pub fn operator(&self, column: usize) -> Option<&'static str> {
+        match self.columns[column] {
+            OutputColumn::Operated { operator, .. } => Some(operator),
+            _ => None,
+        }
+    }
+
     /// Records that appear in the output, in output order (input order unless an order was given).
     pub fn rows(&self) -> impl Iterator<Item = usize> + '_ {
         let all: Box<dyn Iterator<Item = usize> + '_> = match self.order {
@@ -130,7 +154,8 @@ impl<'a> Rendering<'a> {
         match self.columns[column] {
             OutputColumn::Verbatim(c)
             | OutputColumn::Generalized { column: c, .. }
-            | OutputColumn::Recoded { column: c, .. } => c,
+            | OutputColumn::Recoded { column: c, .. }
+            | OutputColumn::Operated { column: c, .. } => c,
         }
     }
 
@@ -155,6 +180,7 @@ impl<'a> Rendering<'a> {
                 SUPPRESSED_GROUP => SUPPRESSED,
                 group => texts.text(group),
             },
+            OutputColumn::Operated { column, texts, .. } => texts.text(column.codes[row]),
         }
     }
 }

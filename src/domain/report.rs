@@ -69,6 +69,10 @@ pub struct Report {
     /// for every algorithm, when the spec names any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dependencies: Option<crate::domain::analysis::dependencies::DependencyReport>,
+    /// Every identifying column and what was published of it (`drop`: nothing), with the pseudonym
+    /// key's fingerprint where one was used; absent when the spec declares no identifying column.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub identifiers: Vec<crate::domain::resolve::identifiers::IdentifierReport>,
 }
 
 /// What a local recoding did.
@@ -172,6 +176,7 @@ impl Report {
             fragmentation: None,
             classification: None,
             dependencies: None,
+            identifiers: Vec::new(),
         }
     }
 
@@ -224,6 +229,7 @@ impl Report {
             fragmentation: None,
             classification: None,
             dependencies: None,
+            identifiers: Vec::new(),
         }
     }
 }

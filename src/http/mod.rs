@@ -31,6 +31,7 @@ pub mod key_use;
 pub mod linger;
 pub mod metrics;
 pub mod proposals;
+pub mod pseudonym_key;
 pub mod ready;
 pub mod request;
 pub mod request_body;
@@ -82,7 +83,8 @@ pub fn app(state: AppState) -> Router {
         .merge(hierarchies::router())
         .merge(hierarchy_preview::router())
         .merge(jobs::router(body_limit))
-        .merge(job_assessments::router());
+        .merge(job_assessments::router())
+        .merge(pseudonym_key::router());
     with_middleware(routes)
         .layer(axum::middleware::from_fn_with_state(
             state.metrics.clone(),

@@ -37,6 +37,7 @@ embedded!(
     "0005_api_key_last_used.sql",
     "0006_dataset_staging.sql",
     "0007_resources.sql",
+    "0008_pseudonym_keys.sql",
 );
 
 /// A list of embedded migration files as a sqlx migration source.

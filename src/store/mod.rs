@@ -44,6 +44,7 @@ mod hierarchy;
 mod job;
 pub mod migrations;
 mod probe;
+mod pseudonym_key;
 mod retention;
 
 use std::fmt;
@@ -62,6 +63,7 @@ pub use dataset::{Dataset, DatasetMeta, DatasetUpload};
 pub use error::{InvalidCursor, StoreError};
 pub use hierarchy::{HierarchyShape, StoredHierarchy};
 pub use job::{ClaimedJob, Completion, HeartbeatAck, Job, JobFilter, JobResult, JobState, NewJob};
+pub use pseudonym_key::PseudonymKeyInfo;
 pub use retention::Purged;
 
 /// Result of every store operation.

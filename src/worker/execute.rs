@@ -10,8 +10,9 @@ use crate::codec::archive::{fragment_entry_name, write_archive};
 use crate::codec::CsvOptions;
 use crate::core::control::{Control, Stage};
 use crate::core::data::Table;
+use crate::core::identifiers::PseudonymKey;
 use crate::domain::analysis::warnings::refuse;
-use crate::domain::run::{run_job, RunError};
+use crate::domain::run::{run_job_with_key, RunError};
 use crate::domain::{JobSpec, Report};
 use crate::hierarchy_refs::StoredHierarchies;
 
@@ -26,6 +27,8 @@ pub struct JobInput<'a> {
     pub hierarchies: &'a StoredHierarchies,
     /// The dataset's field delimiter, used for the output too.
     pub delimiter: &'a str,
+    /// The tenant's pseudonym key, when the spec asks for pseudonyms.
+    pub pseudonym_key: Option<&'a PseudonymKey>,
 }
 
 /// The result of a successful run.
@@ -62,7 +65,13 @@ pub fn run_pipeline(
     control: &dyn Control,
 ) -> Result<JobOutput, ExecuteError> {
     let resolve = |source: &crate::domain::spec::HierarchySpec| input.hierarchies.resolve(source);
-    let completed = run_job(input.table, input.spec, &resolve, control)?;
+    let completed = run_job_with_key(
+        input.table,
+        input.spec,
+        &resolve,
+        control,
+        input.pseudonym_key,
+    )?;
     let options = CsvOptions::with_delimiter(input.delimiter)
         .map_err(|_| ExecuteError::Output("the dataset's delimiter is not usable"))?;
     control.enter(Stage::Measuring);

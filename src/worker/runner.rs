@@ -14,6 +14,7 @@ use super::heartbeat;
 use super::memory::{Refusal, Reservation};
 use super::terminal::{self, JobOutcome, Terminal};
 use super::{JobRunSummary, Shared};
+use crate::core::identifiers::PseudonymKey;
 use crate::domain::run::RunError;
 use crate::domain::JobSpec;
 use crate::error_code::ErrorCode;
@@ -41,6 +42,8 @@ struct Loaded {
     spec: JobSpec,
     hierarchies: StoredHierarchies,
     delimiter: String,
+    /// The tenant's pseudonym key, when the spec asks for pseudonyms.
+    pseudonym_key: Option<PseudonymKey>,
 }
 
 /// Runs `job` to its terminal state. `permit` (the supervisor's slot) is held until the engine's
@@ -133,11 +136,27 @@ async fn load(shared: &Shared, job: &ClaimedJob) -> Result<Loaded, Decision> {
             ));
         }
     };
+    // the tenant's key, created on its first job with pseudonyms
+    let pseudonym_key = if spec.uses_pseudonyms() {
+        match shared.store.pseudonym_key(job.tenant).await {
+            Ok((_, key)) => Some(key),
+            Err(error) => {
+                tracing::warn!(job_id = %job.id, %error, "reading the tenant's pseudonym key failed");
+                return Err(fail(
+                    INTERNAL_ERROR,
+                    "the tenant's pseudonym key could not be read",
+                ));
+            }
+        }
+    } else {
+        None
+    };
     Ok(Loaded {
         table,
         spec,
         hierarchies,
         delimiter: dataset.delimiter,
+        pseudonym_key,
     })
 }
 
@@ -199,6 +218,7 @@ async fn execute(
             spec: &loaded.spec,
             hierarchies: &loaded.hierarchies,
             delimiter: &loaded.delimiter,
+            pseudonym_key: loaded.pseudonym_key.as_ref(),
         };
         pool.install(|| executor(&input, engine_control.as_ref()))
     });

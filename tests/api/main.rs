@@ -20,4 +20,5 @@ mod guard_rails;
 mod hierarchies;
 mod jobs;
 mod proposals;
+mod pseudonyms;
 mod resources;

@@ -10,7 +10,7 @@ use serde_json::Value;
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 
 /// Every route of the service, as `METHOD path`.
-const ROUTES: [&str; 23] = [
+const ROUTES: [&str; 25] = [
     "POST /v1/datasets",
     "GET /v1/datasets",
     "GET /v1/datasets/{id}",
@@ -30,6 +30,8 @@ const ROUTES: [&str; 23] = [
     "POST /v1/jobs/{id}/assessments",
     "GET /v1/jobs/{id}/result",
     "GET /v1/jobs/{id}/output",
+    "GET /v1/pseudonym-key",
+    "POST /v1/pseudonym-key/rotate",
     "GET /healthz",
     "GET /readyz",
     "GET /metrics",

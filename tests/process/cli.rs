@@ -563,6 +563,121 @@ fn roles_drop_identifying_and_keep_other_columns_verbatim() {
     }
 }
 
+/// `anonymize` with extra arguments and environment variables (`--quiet`, `out.csv`, its report).
+fn run_with(case: &Case, input: &Path, spec: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(BIN);
+    command
+        .current_dir(std::env::temp_dir())
+        .env_remove("ANONYMIZER_PSEUDONYM_KEY")
+        .arg("anonymize")
+        .arg("--input")
+        .arg(input)
+        .arg("--spec")
+        .arg(spec)
+        .arg("--output")
+        .arg(case.path("out.csv"))
+        .arg("--report")
+        .arg(case.path("out.csv.report.json"))
+        .arg("--quiet")
+        .args(args);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.output().expect("run the anonymizer binary")
+}
+
+/// The identifying column `name` published as pseudonyms: from a key file or the environment, the same
+/// key gives the same pseudonyms, another key others; the key shows nowhere; without a key, or with a
+/// short one, the run fails naming the problem.
+#[test]
+fn pseudonyms_come_from_the_key_file_or_the_environment() {
+    let case = Case::new();
+    let input = case.write("people.csv", people_csv(300));
+    let mut spec = people_spec(&case, "h");
+    spec["attributes"]["name"]["operator"] = json!({"type": "pseudonym"});
+    let spec = case.write_spec("spec.json", &spec);
+    const KEY: &str = "KEY-0123456789abcdef0123456789abcdef";
+    let key_file = case.write("pseudonym.key", format!("{KEY}\n"));
+    let key_arg = key_file.to_str().unwrap();
+    let pseudonyms = |output: Output| -> Vec<Vec<u8>> {
+        assert_success(&output);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!stderr.contains(KEY), "{stderr}");
+        let (header, rows) = read_csv(&case.path("out.csv"));
+        assert_eq!(header[0], "name");
+        let report = std::fs::read_to_string(case.path("out.csv.report.json")).unwrap();
+        assert!(
+            !report.contains(KEY) && !report.contains("Person "),
+            "{report}"
+        );
+        let identifiers = &case.report("out.csv")["identifiers"];
+        assert_eq!(identifiers[0]["operator"], "pseudonym");
+        assert_eq!(
+            identifiers[0]["key_fingerprint"].as_str().unwrap().len(),
+            16
+        );
+        rows.into_iter().map(|r| r[0].clone()).collect()
+    };
+    let from_file = pseudonyms(run_with(
+        &case,
+        &input,
+        &spec,
+        &["--pseudonym-key-file", key_arg],
+        &[],
+    ));
+    assert!(from_file
+        .iter()
+        .all(|p| p.len() == 32 && p.iter().all(u8::is_ascii_hexdigit)));
+    let text = std::fs::read_to_string(case.path("out.csv")).unwrap();
+    assert!(!text.contains("Person ") && !text.contains(KEY));
+    // the file's final line break is not part of the key: the variable without one gives the same
+    let from_env = pseudonyms(run_with(
+        &case,
+        &input,
+        &spec,
+        &[],
+        &[("ANONYMIZER_PSEUDONYM_KEY", KEY)],
+    ));
+    assert_eq!(from_file, from_env);
+    let other = pseudonyms(run_with(
+        &case,
+        &input,
+        &spec,
+        &[],
+        &[(
+            "ANONYMIZER_PSEUDONYM_KEY",
+            "another-key-0123456789abcdef0123456789",
+        )],
+    ));
+    assert!(from_file.iter().zip(&other).all(|(a, b)| a != b));
+    // each record's pseudonym is the library's HMAC of its name under the key
+    let key = anonymizer::core::identifiers::PseudonymKey::new(KEY.as_bytes()).unwrap();
+    let (in_header, in_rows) = read_csv(&input);
+    let name = column(&in_header, "name");
+    for (row, pseudonym) in in_rows.iter().zip(&from_file) {
+        let value = std::str::from_utf8(&row[name]).unwrap();
+        assert_eq!(key.pseudonym(value).as_bytes(), &pseudonym[..]);
+    }
+
+    std::fs::remove_file(case.path("out.csv")).unwrap();
+    std::fs::remove_file(case.path("out.csv.report.json")).unwrap();
+    for (args, env, expected) in [
+        (vec![], vec![], "pseudonym_key_missing"),
+        (
+            vec![],
+            vec![("ANONYMIZER_PSEUDONYM_KEY", "short-SECRET")],
+            "at least 32 bytes",
+        ),
+    ] {
+        let output = run_with(&case, &input, &spec, &args, &env);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains(expected), "{stderr}");
+        assert!(!stderr.contains("short-SECRET"), "{stderr}");
+        assert!(!case.path("out.csv").exists());
+    }
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // (d) errors
 

@@ -4,6 +4,7 @@
 //! every algorithm:
 //! - `near_unique_column`: a column published unchanged whose values are nearly all distinct (an
 //!   identifier such as a record number declared insensitive or sensitive);
+//! - `near_unique_mask`: a masked identifying column that still shows nearly one text per record;
 //! - `fully_generalized`: a quasi-identifier that is `*` in every published record;
 //! - `records_fully_generalized`: records that are not suppressed yet `*` in every quasi-identifier, which
 //!   a reader cannot tell from suppressed records (the report also counts them);
@@ -86,6 +87,13 @@ pub fn check(
     // unchanged columns with nearly one value per published record
     if rows >= NEAR_UNIQUE_MIN_RECORDS {
         for column in (0..header.len()).filter(|c| !rendering.is_generalized(*c)) {
+            if rendering.is_operated(column) {
+                // a pseudonym is unique by design and a constant never is; a mask may leave too much
+                if let Some(warning) = near_unique_mask(rendering, column, rows) {
+                    findings.warnings.push(warning);
+                }
+                continue;
+            }
             let source = rendering.source(column);
             let mut seen = vec![false; source.dictionary.len()];
             let mut distinct = 0usize;
@@ -166,6 +174,31 @@ pub fn check(
         }
     }
     findings
+}
+
+/// `near_unique_mask` when a masked identifier still shows nearly one text per published record: the
+/// characters it keeps single records out. Pseudonyms (one per value by design) and constants are not
+/// checked.
+fn near_unique_mask(rendering: &Rendering<'_>, column: usize, rows: usize) -> Option<Warning> {
+    if rendering.operator(column) != Some("mask") {
+        return None;
+    }
+    let mut texts: rustc_hash::FxHashSet<&str> = rustc_hash::FxHashSet::default();
+    for row in rendering.rows() {
+        texts.insert(rendering.cell(row, column));
+    }
+    let distinct = texts.len();
+    (distinct as f64 >= NEAR_UNIQUE_SHARE * rows as f64).then(|| {
+        Warning::new(
+            "near_unique_mask",
+            Some(rendering.header()[column]),
+            format!(
+                "the masked column shows {distinct} distinct texts for {rows} published records: the \
+                 characters it keeps single records out; keep fewer characters, or publish a \
+                 pseudonym or nothing"
+            ),
+        )
+    })
 }
 
 /// The classification utility the spec asked for could not be computed (`reason` names counts only).

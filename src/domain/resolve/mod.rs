@@ -5,6 +5,7 @@
 pub mod default_hierarchy;
 pub mod document;
 pub mod fragmentation;
+pub mod identifiers;
 pub mod local;
 pub mod roles;
 
@@ -23,6 +24,7 @@ use crate::core::render::{OutputColumn, Rendering};
 use crate::core::risk::RiskSettings;
 use crate::core::search::Algorithm;
 
+use crate::core::identifiers::{OperatedTexts, PseudonymKey};
 use crate::domain::analysis::achieved::{achieved, Achieved};
 use crate::domain::analysis::dependencies::DependencyColumns;
 use crate::domain::analysis::loss_measures::original_classes;
@@ -41,6 +43,7 @@ use crate::domain::spec::{
 use crate::domain::verify::Requirement;
 use default_hierarchy::default_hierarchy;
 use fragmentation::{fragmentation_plan, FragmentationPlan};
+use identifiers::{IdentifierColumn, IdentifierReport, Operated, OperatorChoice};
 use roles::declared_columns;
 
 /// Loads hierarchies given by reference (a path for the CLI, an id for the service). Returns a message
@@ -142,6 +145,11 @@ pub struct ResolvedJob {
     /// The functional dependencies the report measures, as table columns (every algorithm; the
     /// clustering algorithms also optimise for them).
     pub dependencies: Vec<DependencyColumns>,
+    /// The identifying columns and their operators, in table order.
+    identifiers: Vec<IdentifierColumn>,
+    /// The texts of the identifying columns published through an operator, once applied
+    /// ([`ResolvedJob::operate`]).
+    operated: Operated,
 }
 
 /// The classification-utility measure resolved against the table.
@@ -237,6 +245,46 @@ impl ResolvedJob {
         &self.output
     }
 
+    /// Applies the identifier operators (a pseudonym needs `key`, else `pseudonym_key_missing`): the
+    /// columns they publish join the output at their place in the table.
+    pub fn operate(&mut self, table: &Table, key: Option<&PseudonymKey>) -> Result<(), SpecError> {
+        let operated = identifiers::operate(table, &self.identifiers, key)?;
+        for (c, _) in &operated.texts {
+            let at = self.output.partition_point(|o| o < c);
+            self.output.insert(at, *c);
+        }
+        self.operated = operated;
+        Ok(())
+    }
+
+    /// The published texts of table column `c` when it is an identifying column with an operator.
+    pub fn operated_texts(&self, c: usize) -> Option<&OperatedTexts> {
+        self.operated
+            .texts
+            .iter()
+            .find(|(o, _)| *o == c)
+            .map(|(_, texts)| texts)
+    }
+
+    /// What the report says about the identifying columns (empty before [`ResolvedJob::operate`]).
+    pub fn identifier_report(&self) -> &[IdentifierReport] {
+        &self.operated.report
+    }
+
+    /// The output column of table column `c` that is neither generalized nor recoded: an identifier's
+    /// operated texts, or the column as it is.
+    pub(crate) fn plain_output<'a>(&'a self, table: &'a Table, c: usize) -> OutputColumn<'a> {
+        let operator = self.identifiers.iter().find(|i| i.column == c);
+        match (self.operated_texts(c), operator) {
+            (Some(texts), Some(identifier)) => OutputColumn::Operated {
+                column: table.column(c),
+                texts,
+                operator: identifier.choice.name(),
+            },
+            _ => OutputColumn::Verbatim(table.column(c)),
+        }
+    }
+
     /// The smallest class size the privacy models require (1 when none requires one).
     pub fn requested_k(&self) -> u64 {
         self.plan
@@ -314,7 +362,7 @@ impl ResolvedJob {
                         hierarchy: &self.quasi_identifiers[j].1,
                         level: outcome.transformation[j] as usize,
                     },
-                    None => OutputColumn::Verbatim(table.column(c)),
+                    None => self.plain_output(table, c),
                 },
             )
             .collect();
@@ -387,9 +435,13 @@ pub fn prepare(
     let mut local_attributes = Vec::new();
     let mut identifying = Vec::new();
     let mut repeated_hierarchy_rows = Vec::new();
+    let mut identifiers = Vec::new();
     for (index, attribute) in declared {
         let column = table.column(index);
         let pointer = format!("/attributes/{}", pointer_segment(&column.name));
+        let operator = problems
+            .keep(identifiers::resolve_operator(attribute, &pointer))
+            .flatten();
         match attribute.role {
             Role::QuasiIdentifier => {
                 let mondrian = matches!(method, Method::Local(LocalAlgorithmSpec::Mondrian { .. }));
@@ -450,7 +502,13 @@ pub fn prepare(
                 output.push(index);
             }
             Role::Insensitive => output.push(index),
-            Role::Identifying => identifying.push(index),
+            Role::Identifying => {
+                identifying.push(index);
+                identifiers.push(IdentifierColumn {
+                    column: index,
+                    choice: operator.unwrap_or(OperatorChoice::Drop),
+                });
+            }
         }
     }
     let sensitive_attributes: Vec<SensitiveColumn<'_>> = sensitive
@@ -511,6 +569,21 @@ pub fn prepare(
         }
     };
     let fragmentation = matches!(spec.algorithm, AlgorithmSpec::Fragmentation(_));
+    if fragmentation {
+        for identifier in &identifiers {
+            if identifier.choice != OperatorChoice::Drop {
+                problems.push(SpecError::new(
+                    format!(
+                        "/attributes/{}/operator",
+                        pointer_segment(&table.column(identifier.column).name)
+                    ),
+                    ErrorCode::UnsupportedOption,
+                    "a fragmentation publishes fragments that must not link: an identifying column \
+                     can only be dropped",
+                ));
+            }
+        }
+    }
     if fragmentation && !spec.functional_dependencies.is_empty() {
         problems.push(SpecError::new(
             "/functional_dependencies",
@@ -592,6 +665,8 @@ pub fn prepare(
             repeated_hierarchy_rows,
             utility,
             dependencies: dependency_columns,
+            identifiers,
+            operated: Operated::default(),
         },
         kind,
     })

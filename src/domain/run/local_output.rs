@@ -123,7 +123,7 @@ pub fn rendering<'a>(
                     group_of: recoding.group_of(),
                     texts: &publication.texts[j],
                 },
-                None => OutputColumn::Verbatim(table.column(c)),
+                None => prepared.plain_output(table, c),
             },
         )
         .collect();

@@ -17,6 +17,7 @@ use crate::core::control::{Control, Stage};
 use crate::core::data::Table;
 use crate::core::engine::{anonymize, Outcome};
 use crate::core::error::CoreError;
+use crate::core::identifiers::PseudonymKey;
 use crate::core::local::local_metrics;
 use crate::core::render::Rendering;
 
@@ -79,14 +80,27 @@ enum Anonymized {
     Fragmented(Box<FragmentedRun>),
 }
 
-/// Validates `spec` against `table`, runs the engine and verifies its output.
+/// Validates `spec` against `table`, runs the engine and verifies its output (without a pseudonym key:
+/// a spec that asks for pseudonyms fails with `pseudonym_key_missing`).
 pub fn run_job<'t>(
     table: &'t Table,
     spec: &JobSpec,
     resolve: &HierarchyResolver<'_>,
     control: &dyn Control,
 ) -> Result<Completed<'t>, RunError> {
-    let prepared = prepare(table, spec, resolve)?;
+    run_job_with_key(table, spec, resolve, control, None)
+}
+
+/// [`run_job`] with the key of the spec's pseudonyms.
+pub fn run_job_with_key<'t>(
+    table: &'t Table,
+    spec: &JobSpec,
+    resolve: &HierarchyResolver<'_>,
+    control: &dyn Control,
+    key: Option<&PseudonymKey>,
+) -> Result<Completed<'t>, RunError> {
+    let mut prepared = prepare(table, spec, resolve)?;
+    prepared.operate(table, key)?;
     let started = Instant::now();
     let prepared = prepared.then(|parts, kind| -> Result<Anonymized, RunError> {
         Ok(match kind {
@@ -581,6 +595,7 @@ impl View<'_> {
         );
         report.fully_generalized_records = findings.fully_generalized_records;
         report.warnings = findings.warnings;
+        report.identifiers = self.job.identifier_report().to_vec();
         report.warnings.extend(warnings::repeated_hierarchy_rows(
             &self.job.repeated_hierarchy_rows,
         ));
@@ -656,6 +671,9 @@ impl View<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod identifier_tests;
 
 #[cfg(test)]
 mod tests {

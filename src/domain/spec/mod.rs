@@ -149,6 +149,42 @@ pub struct AttributeSpec {
     /// For an `ordinal` quasi-identifier: every value of the column, lowest first; absent means the
     /// column's natural order (numeric when every value is a number, else text).
     pub order: Option<Vec<String>>,
+    /// For an `identifying` column: what is published instead of its values (dropped when absent).
+    pub operator: Option<OperatorSpec>,
+}
+
+/// What an identifying column publishes ([`crate::core::identifiers`]).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum OperatorSpec {
+    /// Left out of the output (the default).
+    Drop {},
+    /// A keyed pseudonym of each value (HMAC-SHA-256 under the tenant's key, or the CLI's key file).
+    Pseudonym {},
+    /// Some characters kept, the others replaced by a fill character.
+    Mask {
+        /// Characters kept (default 4).
+        keep: Option<u64>,
+        /// `start` or `end` (default): which characters are kept.
+        from: Option<MaskFrom>,
+        /// The character written for each hidden one (default `*`).
+        fill: Option<String>,
+    },
+    /// The same text in every cell.
+    Replace {
+        /// The text.
+        value: String,
+    },
+}
+
+/// Which end of a value a mask keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MaskFrom {
+    /// The first characters.
+    Start,
+    /// The last characters.
+    End,
 }
 
 /// The kind of values of a quasi-identifier, for local recoding.
@@ -591,6 +627,13 @@ pub fn pointer_segment(s: &str) -> String {
 }
 
 impl JobSpec {
+    /// Whether an identifying column asks for pseudonyms (the job then needs the tenant's key).
+    pub fn uses_pseudonyms(&self) -> bool {
+        self.attributes
+            .values()
+            .any(|a| a.operator == Some(OperatorSpec::Pseudonym {}))
+    }
+
     /// Parses a spec, reporting the location of the first problem.
     pub fn from_json(bytes: &[u8]) -> Result<Self, SpecError> {
         parse_json(bytes)
