@@ -20,9 +20,10 @@ use crate::core::engine::Outcome;
 use crate::core::identifiers::PseudonymKey;
 use crate::domain::analysis::warnings::refuse;
 use crate::domain::resolve::document::parse_hierarchy_document;
+use crate::domain::resolve::identifiers::missing_key;
 use crate::domain::resolve::{input_format, output_encoding};
 use crate::domain::run::{run_job_with_key, RunError};
-use crate::domain::spec::HierarchySpec;
+use crate::domain::spec::{HierarchySpec, OperatorSpec};
 use crate::domain::{JobSpec, Report, Resolved};
 
 /// Runs the command; errors are one-line messages.
@@ -31,6 +32,22 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
     let spec = read_job_spec(&args.spec)?;
     let format = input_format(&spec.csv).map_err(|e| super::spec_problems(&e))?;
     let output_encoding = output_encoding(&spec.csv).map_err(|e| super::spec_problems(&e))?;
+    // the key is read (and refused) before the input, and only when the spec asks for pseudonyms
+    let key = if spec.uses_pseudonyms() {
+        match pseudonym_key(args.pseudonym_key_file.as_deref())? {
+            Some(key) => Some(key),
+            None => {
+                let column = spec
+                    .attributes
+                    .iter()
+                    .find(|(_, a)| a.operator == Some(OperatorSpec::Pseudonym {}))
+                    .map_or("", |(name, _)| name.as_str());
+                return Err(super::spec_problems(&missing_key(column)));
+            }
+        }
+    } else {
+        None
+    };
     let progress = TerminalProgress::new(args.quiet);
     // the hierarchy files are parsed on the job's threads while the input is read
     let (input, preloaded) = rayon::join(
@@ -39,7 +56,6 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
     );
     let (table, options) = input?;
     let resolve = preloaded.resolver();
-    let key = pseudonym_key(args.pseudonym_key_file.as_deref())?;
     let completed = run_job_with_key(&table, &spec, &resolve, &progress, key.as_ref());
     // on an error the bar is cleared when `progress` is dropped, before the caller prints the error
     let completed = completed.map_err(|e| match e {

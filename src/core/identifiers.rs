@@ -2,9 +2,9 @@
 //! column, a release may publish
 //! - a **pseudonym**: HMAC-SHA-256 (RFC 2104 over FIPS 180-4) of the value under a secret key, truncated
 //!   to 128 bits and written as 32 lowercase hex characters. The same value and key always give the same
-//!   token, so the key's holder can link records across releases; without the key a token reveals
-//!   nothing about the value (a keyed hash, unlike a plain one, cannot be reversed by hashing every
-//!   candidate value);
+//!   token, so records link across the releases made with one key (for whoever holds two of them);
+//!   without the key a token reveals nothing about the value (a keyed hash, unlike a plain one, cannot
+//!   be reversed by hashing every candidate value);
 //! - a **mask**: the first or last `keep` characters kept and every other character replaced by a fill
 //!   character (the length is kept). A value no longer than `keep` is masked whole, so no value is ever
 //!   shown in full;
@@ -56,14 +56,6 @@ impl PseudonymKey {
         Ok(Self(secret.into()))
     }
 
-    /// A fresh key of 32 bytes from the operating system's randomness.
-    pub fn generate() -> Self {
-        use rand_core::{OsRng, RngCore};
-        let mut secret = [0u8; MIN_KEY_BYTES];
-        OsRng.fill_bytes(&mut secret);
-        Self(secret.into())
-    }
-
     /// The secret bytes (to store the key; never to show it).
     pub fn secret(&self) -> &[u8] {
         &self.0
@@ -82,21 +74,27 @@ impl PseudonymKey {
     /// The pseudonym of `value`: 32 lowercase hex characters (empty for an empty value).
     pub fn pseudonym(&self, value: &str) -> String {
         let mut text = String::with_capacity(2 * TOKEN_BYTES);
-        self.push_pseudonym(value, &mut text);
+        if let Some(mac) = self.mac() {
+            push_pseudonym(&mac, value, &mut text);
+        }
         text
     }
 
-    fn push_pseudonym(&self, value: &str, text: &mut String) {
-        if value.is_empty() {
-            return;
-        }
-        // HMAC takes keys of any length
-        let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(&self.0) else {
-            return;
-        };
-        mac.update(value.as_bytes());
-        push_hex(&mac.finalize().into_bytes()[..TOKEN_BYTES], text);
+    /// The HMAC keyed once, to be cloned per value.
+    fn mac(&self) -> Option<Hmac<Sha256>> {
+        // HMAC takes keys of any length: this never fails
+        Hmac::<Sha256>::new_from_slice(&self.0).ok()
     }
+}
+
+/// Appends the pseudonym of `value` under the keyed `mac` (nothing for an empty value).
+fn push_pseudonym(mac: &Hmac<Sha256>, value: &str, text: &mut String) {
+    if value.is_empty() {
+        return;
+    }
+    let mut mac = mac.clone();
+    mac.update(value.as_bytes());
+    push_hex(&mac.finalize().into_bytes()[..TOKEN_BYTES], text);
 }
 
 /// Which end of a value a mask keeps.
@@ -138,10 +136,20 @@ impl IdentifierOperator {
 }
 
 /// The published text of every value of one identifying column, by the column's codes.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub enum OperatedTexts {
     /// One text for every cell.
     Constant(String),
+    /// Texts of one width (pseudonyms): code `c`'s is `text[c·width..(c+1)·width]`, except the empty
+    /// value's (`empty`), which is empty.
+    Fixed {
+        /// Every text.
+        text: String,
+        /// Bytes per text.
+        width: usize,
+        /// The code of the empty value, if the column has one.
+        empty: Option<u32>,
+    },
     /// One text per code, back to back in `text`; code `c` ends at `ends[c]`.
     Packed {
         /// Every text.
@@ -151,50 +159,48 @@ pub enum OperatedTexts {
     },
 }
 
+/// Shows the shape, never a text (they derive from the column's values).
+impl std::fmt::Debug for OperatedTexts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OperatedTexts::Constant(_) => write!(f, "OperatedTexts::Constant"),
+            OperatedTexts::Fixed { width, .. } => write!(f, "OperatedTexts::Fixed({width})"),
+            OperatedTexts::Packed { ends, .. } => {
+                write!(f, "OperatedTexts::Packed({})", ends.len())
+            }
+        }
+    }
+}
+
 /// Values per block of the parallel pass.
 const BLOCK: usize = 1 << 14;
 
 impl OperatedTexts {
     /// Applies `operator` to every value of `values`, in blocks on the caller's rayon pool.
     pub fn new(values: &Dictionary, operator: &IdentifierOperator) -> Self {
-        let operate = |value: &str, text: &mut String| match operator {
-            IdentifierOperator::Pseudonym(key) => key.push_pseudonym(value, text),
-            IdentifierOperator::Mask { keep, end, fill } => {
+        match operator {
+            IdentifierOperator::Replace(constant) => OperatedTexts::Constant(constant.clone()),
+            IdentifierOperator::Pseudonym(key) => pseudonyms(values, key).unwrap_or_else(|| {
+                packed(values, |value, text| text.push_str(&key.pseudonym(value)))
+            }),
+            IdentifierOperator::Mask { keep, end, fill } => packed(values, |value, text| {
                 push_masked(value, *keep, *end, *fill, text)
-            }
-            IdentifierOperator::Replace(constant) => text.push_str(constant),
-        };
-        if let IdentifierOperator::Replace(constant) = operator {
-            return OperatedTexts::Constant(constant.clone());
+            }),
         }
-        let starts: Vec<usize> = (0..values.len()).step_by(BLOCK).collect();
-        let blocks: Vec<(String, Vec<usize>)> = starts
-            .par_iter()
-            .map(|&start| {
-                let codes = start..(start + BLOCK).min(values.len());
-                let mut text = String::with_capacity(codes.len() * 2 * TOKEN_BYTES);
-                let mut ends = Vec::with_capacity(codes.len());
-                for code in codes {
-                    operate(values.value(code as u32), &mut text);
-                    ends.push(text.len());
-                }
-                (text, ends)
-            })
-            .collect();
-        let mut text = String::with_capacity(blocks.iter().map(|(t, _)| t.len()).sum());
-        let mut ends = Vec::with_capacity(values.len());
-        for (block, block_ends) in blocks {
-            let offset = text.len();
-            text.push_str(&block);
-            ends.extend(block_ends.into_iter().map(|e| e + offset));
-        }
-        OperatedTexts::Packed { text, ends }
     }
 
     /// The published text of code `code`.
     pub fn text(&self, code: u32) -> &str {
         match self {
             OperatedTexts::Constant(text) => text,
+            OperatedTexts::Fixed { text, width, empty } => {
+                if *empty == Some(code) {
+                    ""
+                } else {
+                    let start = code as usize * width;
+                    &text[start..start + width]
+                }
+            }
             OperatedTexts::Packed { text, ends } => {
                 let code = code as usize;
                 let start = if code == 0 { 0 } else { ends[code - 1] };
@@ -206,12 +212,65 @@ impl OperatedTexts {
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
         match self {
-            OperatedTexts::Constant(text) => text.capacity(),
+            OperatedTexts::Constant(text) | OperatedTexts::Fixed { text, .. } => text.capacity(),
             OperatedTexts::Packed { text, ends } => {
                 text.capacity() + ends.capacity() * std::mem::size_of::<usize>()
             }
         }
     }
+}
+
+/// Every value's pseudonym written in place into one buffer of 32 bytes per code, in blocks on the
+/// caller's rayon pool (`None` only if the key cannot be used, which HMAC never refuses).
+fn pseudonyms(values: &Dictionary, key: &PseudonymKey) -> Option<OperatedTexts> {
+    let mac = key.mac()?;
+    let width = 2 * TOKEN_BYTES;
+    let mut bytes = vec![b'0'; values.len() * width];
+    bytes
+        .par_chunks_mut(BLOCK * width)
+        .enumerate()
+        .for_each(|(block, chunk)| {
+            let mut token = String::with_capacity(width);
+            for (i, slot) in chunk.chunks_mut(width).enumerate() {
+                token.clear();
+                push_pseudonym(&mac, values.value((block * BLOCK + i) as u32), &mut token);
+                if token.len() == width {
+                    slot.copy_from_slice(token.as_bytes());
+                }
+            }
+        });
+    let text = String::from_utf8(bytes).ok()?;
+    Some(OperatedTexts::Fixed {
+        text,
+        width,
+        empty: values.code(""),
+    })
+}
+
+/// Every value's text by `operate`, in blocks on the caller's rayon pool, packed in one buffer.
+fn packed(values: &Dictionary, operate: impl Fn(&str, &mut String) + Sync) -> OperatedTexts {
+    let starts: Vec<usize> = (0..values.len()).step_by(BLOCK).collect();
+    let blocks: Vec<(String, Vec<usize>)> = starts
+        .par_iter()
+        .map(|&start| {
+            let codes = start..(start + BLOCK).min(values.len());
+            let mut text = String::with_capacity(codes.len() * 2 * TOKEN_BYTES);
+            let mut ends = Vec::with_capacity(codes.len());
+            for code in codes {
+                operate(values.value(code as u32), &mut text);
+                ends.push(text.len());
+            }
+            (text, ends)
+        })
+        .collect();
+    let mut text = String::with_capacity(blocks.iter().map(|(t, _)| t.len()).sum());
+    let mut ends = Vec::with_capacity(values.len());
+    for (block, block_ends) in blocks {
+        let offset = text.len();
+        text.push_str(&block);
+        ends.extend(block_ends.into_iter().map(|e| e + offset));
+    }
+    OperatedTexts::Packed { text, ends }
 }
 
 /// Appends `value` masked: `keep` characters at `end` kept, the rest written as `fill`; a value of at most
@@ -314,10 +373,6 @@ mod tests {
         assert!(shown.contains(&k.fingerprint()));
         assert_eq!(k.fingerprint().len(), 16);
         assert_ne!(k.fingerprint(), key(1).fingerprint());
-        assert_ne!(
-            PseudonymKey::generate().secret(),
-            PseudonymKey::generate().secret()
-        );
     }
 
     #[test]
@@ -357,5 +412,13 @@ mod tests {
         assert_eq!(masked.text(BLOCK as u32 + 3), "######87");
         let constant = OperatedTexts::new(&d, &IdentifierOperator::Replace("REDACTED".into()));
         assert_eq!(constant.text(17), "REDACTED");
+        // an empty value stays empty among fixed-width pseudonyms
+        let with_empty = dictionary(&["a", "", "b"]);
+        let texts = OperatedTexts::new(&with_empty, &IdentifierOperator::Pseudonym(k.clone()));
+        assert!(matches!(texts, OperatedTexts::Fixed { .. }));
+        assert_eq!(texts.text(0), k.pseudonym("a"));
+        assert_eq!(texts.text(1), "");
+        assert_eq!(texts.text(2), k.pseudonym("b"));
+        assert!(!format!("{texts:?}").contains(&k.pseudonym("a")));
     }
 }

@@ -180,7 +180,14 @@ impl<'a> Rendering<'a> {
                 SUPPRESSED_GROUP => SUPPRESSED,
                 group => texts.text(group),
             },
-            OutputColumn::Operated { column, texts, .. } => texts.text(column.codes[row]),
+            // a suppressed record's identifier would link it to releases where it is not suppressed
+            OutputColumn::Operated { column, texts, .. } => {
+                if self.suppressed[row] {
+                    SUPPRESSED
+                } else {
+                    texts.text(column.codes[row])
+                }
+            }
         }
     }
 }

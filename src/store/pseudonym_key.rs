@@ -51,7 +51,7 @@ impl Store {
         if let Some(row) = self.current_key(tenant).await? {
             return key_of(row);
         }
-        let fresh = PseudonymKey::generate();
+        let fresh = fresh_key()?;
         with_pool!(self, pool => {
             sqlx::query(
                 "insert into pseudonym_key (tenant_id, version, secret, fingerprint, created_at) \
@@ -65,9 +65,9 @@ impl Store {
             .await?
             .rows_affected()
         });
+        // a rotation commits its retirement and its new key at once, so a current key exists now
         match self.current_key(tenant).await? {
             Some(row) => key_of(row),
-            // rotated away in between by another request: the newer key is the current one
             None => Err(StoreError::Conflict(
                 ErrorCode::Conflict,
                 "the pseudonym key changed while it was read; retry",
@@ -83,7 +83,7 @@ impl Store {
     /// Retires the tenant's current key (if any) and creates the next version. Two rotations at once:
     /// one wins, the other is Conflict.
     pub async fn rotate_pseudonym_key(&self, tenant: Uuid) -> Result<PseudonymKeyInfo> {
-        let fresh = PseudonymKey::generate();
+        let fresh = fresh_key()?;
         let now = now_ms();
         let tenant_id = id_text(tenant);
         let mut tx = self.begin_write().await?;
@@ -138,6 +138,16 @@ impl Store {
                 .await?
         }))
     }
+}
+
+/// A new key of 32 bytes from the operating system's randomness.
+fn fresh_key() -> Result<PseudonymKey> {
+    use rand_core::{OsRng, RngCore};
+    let mut secret = [0u8; crate::core::identifiers::MIN_KEY_BYTES];
+    OsRng
+        .try_fill_bytes(&mut secret)
+        .map_err(|_| StoreError::Invalid("the operating system gave no random bytes"))?;
+    PseudonymKey::new(&secret).map_err(|_| StoreError::Invalid("a new pseudonym key is too short"))
 }
 
 fn key_of(row: KeyRow) -> Result<(PseudonymKeyInfo, PseudonymKey)> {

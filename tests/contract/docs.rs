@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 use anonymizer::domain::analysis::assessment::AssessmentSpec;
 use anonymizer::domain::builders::BuilderSpec;
-use anonymizer::domain::spec::{AlgorithmSpec, ClassFunctionSpec, HierarchySpec, PrivacyModelSpec};
+use anonymizer::domain::spec::{
+    AlgorithmSpec, ClassFunctionSpec, HierarchySpec, OperatorSpec, PrivacyModelSpec,
+};
 use anonymizer::domain::JobSpec;
 use serde_json::Value;
 
@@ -112,6 +114,7 @@ fn inline_snippets_parse_as_what_they_illustrate() {
                     || serde_json::from_str::<AlgorithmSpec>(snippet).is_ok()
                     || serde_json::from_str::<ClassFunctionSpec>(snippet).is_ok()
                     || serde_json::from_str::<BuilderSpec>(snippet).is_ok()
+                    || serde_json::from_str::<OperatorSpec>(snippet).is_ok()
             } else if ["path", "levels", "arx", "id", "builder"]
                 .iter()
                 .any(|k| snippet.starts_with(&format!(r#"{{"{k}""#)))

@@ -275,3 +275,169 @@ async fn upload_anonymize_poll_download_and_verify_independently() {
     }
     assert!(logs.contains("job queued"), "{logs}");
 }
+
+/// Pseudonyms through the real server: a job publishes record numbers as pseudonyms, the key is rotated
+/// and a second job publishes others; neither key's secret (read from the database file afterwards) nor
+/// any record number shows up in a response or in the server's debug-level log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pseudonym_keys_never_leave_the_database() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let port = free_port();
+    // the debug log goes to a file: a pipe read only at the end would fill up and block the server
+    let log_path = dir.path().join("server.log");
+    let child = Command::new(BIN)
+        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+        .env_remove("DATABASE_URL")
+        .env("ANONYMIZER_DATA_DIR", dir.path())
+        .env("ANONYMIZER_BOOTSTRAP_KEY", KEY)
+        .env("ANONYMIZER_LOG_FORMAT", "json")
+        .env("RUST_LOG", "debug")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log_path).expect("log file"))
+        .spawn()
+        .expect("start the server");
+    let mut server = Server {
+        child,
+        base: format!("http://127.0.0.1:{port}"),
+    };
+    let client = reqwest::Client::new();
+    let url = |path: &str| format!("{}{path}", server.base);
+    let started = Instant::now();
+    while !matches!(client.get(url("/readyz")).send().await, Ok(r) if r.status() == 200) {
+        assert!(started.elapsed() < Duration::from_secs(30), "not ready");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut csv = String::from("mrn,age,sex\n");
+    for i in 0..40 {
+        csv.push_str(&format!(
+            "MRN-{:05},{},{}\n",
+            7919 * i % 100_000,
+            20 + i % 7,
+            ["F", "M"][i % 2]
+        ));
+    }
+    let dataset: Value = client
+        .post(url("/v1/datasets?name=patients&delimiter=,"))
+        .bearer_auth(KEY)
+        .header("content-type", "text/csv")
+        .body(csv)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let spec = json!({
+        "dataset_id": dataset["id"],
+        "attributes": {
+            "mrn": {"role": "identifying", "operator": {"type": "pseudonym"}},
+            "age": {"role": "quasi_identifier",
+                    "hierarchy": {"builder": {"type": "interval", "width": 5, "fanouts": [2]}}},
+            "sex": {"role": "quasi_identifier",
+                    "hierarchy": {"builder": {"type": "categories", "levels": []}}}
+        },
+        "privacy_models": [{"type": "k_anonymity", "k": 2}]
+    });
+    let mut responses = String::new();
+    let run = |spec: Value| {
+        let client = client.clone();
+        let base = server.base.clone();
+        async move {
+            let job: Value = client
+                .post(format!("{base}/v1/jobs"))
+                .bearer_auth(KEY)
+                .json(&spec)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            let location = format!("{base}/v1/jobs/{}", job["id"].as_str().unwrap());
+            let started = Instant::now();
+            loop {
+                let job: Value = client
+                    .get(&location)
+                    .bearer_auth(KEY)
+                    .send()
+                    .await
+                    .unwrap()
+                    .json()
+                    .await
+                    .unwrap();
+                match job["state"].as_str().unwrap() {
+                    "succeeded" => break,
+                    "failed" | "cancelled" => panic!("{job}"),
+                    _ => {}
+                }
+                assert!(started.elapsed() < Duration::from_secs(60), "{job}");
+                tokio::time::sleep(Duration::from_millis(25)).await;
+            }
+            let report = client
+                .get(format!("{location}/result"))
+                .bearer_auth(KEY)
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            let output = client
+                .get(format!("{location}/output"))
+                .bearer_auth(KEY)
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            (report, output)
+        }
+    };
+    let (first_report, first) = run(spec.clone()).await;
+    let rotated = client
+        .post(url("/v1/pseudonym-key/rotate"))
+        .bearer_auth(KEY)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rotated.status(), 201);
+    let rotated = rotated.text().await.unwrap();
+    let (second_report, second) = run(spec).await;
+    assert_ne!(first, second, "a rotation changes the pseudonyms");
+    responses.push_str(&first_report);
+    responses.push_str(&first);
+    responses.push_str(&rotated);
+    responses.push_str(&second_report);
+    responses.push_str(&second);
+
+    drop(client);
+    let _ = Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status();
+    let _ = server.child.wait();
+    let logs = std::fs::read_to_string(&log_path).expect("the server's log");
+    assert!(logs.contains("pseudonym key rotated"), "{logs}");
+    // both keys' secrets, read from the database file
+    let options =
+        sqlx::sqlite::SqliteConnectOptions::new().filename(dir.path().join("anonymizer.db"));
+    let pool = sqlx::SqlitePool::connect_with(options)
+        .await
+        .expect("the database file");
+    let secrets: Vec<Vec<u8>> =
+        sqlx::query_scalar("select secret from pseudonym_key order by version")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert_eq!(secrets.len(), 2);
+    for secret in &secrets {
+        let hex: String = secret.iter().map(|b| format!("{b:02x}")).collect();
+        let listed = format!("{secret:?}");
+        for text in [&logs, &responses] {
+            assert!(!text.contains(&hex) && !text.contains(&listed[1..listed.len() - 1]));
+        }
+    }
+    for text in [&logs, &responses] {
+        assert!(!text.contains("MRN-"), "a record number leaked");
+    }
+}

@@ -183,10 +183,24 @@ fn near_unique_mask(rendering: &Rendering<'_>, column: usize, rows: usize) -> Op
     if rendering.operator(column) != Some("mask") {
         return None;
     }
-    let mut texts: rustc_hash::FxHashSet<&str> = rustc_hash::FxHashSet::default();
+    // a mask never shows more distinct texts than the column has values among the published records:
+    // those are counted first, and the texts only of them, once each
+    let source = rendering.source(column);
+    let mut seen = vec![false; source.dictionary.len()];
+    let mut shown: Vec<usize> = Vec::new();
     for row in rendering.rows() {
-        texts.insert(rendering.cell(row, column));
+        let code = source.codes[row] as usize;
+        if !std::mem::replace(&mut seen[code], true) {
+            shown.push(row);
+        }
     }
+    if (shown.len() as f64) < NEAR_UNIQUE_SHARE * rows as f64 {
+        return None;
+    }
+    let texts: rustc_hash::FxHashSet<&str> = shown
+        .iter()
+        .map(|&row| rendering.cell(row, column))
+        .collect();
     let distinct = texts.len();
     (distinct as f64 >= NEAR_UNIQUE_SHARE * rows as f64).then(|| {
         Warning::new(

@@ -143,6 +143,16 @@ pub fn resolve_operator(
     }))
 }
 
+/// `pseudonym_key_missing` for the pseudonym operator of column `column`.
+pub fn missing_key(column: &str) -> SpecError {
+    SpecError::new(
+        format!("/attributes/{}/operator", pointer_segment(column)),
+        ErrorCode::PseudonymKeyMissing,
+        "a pseudonym needs a key: give the CLI --pseudonym-key-file FILE or set \
+         ANONYMIZER_PSEUDONYM_KEY (at least 32 bytes of secret)",
+    )
+}
+
 /// The texts of the identifying columns a job publishes, by table index, and the report's section.
 #[derive(Debug, Clone, Default)]
 pub struct Operated {
@@ -162,25 +172,19 @@ pub fn operate(
     let mut operated = Operated::default();
     for identifier in identifiers {
         let column = table.column(identifier.column);
-        let operator =
-            match &identifier.choice {
-                OperatorChoice::Drop => None,
-                OperatorChoice::Pseudonym => match key {
-                    Some(key) => Some(IdentifierOperator::Pseudonym(key.clone())),
-                    None => return Err(SpecError::new(
-                        format!("/attributes/{}/operator", pointer_segment(&column.name)),
-                        ErrorCode::PseudonymKeyMissing,
-                        "a pseudonym needs a key: give the CLI --pseudonym-key-file FILE or set \
-                         ANONYMIZER_PSEUDONYM_KEY (at least 32 bytes of secret)",
-                    )),
-                },
-                OperatorChoice::Mask { keep, end, fill } => Some(IdentifierOperator::Mask {
-                    keep: *keep,
-                    end: *end,
-                    fill: *fill,
-                }),
-                OperatorChoice::Replace(text) => Some(IdentifierOperator::Replace(text.clone())),
-            };
+        let operator = match &identifier.choice {
+            OperatorChoice::Drop => None,
+            OperatorChoice::Pseudonym => match key {
+                Some(key) => Some(IdentifierOperator::Pseudonym(key.clone())),
+                None => return Err(missing_key(&column.name)),
+            },
+            OperatorChoice::Mask { keep, end, fill } => Some(IdentifierOperator::Mask {
+                keep: *keep,
+                end: *end,
+                fill: *fill,
+            }),
+            OperatorChoice::Replace(text) => Some(IdentifierOperator::Replace(text.clone())),
+        };
         operated.report.push(IdentifierReport {
             column: column.name.clone(),
             operator: identifier.choice.name(),

@@ -240,7 +240,10 @@ impl ResolvedJob {
             .collect()
     }
 
-    /// The table columns of the output, in output order.
+    /// The table columns of the output, in output order. Identifying columns published through an
+    /// operator are among them only after [`ResolvedJob::operate`]: assessing a published table
+    /// (`assess --published`, job assessments) resolves the spec without it, so their columns are not
+    /// read (a pseudonym is no value of the original column).
     pub fn output_columns(&self) -> &[usize] {
         &self.output
     }
@@ -249,6 +252,9 @@ impl ResolvedJob {
     /// columns they publish join the output at their place in the table.
     pub fn operate(&mut self, table: &Table, key: Option<&PseudonymKey>) -> Result<(), SpecError> {
         let operated = identifiers::operate(table, &self.identifiers, key)?;
+        // applied again: the columns of the first application leave the output first
+        let before: Vec<usize> = self.operated.texts.iter().map(|(c, _)| *c).collect();
+        self.output.retain(|c| !before.contains(c));
         for (c, _) in &operated.texts {
             let at = self.output.partition_point(|o| o < c);
             self.output.insert(at, *c);

@@ -171,3 +171,76 @@ fn an_operator_outside_an_identifying_column_is_refused() {
     assert_eq!(error.pointer, "/attributes/mrn/operator");
     assert_eq!(error.code, crate::error_code::ErrorCode::InvalidParameter);
 }
+
+/// One record of zip 1309 among 23 of 1301/1302: 3-anonymity suppresses it at the bottom node. Its
+/// identifiers show `*` when suppressed records are masked, and it is gone when they are removed.
+#[test]
+fn suppressed_records_show_no_identifier() {
+    let rows: Vec<Vec<String>> = (0..24)
+        .map(|i| {
+            let zip = if i == 23 {
+                "1309"
+            } else {
+                ["1301", "1302"][i % 2]
+            };
+            vec![format!("MRN-{i:04}"), zip.to_string()]
+        })
+        .collect();
+    let refs: Vec<Vec<&str>> = rows
+        .iter()
+        .map(|r| r.iter().map(String::as_str).collect())
+        .collect();
+    let table = Table::from_rows(&["mrn", "zip"], &refs);
+    let key = PseudonymKey::new(&[8; 32]).unwrap();
+    for (mode, published) in [("mask", 24), ("remove", 23)] {
+        let json = format!(
+            r#"{{"attributes": {{
+                  "mrn": {{"role": "identifying", "operator": {{"type": "pseudonym"}}}},
+                  "zip": {{"role": "quasi_identifier", "hierarchy": {{"levels":
+                      [["1301", "130*", "*"], ["1302", "130*", "*"], ["1309", "130*", "*"]]}}}}}},
+                "privacy_models": [{{"type": "k_anonymity", "k": 3}}],
+                "suppression_limit": 0.1, "suppressed_records": "{mode}",
+                "algorithm": {{"type": "exhaustive"}}}}"#
+        );
+        let spec = JobSpec::from_json(json.as_bytes()).unwrap();
+        let done = run_job_with_key(
+            &table,
+            &spec,
+            &|_| Err("inline only".into()),
+            &NoControl,
+            Some(&key),
+        )
+        .unwrap();
+        assert_eq!(done.outcome().unwrap().transformation, [0], "{mode}");
+        let rows = csv(&done);
+        assert_eq!(rows.len() - 1, published, "{mode}");
+        for row in &rows[1..] {
+            if row[1] == "*" {
+                assert_eq!(row[0], "*", "{mode}: a suppressed record's pseudonym");
+            } else {
+                assert_eq!(row[0].len(), 32, "{mode}");
+            }
+        }
+        let hidden = key.pseudonym("MRN-0023");
+        assert!(rows.iter().all(|r| r[0] != hidden), "{mode}");
+    }
+}
+
+#[test]
+fn fragmentation_only_drops_identifiers() {
+    let table = table();
+    let json = r#"{"attributes": {
+          "mrn": {"role": "identifying", "operator": {"type": "mask"}},
+          "zip": {"role": "quasi_identifier",
+                  "hierarchy": {"levels": [["1301", "130*", "*"], ["1302", "130*", "*"]]}},
+          "phone": {"role": "identifying"}, "name": {"role": "sensitive"}},
+        "privacy_models": [{"type": "k_anonymity", "k": 3}],
+        "algorithm": {"type": "fragmentation", "class": "name"}}"#;
+    let spec = JobSpec::from_json(json.as_bytes()).unwrap();
+    let error = prepare(&table, &spec, &|_| Err("inline only".into())).unwrap_err();
+    assert!(
+        error.all().any(|e| e.pointer == "/attributes/mrn/operator"
+            && e.code == crate::error_code::ErrorCode::UnsupportedOption),
+        "{error:?}"
+    );
+}

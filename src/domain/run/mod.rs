@@ -299,7 +299,9 @@ impl Completed<'_> {
             Ok(view) => view.report(),
             Err(run) => {
                 let reports: Vec<Report> = self.views().iter().map(View::report).collect();
-                combined_report(self.table, run, reports, self.elapsed_ms)
+                let mut combined = combined_report(self.table, run, reports, self.elapsed_ms);
+                combined.identifiers = self.prepared.identifier_report().to_vec();
+                combined
             }
         };
         if let Some(utility) = self.prepared.utility {
