@@ -39,7 +39,7 @@ use anonymizer::core::control::NoControl;
 use anonymizer::core::data::Table;
 use anonymizer::core::engine::{anonymize, Plan};
 use anonymizer::core::loss::MetricKind;
-use anonymizer::core::privacy::{KAnonymity, PrivacyModel};
+use anonymizer::core::privacy::{HighestRisk, KAnonymity, PrivacyModel};
 use anonymizer::core::search::{Algorithm, Evaluator};
 use anonymizer::domain::verify::verify;
 use anonymizer::domain::{prepare, JobSpec, Prepared};
@@ -304,8 +304,14 @@ fn check_job(job: &Job, datafly_seed: u64) -> Result<(), String> {
                 other => other,
             };
             let what = format!("{} / {}", algorithm.name(), metric.name());
+            // odd k as the highest-risk model with threshold 1 / k (the same classes pass)
+            let model: Box<dyn PrivacyModel> = if k % 2 == 1 {
+                Box::new(HighestRisk::new(1.0 / k as f64).expect("a threshold in (0, 1]"))
+            } else {
+                Box::new(KAnonymity { k })
+            };
             let plan = Plan {
-                privacy_models: vec![Box::new(KAnonymity { k })],
+                privacy_models: vec![model],
                 suppression_limit: limit,
                 metric,
                 algorithm,

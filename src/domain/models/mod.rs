@@ -91,6 +91,8 @@ macro_rules! registry {
 registry! {
     /// k-anonymity.
     KAnonymity("k_anonymity", k_anonymity::KAnonymitySpec),
+    /// Highest prosecutor risk (k-anonymity with k = ⌈1 / threshold⌉).
+    HighestRisk("highest_risk", highest_risk::HighestRiskSpec),
     /// Distinct l-diversity.
     DistinctLDiversity("distinct_l_diversity", distinct_l_diversity::DistinctLDiversitySpec),
     /// Entropy l-diversity.
@@ -117,6 +119,18 @@ registry! {
     DeltaRange("delta_range", delta_range::DeltaRangeSpec),
     /// (l,r)-linear diversity.
     LrLinearDiversity("lr_linear_diversity", lr_linear_diversity::LrLinearDiversitySpec),
+}
+
+impl PrivacyModelSpec {
+    /// The class size a k-anonymity or highest-risk model asks for (`None` for other models and for
+    /// an invalid threshold), for algorithms that support class sizes only.
+    pub fn class_size(&self) -> Option<u64> {
+        match self {
+            PrivacyModelSpec::KAnonymity(spec) => Some(spec.k),
+            PrivacyModelSpec::HighestRisk(spec) => spec.k(),
+            _ => None,
+        }
+    }
 }
 
 /// Every model of `models` resolved against the table, in order; every model is checked on its own, so

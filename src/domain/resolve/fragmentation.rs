@@ -203,8 +203,9 @@ fn models_of(
     let mut closeness = false;
     for (i, model) in models.iter().enumerate() {
         let l = match model {
-            PrivacyModelSpec::KAnonymity(spec) => {
-                k = Some(k.map_or(spec.k, |o: u64| o.max(spec.k)));
+            model if model.class_size().is_some() => {
+                let value = model.class_size().unwrap_or(1);
+                k = Some(k.map_or(value, |o: u64| o.max(value)));
                 continue;
             }
             PrivacyModelSpec::TCloseness(spec) if spec.attribute == class => {

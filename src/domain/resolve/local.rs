@@ -16,7 +16,6 @@ use crate::error_code::ErrorCode;
 use crate::domain::analysis::dependencies::DependencyColumns;
 use crate::domain::column_values::natural_ranks;
 use crate::domain::dates::{date_seconds, datetime_seconds};
-use crate::domain::models::k_anonymity::KAnonymitySpec;
 use crate::domain::spec::{
     AttributeSpec, CompletionSpec, DataType, FunctionalDependencySpec, HybridModeSpec,
     LocalAlgorithmSpec, PrivacyModelSpec, SpecError,
@@ -482,14 +481,15 @@ fn only_k_anonymity(algorithm: &str, models: &[PrivacyModelSpec]) -> Result<u64,
     let mut k = None;
     for (i, model) in models.iter().enumerate() {
         match model {
-            PrivacyModelSpec::KAnonymity(KAnonymitySpec { k: value }) => {
-                k = Some(k.map_or(*value, |old: u64| old.max(*value)))
+            model if model.class_size().is_some() => {
+                let value = model.class_size().unwrap_or(1);
+                k = Some(k.map_or(value, |old: u64| old.max(value)))
             }
             _ => {
                 return Err(SpecError::new(
                     format!("/privacy_models/{i}"),
                     ErrorCode::UnsupportedModel,
-                    format!("{algorithm} supports k-anonymity only"),
+                    format!("{algorithm} supports k-anonymity (or highest_risk) only"),
                 ))
             }
         }

@@ -676,6 +676,8 @@ impl View<'_> {
 
 #[cfg(test)]
 mod identifier_tests;
+#[cfg(test)]
+mod model_tests;
 
 #[cfg(test)]
 mod tests {
