@@ -54,6 +54,7 @@ on_both_backends!(
     claims_are_fair_across_tenants,
     a_tenant_at_its_cap_waits_while_others_run,
     concurrent_claims_over_tenants_take_every_job_once,
+    pseudonym_keys_are_created_once_and_rotated_one_at_a_time,
 );
 
 /// Runs `case` on a migrated store of each backend whose pool has a single connection.
@@ -1365,4 +1366,64 @@ async fn ping_answers_while_every_pooled_connection_is_busy(store: Store) {
     );
     drop(held);
     store.ping().await.expect("ping");
+}
+
+/// A tenant's pseudonym key: eight first uses at once create one key; eight rotations at once each
+/// either create the next version or answer Conflict, and versions stay consecutive; another tenant's
+/// key is its own.
+async fn pseudonym_keys_are_created_once_and_rotated_one_at_a_time(store: Store) {
+    let t = tenant(&store, "acme").await;
+    let other = tenant(&store, "globex").await;
+    assert_eq!(store.pseudonym_key_info(t).await.expect("info"), None);
+    let mut readers = Vec::new();
+    for _ in 0..8 {
+        let store = store.clone();
+        readers.push(tokio::spawn(async move {
+            let (info, key) = store.pseudonym_key(t).await.expect("first use");
+            (info, key.fingerprint())
+        }));
+    }
+    let mut seen = HashSet::new();
+    for reader in readers {
+        let (info, fingerprint) = reader.await.expect("reader");
+        assert_eq!(info.version, 1);
+        assert_eq!(info.fingerprint, fingerprint);
+        seen.insert(fingerprint);
+    }
+    assert_eq!(seen.len(), 1, "one key for every first use");
+    let first = seen.into_iter().next().expect("a fingerprint");
+
+    let mut rotations = Vec::new();
+    for _ in 0..8 {
+        let store = store.clone();
+        rotations.push(tokio::spawn(
+            async move { store.rotate_pseudonym_key(t).await },
+        ));
+    }
+    let mut versions = Vec::new();
+    for rotation in rotations {
+        match rotation.await.expect("rotation") {
+            Ok(info) => versions.push(info.version),
+            Err(StoreError::Conflict(..)) => {}
+            Err(other) => panic!("{other}"),
+        }
+    }
+    versions.sort_unstable();
+    assert!(!versions.is_empty(), "at least one rotation succeeds");
+    let expected: Vec<i64> = (2..2 + versions.len() as i64).collect();
+    assert_eq!(versions, expected, "versions are consecutive");
+    let current = store
+        .pseudonym_key_info(t)
+        .await
+        .expect("info")
+        .expect("a key");
+    assert_eq!(current.version, *versions.last().expect("a version"));
+    assert_ne!(current.fingerprint, first);
+    let (_, key) = store.pseudonym_key(t).await.expect("current");
+    assert_eq!(key.fingerprint(), current.fingerprint);
+
+    let (theirs, _) = store.pseudonym_key(other).await.expect("other tenant");
+    assert_eq!(theirs.version, 1);
+    assert_ne!(theirs.fingerprint, first);
+    assert_ne!(theirs.fingerprint, current.fingerprint);
 }
