@@ -127,6 +127,11 @@ impl<'a> Rendering<'a> {
         )
     }
 
+    /// Whether record `row` is suppressed.
+    pub fn is_suppressed(&self, row: usize) -> bool {
+        self.suppressed[row]
+    }
+
     /// Whether output column `column` is an identifying column written through an operator.
     pub fn is_operated(&self, column: usize) -> bool {
         self.operator(column).is_some()

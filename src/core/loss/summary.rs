@@ -25,9 +25,20 @@ pub struct NodeSummary {
     pub min_kept_class: u64,
     /// Largest kept class (0 when none).
     pub max_kept_class: u64,
+    /// Kept classes of a single record (sample uniques).
+    pub kept_uniques: u64,
 }
 
 impl NodeSummary {
+    /// The kept classes as table-level models see them, for a table of `rows` records.
+    pub fn table_view(&self, rows: u64) -> crate::core::privacy::TableView {
+        crate::core::privacy::TableView {
+            records: rows - self.suppressed_records,
+            classes: self.kept_classes,
+            uniques: self.kept_uniques,
+        }
+    }
+
     /// Summarises `set` where `kept[i]` says whether class i passes. `suppressed_spans` is only filled
     /// when `spans` gives the reader of a record's codes (`spans(row, column)`; granularity needs
     /// them).
@@ -58,6 +69,7 @@ impl NodeSummary {
             s.min_kept_class = s.min_kept_class.min(c | !kept_mask);
             s.max_kept_class = s.max_kept_class.max(c & kept_mask);
             s.suppressed_records += c & !kept_mask;
+            s.kept_uniques += u64::from(keep & (c == 1));
         }
         if let Some(code_of) = spans.filter(|_| s.suppressed_records > 0) {
             let levels = set.levels();

@@ -11,6 +11,7 @@ pub mod grassberger;
 mod k_anonymity;
 mod l_diversity;
 mod likeness;
+mod risk_threshold;
 mod t_closeness;
 
 mod categorical;
@@ -33,6 +34,7 @@ pub use linear::{
     min_r_covers, normalized_security_estimate, security_estimate, tolerance_for, ClassFunction,
     DeltaRange, LrLinearDiversity, LINEAR_TOLERANCE,
 };
+pub use risk_threshold::{AverageRisk, SampleUniqueness};
 pub use t_closeness::{GroundDistanceKind, TCloseness};
 
 use super::groupify::FrequencySet;
@@ -142,4 +144,48 @@ pub trait PrivacyModel: Send + Sync + std::fmt::Debug {
 
     /// Whether the class satisfies the model.
     fn is_class_private(&self, class: &ClassView<'_>) -> bool;
+
+    /// For a model on the whole published table (a risk threshold): whether the classes kept after the
+    /// class-level suppression satisfy it. Class-level models pass every table.
+    fn is_table_private(&self, _table: &TableView) -> bool {
+        true
+    }
+
+    /// Whether the model judges the whole table ([`PrivacyModel::is_table_private`]) rather than each
+    /// class: algorithms that only form classes (local recodings) cannot enforce it.
+    fn is_table_level(&self) -> bool {
+        false
+    }
+}
+
+/// The published table as table-level models see it: the classes kept after class-level suppression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableView {
+    /// Records kept (published unsuppressed).
+    pub records: u64,
+    /// Classes kept.
+    pub classes: u64,
+    /// Kept classes of one record.
+    pub uniques: u64,
+}
+
+impl TableView {
+    /// The average prosecutor risk of the kept records: the mean of 1 / |class| over records, which is
+    /// classes / records (0 without records).
+    pub fn average_risk(&self) -> f64 {
+        if self.records == 0 {
+            0.0
+        } else {
+            self.classes as f64 / self.records as f64
+        }
+    }
+
+    /// The share of kept records that are unique (0 without records).
+    pub fn unique_share(&self) -> f64 {
+        if self.records == 0 {
+            0.0
+        } else {
+            self.uniques as f64 / self.records as f64
+        }
+    }
 }

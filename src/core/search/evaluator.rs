@@ -235,8 +235,10 @@ impl<'a> Evaluator<'a> {
         self.lattice.levels_into(id, &mut levels);
         let set = self.frequency_set(&levels);
         let summary = self.classify(&set);
+        let table = summary.table_view(self.input.rows as u64);
         let check = NodeCheck {
-            is_solution: summary.suppressed_records <= self.max_suppressed,
+            is_solution: summary.suppressed_records <= self.max_suppressed
+                && self.models.iter().all(|m| m.is_table_private(&table)),
             loss: self.loss.loss(self.metric, &levels, &summary),
             bound_above: self.loss.bound_above(self.metric, &levels, &summary),
             failing_records: summary.suppressed_records,

@@ -93,6 +93,10 @@ registry! {
     KAnonymity("k_anonymity", k_anonymity::KAnonymitySpec),
     /// Highest prosecutor risk (k-anonymity with k = ⌈1 / threshold⌉).
     HighestRisk("highest_risk", highest_risk::HighestRiskSpec),
+    /// Average prosecutor risk of the published table.
+    AverageRisk("average_risk", average_risk::AverageRiskSpec),
+    /// Share of sample uniques of the published table.
+    SampleUniqueness("sample_uniqueness", sample_uniqueness::SampleUniquenessSpec),
     /// Distinct l-diversity.
     DistinctLDiversity("distinct_l_diversity", distinct_l_diversity::DistinctLDiversitySpec),
     /// Entropy l-diversity.
@@ -130,6 +134,15 @@ impl PrivacyModelSpec {
             PrivacyModelSpec::HighestRisk(spec) => spec.k(),
             _ => None,
         }
+    }
+
+    /// Whether the model judges the whole published table (a risk threshold on it), which only the
+    /// full-domain searches can enforce.
+    pub fn is_table_level(&self) -> bool {
+        matches!(
+            self,
+            PrivacyModelSpec::AverageRisk(_) | PrivacyModelSpec::SampleUniqueness(_)
+        )
     }
 }
 

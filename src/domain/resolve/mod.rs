@@ -555,7 +555,27 @@ pub fn prepare(
                     ),
                 ));
             }
-            let algorithm = problems.keep(local_algorithm(algorithm, &names, &spec.privacy_models));
+            // a risk threshold on the whole table needs a search over whole-table transformations
+            let mut table_level = false;
+            for (i, model) in spec.privacy_models.iter().enumerate() {
+                if model.is_table_level() {
+                    table_level = true;
+                    problems.push(SpecError::new(
+                        format!("/privacy_models/{i}"),
+                        ErrorCode::UnsupportedModel,
+                        format!(
+                            "{} forms classes one by one and cannot enforce a risk threshold on the \
+                             whole table; use a full-domain algorithm (optimal, flash, …)",
+                            algorithm.name()
+                        ),
+                    ));
+                }
+            }
+            let algorithm = if table_level {
+                None
+            } else {
+                problems.keep(local_algorithm(algorithm, &names, &spec.privacy_models))
+            };
             match (algorithm, &dependency_columns) {
                 (Some(algorithm), Some(dependencies)) => {
                     let plan = LocalPlan {

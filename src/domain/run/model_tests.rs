@@ -100,3 +100,203 @@ fn highest_risk_refuses_thresholds_outside_the_unit_interval_and_beyond_the_tabl
         assert_eq!(error.pointer, "/privacy_models/0/threshold", "{threshold}");
     }
 }
+
+/// Ten records: ages 20, 21 (×2), 22 (×3) and 30–33, generalized by decades then `*`. At the bottom:
+/// 7 classes over 10 records (average risk 0.7, 5 uniques); by decades: 2 classes (0.2, no unique).
+fn ages() -> Table {
+    let ages = ["20", "21", "21", "22", "22", "22", "30", "31", "32", "33"];
+    let rows: Vec<Vec<&str>> = ages.iter().map(|a| vec![*a]).collect();
+    Table::from_rows(&["age"], &rows)
+}
+
+fn ages_spec(models: &str, limit: f64) -> JobSpec {
+    let json = format!(
+        r#"{{"attributes": {{"age": {{"role": "quasi_identifier", "hierarchy": {{"levels": [
+              ["20", "20-29", "*"], ["21", "20-29", "*"], ["22", "20-29", "*"],
+              ["30", "30-39", "*"], ["31", "30-39", "*"], ["32", "30-39", "*"], ["33", "30-39", "*"]]}}}}}},
+            "privacy_models": [{models}], "suppression_limit": {limit},
+            "algorithm": {{"type": "exhaustive"}}}}"#
+    );
+    JobSpec::from_json(json.as_bytes()).unwrap()
+}
+
+#[test]
+fn table_risk_thresholds_pick_the_lowest_node_that_meets_them() {
+    let table = ages();
+    let run = |models: &str, limit: f64| {
+        run_job(
+            &table,
+            &ages_spec(models, limit),
+            &|_| Err("inline only".into()),
+            &NoControl,
+        )
+        .map(|done| {
+            let report = done.report();
+            (done.outcome().unwrap().transformation.clone(), report)
+        })
+    };
+    // 0.7 at the bottom
+    let (levels, report) = run(r#"{"type": "average_risk", "threshold": 0.7}"#, 0.0).unwrap();
+    assert_eq!(levels, [0]);
+    assert_eq!(report.risk.after.prosecutor.average, 0.7);
+    let (levels, report) = run(r#"{"type": "average_risk", "threshold": 0.5}"#, 0.0).unwrap();
+    assert_eq!(levels, [1]);
+    assert!(report.risk.after.prosecutor.average <= 0.5);
+    // 5 uniques of 10 at the bottom, none by decades
+    let (levels, _) = run(r#"{"type": "sample_uniqueness", "threshold": 0.5}"#, 0.0).unwrap();
+    assert_eq!(levels, [0]);
+    let (levels, report) = run(r#"{"type": "sample_uniqueness", "threshold": 0.0}"#, 0.0).unwrap();
+    assert_eq!(levels, [1]);
+    assert_eq!(report.risk.after.sample_uniques, 0.0);
+    // with 2-anonymity and 50 % suppression the bottom suppresses the 5 uniques, leaving 2 classes
+    // over 5 records (0.4): a solution for 0.4, not for 0.3; decades (0.2, no suppression) lose less
+    // by granularity (0.4 against 0.5) and win either way
+    for threshold in [0.4, 0.3] {
+        let both = format!(
+            r#"{{"type": "k_anonymity", "k": 2}}, {{"type": "average_risk", "threshold": {threshold}}}"#
+        );
+        let (levels, report) = run(&both, 0.5).unwrap();
+        assert_eq!(levels, [1]);
+        assert_eq!(report.suppressed_records, 0);
+        assert_eq!(report.risk.after.prosecutor.average, 0.2);
+    }
+    // the top meets 0.1: one class of `*` over 10 records, which the verifier counts as a class
+    let (levels, report) = run(r#"{"type": "average_risk", "threshold": 0.1}"#, 0.0).unwrap();
+    assert_eq!(levels, [2]);
+    assert_eq!(report.risk.after.prosecutor.average, 0.1);
+    // nothing meets an average risk of 0.05 (the top has 1 class over 10 records)
+    assert!(matches!(
+        run(r#"{"type": "average_risk", "threshold": 0.05}"#, 0.0),
+        Err(RunError::Core(
+            crate::core::error::CoreError::NoSolution { .. }
+        ))
+    ));
+}
+
+#[test]
+fn table_risk_thresholds_are_refused_by_local_recodings_and_checked_for_range() {
+    let table = ages();
+    for (model, code) in [
+        (
+            r#"{"type": "average_risk", "threshold": 0}"#,
+            ErrorCode::InvalidThreshold,
+        ),
+        (
+            r#"{"type": "average_risk", "threshold": 1.2}"#,
+            ErrorCode::InvalidThreshold,
+        ),
+        (
+            r#"{"type": "sample_uniqueness", "threshold": -0.1}"#,
+            ErrorCode::InvalidThreshold,
+        ),
+    ] {
+        let error = prepare(&table, &ages_spec(model, 0.0), &|_| {
+            Err("inline only".into())
+        })
+        .unwrap_err();
+        assert_eq!(error.code, code, "{model}");
+        assert_eq!(error.pointer, "/privacy_models/0/threshold");
+    }
+    let json = r#"{"attributes": {"age": {"role": "quasi_identifier", "data_type": "numeric"}},
+        "privacy_models": [{"type": "k_anonymity", "k": 2}, {"type": "average_risk", "threshold": 0.5}],
+        "algorithm": {"type": "mondrian"}}"#;
+    let spec = JobSpec::from_json(json.as_bytes()).unwrap();
+    let error = prepare(&table, &spec, &|_| Err("inline only".into())).unwrap_err();
+    assert_eq!(error.code, ErrorCode::UnsupportedModel);
+    assert_eq!(error.pointer, "/privacy_models/1");
+    assert!(error.others.is_empty(), "{error:?}");
+}
+
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    const ALGORITHMS: [&str; 6] = [
+        "exhaustive",
+        "flash",
+        "ola",
+        "best_first",
+        "incognito",
+        "optimal",
+    ];
+
+    /// Random tables of two quasi-identifiers (values 0–5 under `0-2`/`3-5` then `*`, and 0–3 under
+    /// `*`), a risk threshold, maybe 2-anonymity, and a suppression limit.
+    fn job() -> impl Strategy<Value = (Vec<(u8, u8)>, bool, u8, bool, u8)> {
+        (
+            prop::collection::vec((0u8..6, 0u8..4), 6..40),
+            any::<bool>(),
+            1u8..10,
+            any::<bool>(),
+            0u8..3,
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Every exact search finds the optimum the exhaustive search finds (or none, as it does), and
+        /// the published table meets the threshold by the report's own risk figures.
+        #[test]
+        fn exact_searches_agree_under_table_risk_thresholds(
+            (rows, average, tenth, with_k, limit) in job()
+        ) {
+            let texts: Vec<Vec<String>> =
+                rows.iter().map(|(a, b)| vec![a.to_string(), b.to_string()]).collect();
+            let refs: Vec<Vec<&str>> =
+                texts.iter().map(|r| r.iter().map(String::as_str).collect()).collect();
+            let table = Table::from_rows(&["a", "b"], &refs);
+            let threshold = f64::from(tenth) / 10.0;
+            let model = if average {
+                format!(r#"{{"type": "average_risk", "threshold": {threshold}}}"#)
+            } else {
+                format!(r#"{{"type": "sample_uniqueness", "threshold": {threshold}}}"#)
+            };
+            let models = if with_k {
+                format!(r#"{{"type": "k_anonymity", "k": 2}}, {model}"#)
+            } else {
+                model
+            };
+            let mut results = Vec::new();
+            for algorithm in ALGORITHMS {
+                let json = format!(
+                    r#"{{"attributes": {{
+                          "a": {{"role": "quasi_identifier", "hierarchy": {{"levels": [
+                              ["0", "0-2", "*"], ["1", "0-2", "*"], ["2", "0-2", "*"],
+                              ["3", "3-5", "*"], ["4", "3-5", "*"], ["5", "3-5", "*"]]}}}},
+                          "b": {{"role": "quasi_identifier", "hierarchy": {{"levels": [
+                              ["0", "*"], ["1", "*"], ["2", "*"], ["3", "*"]]}}}}}},
+                        "privacy_models": [{models}], "suppression_limit": {},
+                        "metric": "precision", "algorithm": {{"type": "{algorithm}"}}}}"#,
+                    f64::from(limit) / 10.0
+                );
+                let spec = JobSpec::from_json(json.as_bytes()).unwrap();
+                match run_job(&table, &spec, &|_| Err("inline only".into()), &NoControl) {
+                    Ok(done) => {
+                        let report = done.report();
+                        let after = &report.risk.after;
+                        let figure = if average {
+                            after.prosecutor.average
+                        } else {
+                            after.sample_uniques
+                        };
+                        prop_assert!(figure <= threshold + 1e-12, "{algorithm}: {figure} > {threshold}");
+                        results.push(Some(report.loss.unwrap()));
+                    }
+                    Err(RunError::Core(crate::core::error::CoreError::NoSolution { .. })) => {
+                        results.push(None)
+                    }
+                    Err(other) => return Err(TestCaseError::fail(format!("{algorithm}: {other}"))),
+                }
+            }
+            for (algorithm, result) in ALGORITHMS.iter().zip(&results) {
+                match (result, &results[0]) {
+                    (Some(a), Some(b)) => prop_assert!((a - b).abs() < 1e-9, "{algorithm}: {a} vs {b}"),
+                    (None, None) => {}
+                    _ => prop_assert!(false, "{algorithm}: {result:?} vs exhaustive {:?}", results[0]),
+                }
+            }
+        }
+    }
+}

@@ -1,7 +1,7 @@
 //! Why an output may not be published.
 
 /// The output breaks a privacy model: a bug in the engine, never expected. No values are included.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum VerificationError {
     /// A class is too small.
     #[error("the output failed verification: a published class has {size} records, fewer than the {needed} required")]
@@ -56,6 +56,14 @@ pub enum VerificationError {
     /// The fragments do not partition the features, or share a row order.
     #[error("the output failed verification: {0}")]
     FragmentLayout(String),
+    /// A risk threshold on the whole published table is exceeded.
+    #[error("the output failed verification: {requirement} does not hold (the published table has {value})")]
+    TableRiskExceeded {
+        /// The requirement, e.g. `average prosecutor risk ≤ 0.05`.
+        requirement: String,
+        /// The published table's figure.
+        value: f64,
+    },
     /// A requirement names a column the output does not have.
     #[error("the output failed verification: it has no column '{0}'")]
     MissingColumn(String),

@@ -20,7 +20,9 @@ pub(crate) mod sensitive;
 
 pub use error::VerificationError;
 pub use recoded::{verify_recoded, ColumnCoverage, Coverage};
-pub use requirement::{CategorySets, ClassRequirement, ClosenessGround, MinClassSize, Requirement};
+pub use requirement::{
+    CategorySets, ClassRequirement, ClosenessGround, MinClassSize, Requirement, TableLimit,
+};
 
 use std::collections::HashMap;
 
@@ -55,6 +57,10 @@ pub fn verify(
             .ok_or_else(|| VerificationError::MissingColumn(name.to_string()))
     };
     for requirement in requirements {
+        if let Some(limit) = requirement.table_limit() {
+            check_table(rendering, &quasi, &classes, limit)?;
+            continue;
+        }
         if let Some(needed) = requirement.min_class_size() {
             if let Some(size) = classes
                 .iter()
@@ -83,6 +89,54 @@ pub fn verify(
                 });
             }
         }
+    }
+    Ok(())
+}
+
+/// Checks a risk threshold on the whole published table: its classes are `classes` plus, when some
+/// unsuppressed records show `*` in every quasi-identifier, one class of those records.
+fn check_table(
+    rendering: &Rendering<'_>,
+    quasi: &[usize],
+    classes: &RenderedClasses,
+    limit: TableLimit,
+) -> Result<(), VerificationError> {
+    let mut records = 0u64;
+    let mut count = 0u64;
+    let mut uniques = 0u64;
+    for rows in classes.iter() {
+        records += rows.len() as u64;
+        count += 1;
+        uniques += u64::from(rows.len() == 1);
+    }
+    let starred = rendering
+        .rows()
+        .filter(|&row| {
+            !rendering.is_suppressed(row)
+                && quasi.iter().all(|&c| rendering.cell(row, c) == SUPPRESSED)
+        })
+        .count() as u64;
+    if starred > 0 {
+        records += starred;
+        count += 1;
+        uniques += u64::from(starred == 1);
+    }
+    let share = |part: u64| {
+        if records == 0 {
+            0.0
+        } else {
+            part as f64 / records as f64
+        }
+    };
+    let (value, bound) = match limit {
+        TableLimit::AverageRisk(r) => (share(count), r),
+        TableLimit::UniqueShare(u) => (share(uniques), u),
+    };
+    if value > bound {
+        return Err(VerificationError::TableRiskExceeded {
+            requirement: limit.describe(),
+            value,
+        });
     }
     Ok(())
 }

@@ -21,6 +21,42 @@ pub trait ClassRequirement: Any + fmt::Debug + Send + Sync {
     fn min_class_size(&self) -> Option<u64> {
         None
     }
+    /// For a requirement on the whole published table: its limit (then [`ClassRequirement::is_met`]
+    /// is never asked).
+    fn table_limit(&self) -> Option<TableLimit> {
+        None
+    }
+}
+
+/// A risk threshold on the whole published table, over its classes (rows of `*` in every
+/// quasi-identifier that are not suppressed form one class).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TableLimit {
+    /// Classes / records at most this.
+    AverageRisk(f64),
+    /// Records alone in their class / records at most this.
+    UniqueShare(f64),
+}
+
+impl ClassRequirement for TableLimit {
+    fn describe(&self) -> String {
+        match self {
+            TableLimit::AverageRisk(r) => format!("average prosecutor risk ≤ {r}"),
+            TableLimit::UniqueShare(u) => format!("sample uniques ≤ {u}"),
+        }
+    }
+
+    fn column(&self) -> Option<&str> {
+        None
+    }
+
+    fn is_met(&self, _values: &HashMap<&str, u64>) -> bool {
+        true
+    }
+
+    fn table_limit(&self) -> Option<TableLimit> {
+        Some(*self)
+    }
 }
 
 /// A requirement of one privacy model.
