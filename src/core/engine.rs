@@ -130,7 +130,7 @@ pub fn anonymize(
     let result = search::run(&mut ev, plan.algorithm)?;
     let lattice = ev.lattice().clone();
     let Some((best, _)) = result.best else {
-        return Err(no_solution(&mut ev, plan, max_suppressed));
+        return Err(no_solution(&mut ev, plan, max_suppressed, rows));
     };
     let transformation = lattice.levels(best);
     let (pre_pass_checks, pre_pass_work) = ev.pre_pass();
@@ -171,16 +171,25 @@ pub fn anonymize(
 }
 
 /// Explains why nothing satisfies the models, from the top of the lattice.
-fn no_solution(ev: &mut Evaluator<'_>, plan: &Plan, max_suppressed: u64) -> CoreError {
+fn no_solution(ev: &mut Evaluator<'_>, plan: &Plan, max_suppressed: u64, rows: u64) -> CoreError {
     let top = ev.lattice().max_levels().to_vec();
     let (_, set, _, summary) = ev.final_grouping(&top);
+    let mut models = plan
+        .privacy_models
+        .iter()
+        .map(|m| m.describe())
+        .collect::<Vec<_>>()
+        .join(" and ");
+    if plan.privacy_models.iter().any(|m| m.is_table_level()) {
+        models.push_str(&format!(
+            " (the thresholds on the whole table are checked after suppression: the most general \
+             transformation publishes {} classes over {} records)",
+            summary.kept_classes,
+            rows - summary.suppressed_records
+        ));
+    }
     CoreError::NoSolution {
-        models: plan
-            .privacy_models
-            .iter()
-            .map(|m| m.describe())
-            .collect::<Vec<_>>()
-            .join(" and "),
+        models,
         max_suppressed,
         top_failing: summary.suppressed_records,
         top_classes: summary.classes,

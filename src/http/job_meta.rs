@@ -121,7 +121,7 @@ pub fn referenced_hierarchies(spec: &JobSpec) -> Vec<uuid::Uuid> {
 }
 
 /// What a job asks for, from its spec document: the privacy models' types, the k of k-anonymity
-/// when one is asked for, and the algorithm (`optimal` when absent).
+/// (or of a highest-risk threshold) when one is asked for, and the algorithm (`optimal` when absent).
 pub fn summary_json(spec: &Map<String, Value>) -> String {
     let models: Vec<&str> = spec
         .get("privacy_models")
@@ -142,7 +142,8 @@ pub fn summary_json(spec: &Map<String, Value>) -> String {
                 .find(|m| m.get("type").and_then(Value::as_str) == Some("k_anonymity"))
         })
         .and_then(|m| m.get("k"))
-        .and_then(Value::as_u64);
+        .and_then(Value::as_u64)
+        .or_else(|| highest_risk_k(spec));
     let algorithm = spec
         .get("algorithm")
         .and_then(|a| a.get("type"))
@@ -192,6 +193,18 @@ pub fn labels(job: &Job) -> Value {
     serde_json::from_str(&job.labels_json).unwrap_or_else(|_| json!([]))
 }
 
+/// The k of a spec's `highest_risk` model (the smallest k with 1 / k ≤ its threshold), for job lists.
+fn highest_risk_k(spec: &Map<String, Value>) -> Option<u64> {
+    spec.get("privacy_models")?
+        .as_array()?
+        .iter()
+        .find(|m| m.get("type").and_then(Value::as_str) == Some("highest_risk"))?
+        .get("threshold")?
+        .as_f64()
+        .and_then(crate::core::privacy::HighestRisk::new)
+        .map(|m| m.k)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,6 +214,21 @@ mod tests {
             unreachable!()
         };
         take_meta(&mut object)
+    }
+
+    #[test]
+    fn the_summary_gives_the_k_of_k_anonymity_or_of_a_highest_risk() {
+        let summary = |spec: Value| -> Value {
+            let Value::Object(spec) = spec else {
+                unreachable!()
+            };
+            serde_json::from_str(&summary_json(&spec)).unwrap()
+        };
+        let risk = summary(json!({"privacy_models": [{"type": "highest_risk", "threshold": 0.3}]}));
+        assert_eq!(risk["k"], 4);
+        let both = summary(json!({"privacy_models": [
+            {"type": "highest_risk", "threshold": 0.3}, {"type": "k_anonymity", "k": 7}]}));
+        assert_eq!(both["k"], 7);
     }
 
     #[test]

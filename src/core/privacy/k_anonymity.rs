@@ -45,7 +45,8 @@ pub struct HighestRisk {
 impl HighestRisk {
     /// The model for `threshold` in (0, 1]; `None` otherwise.
     pub fn new(threshold: f64) -> Option<Self> {
-        if !(threshold > 0.0 && threshold <= 1.0) {
+        // beyond 2^53 records no table is large enough, and k would leave the exact integers
+        if !(threshold > 0.0 && threshold <= 1.0) || 1.0 / threshold >= (1u64 << 53) as f64 {
             return None;
         }
         // ⌈1 / r⌉ in floating point, then corrected to the smallest k with 1 / k ≤ r exactly as compared
@@ -100,7 +101,15 @@ mod tests {
         assert_eq!(k(0.5), Some(2));
         assert_eq!(k(1.0), Some(1));
         assert_eq!(k(0.0001), Some(10_000));
-        for bad in [0.0, -0.1, 1.01, f64::NAN, f64::INFINITY] {
+        for bad in [
+            0.0,
+            -0.1,
+            1.01,
+            f64::NAN,
+            f64::INFINITY,
+            1e-30,
+            f64::MIN_POSITIVE,
+        ] {
             assert_eq!(k(bad), None, "{bad}");
         }
         // every k is the smallest whose risk 1 / k stays within the threshold

@@ -29,6 +29,18 @@ impl HighestRiskSpec {
 
 impl ModelSpec for HighestRiskSpec {
     fn resolve(&self, at: &ModelContext<'_>) -> Result<ResolvedModel, SpecError> {
+        let rows = at.table.row_count() as u64;
+        // a threshold below 1 / records needs classes larger than the table
+        if self.threshold > 0.0 && self.threshold * (rows as f64) < 1.0 {
+            return Err(at.error(
+                "threshold",
+                ErrorCode::KExceedsRows,
+                format!(
+                    "a highest risk of {} needs classes larger than the table's {rows} records",
+                    self.threshold
+                ),
+            ));
+        }
         let Some(model) = HighestRisk::new(self.threshold) else {
             return Err(at.error(
                 "threshold",
@@ -36,7 +48,6 @@ impl ModelSpec for HighestRiskSpec {
                 "the highest risk is a share greater than 0 and at most 1",
             ));
         };
-        let rows = at.table.row_count() as u64;
         if model.k > rows {
             return Err(at.error(
                 "threshold",

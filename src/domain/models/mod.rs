@@ -126,12 +126,14 @@ registry! {
 }
 
 impl PrivacyModelSpec {
-    /// The class size a k-anonymity or highest-risk model asks for (`None` for other models and for
-    /// an invalid threshold), for algorithms that support class sizes only.
+    /// The class size a k-anonymity or highest-risk model asks for (`None` for other models; 1 for an
+    /// invalid threshold, which the model's resolution refuses), for algorithms that support class
+    /// sizes only.
     pub fn class_size(&self) -> Option<u64> {
         match self {
             PrivacyModelSpec::KAnonymity(spec) => Some(spec.k),
-            PrivacyModelSpec::HighestRisk(spec) => spec.k(),
+            // an invalid threshold is reported by the model's own resolution
+            PrivacyModelSpec::HighestRisk(spec) => Some(spec.k().unwrap_or(1)),
             _ => None,
         }
     }
