@@ -212,6 +212,16 @@ fn validate(
     models: &[Box<dyn PrivacyModel>],
     options: &MondrianOptions,
 ) -> Result<(), CoreError> {
+    // a threshold on the whole table cannot be decided one partition at a time
+    if let Some(model) = models.iter().find(|m| m.is_table_level()) {
+        return Err(CoreError::InvalidParameter {
+            name: "privacy_models",
+            problem: format!(
+                "{} is a threshold on the whole table, which Mondrian cannot enforce",
+                model.describe()
+            ),
+        });
+    }
     let q = input.quasi_identifiers.len();
     let mut seen = vec![false; q];
     for &j in &options.split_preference {

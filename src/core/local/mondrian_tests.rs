@@ -93,6 +93,28 @@ fn range(low: u32, high: u32) -> RecodedCell {
     RecodedCell::Range { low, high }
 }
 
+/// A threshold on the whole table is refused, not ignored.
+#[test]
+fn table_level_models_are_refused() {
+    let (table, map, order) = staff();
+    let input = staff_input(&table, &map, &order);
+    let models: Vec<Box<dyn PrivacyModel>> = vec![
+        Box::new(KAnonymity { k: 2 }),
+        Box::new(crate::core::privacy::AverageRisk { threshold: 0.5 }),
+    ];
+    let error = mondrian(&input, &models, &MondrianOptions::default(), &NoControl).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            CoreError::InvalidParameter {
+                name: "privacy_models",
+                ..
+            }
+        ),
+        "{error}"
+    );
+}
+
 fn run(input: &LocalInput<'_>, k_min: u64, relaxed: bool, preference: Vec<usize>) -> Mondrian {
     let options = MondrianOptions {
         relaxed,
