@@ -251,26 +251,19 @@ fn preload_hierarchies(spec: &JobSpec, spec_path: &Path) -> Preloaded {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    let mut sources: Vec<&HierarchySpec> = Vec::new();
+    // each file once, keyed as the resolver asks for it
+    let mut sources: Vec<(FileKey, &HierarchySpec)> = Vec::new();
     for attribute in spec.attributes.values() {
         if let Some(source @ HierarchySpec::Path { path, delimiter }) = &attribute.hierarchy {
-            let repeated = sources.iter().any(|s| {
-                matches!(s, HierarchySpec::Path { path: p, delimiter: d } if p == path && d == delimiter)
-            });
-            if !repeated {
-                sources.push(source);
+            let key = (path.clone(), delimiter.clone());
+            if sources.iter().all(|(k, _)| *k != key) {
+                sources.push((key, source));
             }
         }
     }
     let files = sources
-        .par_iter()
-        .filter_map(|source| match source {
-            HierarchySpec::Path { path, delimiter } => Some((
-                (path.clone(), delimiter.clone()),
-                load_hierarchy(&base, source),
-            )),
-            _ => None,
-        })
+        .into_par_iter()
+        .map(|(key, source)| (key, load_hierarchy(&base, source)))
         .collect();
     Preloaded {
         base,

@@ -80,8 +80,8 @@ impl Store {
         Ok(self.current_key(tenant).await?.map(|row| row.info()))
     }
 
-    /// Retires the tenant's current key (if any) and creates the next version. Two rotations at once:
-    /// one wins, the other is Conflict.
+    /// Retires the tenant's current key (if any) and creates the next version. A rotation that races
+    /// another for the same version is Conflict (nothing changes); versions stay consecutive.
     pub async fn rotate_pseudonym_key(&self, tenant: Uuid) -> Result<PseudonymKeyInfo> {
         let fresh = fresh_key()?;
         let now = now_ms();

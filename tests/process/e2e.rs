@@ -44,6 +44,11 @@ fn data(path: &str) -> PathBuf {
 }
 
 async fn start(dir: &std::path::Path) -> Server {
+    start_with(dir, Stdio::piped(), "info").await
+}
+
+/// `start` with the server's log going to `stderr` at the `RUST_LOG` level `level`.
+async fn start_with(dir: &std::path::Path, stderr: Stdio, level: &str) -> Server {
     let port = free_port();
     let child = Command::new(BIN)
         .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
@@ -51,8 +56,9 @@ async fn start(dir: &std::path::Path) -> Server {
         .env("ANONYMIZER_DATA_DIR", dir)
         .env("ANONYMIZER_BOOTSTRAP_KEY", KEY)
         .env("ANONYMIZER_LOG_FORMAT", "json")
+        .env("RUST_LOG", level)
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+        .stderr(stderr)
         .spawn()
         .expect("start the server");
     let server = Server {
@@ -72,6 +78,29 @@ async fn start(dir: &std::path::Path) -> Server {
             "the server did not become ready"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Polls the job at `url` until it succeeds (panics when it fails, is cancelled or takes over `limit`).
+async fn until_succeeded(client: &reqwest::Client, url: &str, limit: Duration) -> Value {
+    let started = Instant::now();
+    loop {
+        let job: Value = client
+            .get(url)
+            .bearer_auth(KEY)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        match job["state"].as_str().unwrap() {
+            "succeeded" => return job,
+            "failed" | "cancelled" => panic!("the job did not succeed: {job}"),
+            _ => {}
+        }
+        assert!(started.elapsed() < limit, "the job did not finish: {job}");
+        tokio::time::sleep(Duration::from_millis(25)).await;
     }
 }
 
@@ -176,28 +205,7 @@ async fn upload_anonymize_poll_download_and_verify_independently() {
     assert_eq!(response.status(), 202);
     let location = response.headers()["location"].to_str().unwrap().to_string();
 
-    let started = Instant::now();
-    let job = loop {
-        let job: Value = client
-            .get(url(&location))
-            .bearer_auth(KEY)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        match job["state"].as_str().unwrap() {
-            "succeeded" => break job,
-            "failed" | "cancelled" => panic!("the job did not succeed: {job}"),
-            _ => {}
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "the job did not finish: {job}"
-        );
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    };
+    let job = until_succeeded(&client, &url(&location), Duration::from_secs(120)).await;
     assert_eq!(job["attempt"], 1);
 
     let report: Value = client
@@ -282,31 +290,12 @@ async fn upload_anonymize_poll_download_and_verify_independently() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pseudonym_keys_never_leave_the_database() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let port = free_port();
     // the debug log goes to a file: a pipe read only at the end would fill up and block the server
     let log_path = dir.path().join("server.log");
-    let child = Command::new(BIN)
-        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-        .env_remove("DATABASE_URL")
-        .env("ANONYMIZER_DATA_DIR", dir.path())
-        .env("ANONYMIZER_BOOTSTRAP_KEY", KEY)
-        .env("ANONYMIZER_LOG_FORMAT", "json")
-        .env("RUST_LOG", "debug")
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log_path).expect("log file"))
-        .spawn()
-        .expect("start the server");
-    let mut server = Server {
-        child,
-        base: format!("http://127.0.0.1:{port}"),
-    };
+    let log = std::fs::File::create(&log_path).expect("log file");
+    let mut server = start_with(dir.path(), log.into(), "debug").await;
     let client = reqwest::Client::new();
     let url = |path: &str| format!("{}{path}", server.base);
-    let started = Instant::now();
-    while !matches!(client.get(url("/readyz")).send().await, Ok(r) if r.status() == 200) {
-        assert!(started.elapsed() < Duration::from_secs(30), "not ready");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
     let mut csv = String::from("mrn,age,sex\n");
     for i in 0..40 {
         csv.push_str(&format!(
@@ -354,25 +343,7 @@ async fn pseudonym_keys_never_leave_the_database() {
                 .await
                 .unwrap();
             let location = format!("{base}/v1/jobs/{}", job["id"].as_str().unwrap());
-            let started = Instant::now();
-            loop {
-                let job: Value = client
-                    .get(&location)
-                    .bearer_auth(KEY)
-                    .send()
-                    .await
-                    .unwrap()
-                    .json()
-                    .await
-                    .unwrap();
-                match job["state"].as_str().unwrap() {
-                    "succeeded" => break,
-                    "failed" | "cancelled" => panic!("{job}"),
-                    _ => {}
-                }
-                assert!(started.elapsed() < Duration::from_secs(60), "{job}");
-                tokio::time::sleep(Duration::from_millis(25)).await;
-            }
+            until_succeeded(&client, &location, Duration::from_secs(60)).await;
             let report = client
                 .get(format!("{location}/result"))
                 .bearer_auth(KEY)

@@ -100,7 +100,7 @@ fn table_level_models_are_refused() {
     let input = staff_input(&table, &map, &order);
     let models: Vec<Box<dyn PrivacyModel>> = vec![
         Box::new(KAnonymity { k: 2 }),
-        Box::new(crate::core::privacy::AverageRisk { threshold: 0.5 }),
+        Box::new(crate::core::privacy::TableThreshold::average_risk(0.5)),
     ];
     let error = mondrian(&input, &models, &MondrianOptions::default(), &NoControl).unwrap_err();
     assert!(

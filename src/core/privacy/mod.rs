@@ -34,7 +34,7 @@ pub use linear::{
     min_r_covers, normalized_security_estimate, security_estimate, tolerance_for, ClassFunction,
     DeltaRange, LrLinearDiversity, LINEAR_TOLERANCE,
 };
-pub use risk_threshold::{AverageRisk, SampleUniqueness};
+pub use risk_threshold::{TableMeasure, TableThreshold};
 pub use t_closeness::{GroundDistanceKind, TCloseness};
 
 use super::groupify::FrequencySet;

@@ -6,7 +6,7 @@
 
 use serde::Deserialize;
 
-use crate::core::privacy::AverageRisk;
+use crate::core::privacy::TableThreshold;
 use crate::domain::spec::SpecError;
 use crate::domain::verify::TableLimit;
 use crate::error_code::ErrorCode;
@@ -32,7 +32,7 @@ impl ModelSpec for AverageRiskSpec {
             ));
         }
         Ok(ResolvedModel::new(
-            AverageRisk { threshold: r },
+            TableThreshold::average_risk(r),
             TableLimit::AverageRisk(r),
         ))
     }

@@ -5,7 +5,7 @@
 
 use serde::Deserialize;
 
-use crate::core::privacy::SampleUniqueness;
+use crate::core::privacy::TableThreshold;
 use crate::domain::spec::SpecError;
 use crate::domain::verify::TableLimit;
 use crate::error_code::ErrorCode;
@@ -31,7 +31,7 @@ impl ModelSpec for SampleUniquenessSpec {
             ));
         }
         Ok(ResolvedModel::new(
-            SampleUniqueness { threshold: u },
+            TableThreshold::sample_uniqueness(u),
             TableLimit::UniqueShare(u),
         ))
     }

@@ -202,12 +202,11 @@ fn models_of(
     let mut diversity: Option<u64> = None;
     let mut closeness = false;
     for (i, model) in models.iter().enumerate() {
+        if let Some(value) = model.class_size() {
+            k = Some(k.map_or(value, |o: u64| o.max(value)));
+            continue;
+        }
         let l = match model {
-            model if model.class_size().is_some() => {
-                let value = model.class_size().unwrap_or(1);
-                k = Some(k.map_or(value, |o: u64| o.max(value)));
-                continue;
-            }
             PrivacyModelSpec::TCloseness(spec) if spec.attribute == class => {
                 closeness = true;
                 1

@@ -480,19 +480,14 @@ pub const DEFAULT_RELOCATION_LIMIT: f64 = 0.01;
 fn only_k_anonymity(algorithm: &str, models: &[PrivacyModelSpec]) -> Result<u64, SpecError> {
     let mut k = None;
     for (i, model) in models.iter().enumerate() {
-        match model {
-            model if model.class_size().is_some() => {
-                let value = model.class_size().unwrap_or(1);
-                k = Some(k.map_or(value, |old: u64| old.max(value)))
-            }
-            _ => {
-                return Err(SpecError::new(
-                    format!("/privacy_models/{i}"),
-                    ErrorCode::UnsupportedModel,
-                    format!("{algorithm} supports k-anonymity (or highest_risk) only"),
-                ))
-            }
-        }
+        let Some(value) = model.class_size() else {
+            return Err(SpecError::new(
+                format!("/privacy_models/{i}"),
+                ErrorCode::UnsupportedModel,
+                format!("{algorithm} supports k-anonymity (or highest_risk) only"),
+            ));
+        };
+        k = Some(k.map_or(value, |old: u64| old.max(value)));
     }
     k.ok_or_else(|| {
         SpecError::new(

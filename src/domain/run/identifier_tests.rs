@@ -40,6 +40,18 @@ fn spec(algorithm: &str, operators: [&str; 3]) -> JobSpec {
     JobSpec::from_json(json.as_bytes()).unwrap()
 }
 
+/// Runs `spec` on `table` with pseudonyms under `key` (inline hierarchies only).
+fn run_keyed<'t>(table: &'t Table, spec: &JobSpec, key: &PseudonymKey) -> Completed<'t> {
+    run_job_with_key(
+        table,
+        spec,
+        &|_| Err("inline only".into()),
+        &NoControl,
+        Some(key),
+    )
+    .unwrap()
+}
+
 fn csv(done: &Completed<'_>) -> Vec<Vec<String>> {
     let mut bytes = Vec::new();
     done.write_csv(&mut bytes, &CsvOptions::default()).unwrap();
@@ -63,14 +75,7 @@ fn operated_identifiers_are_published_in_table_order() {
                 r#"{"type": "drop"}"#,
             ],
         );
-        let done = run_job_with_key(
-            &table,
-            &spec,
-            &|_| Err("inline only".into()),
-            &NoControl,
-            Some(&key),
-        )
-        .unwrap();
+        let done = run_keyed(&table, &spec, &key);
         let rows = csv(&done);
         assert_eq!(rows[0], ["mrn", "zip", "phone"], "{algorithm}");
         let mut tokens: Vec<String> = Vec::new();
@@ -140,14 +145,7 @@ fn a_constant_and_a_coarse_mask_raise_no_warning_and_pseudonyms_need_a_key() {
         other => panic!("{other}"),
     }
     let key = PseudonymKey::new(&[6; 32]).unwrap();
-    let done = run_job_with_key(
-        &table,
-        &spec,
-        &|_| Err("inline only".into()),
-        &NoControl,
-        Some(&key),
-    )
-    .unwrap();
+    let done = run_keyed(&table, &spec, &key);
     let rows = csv(&done);
     assert_eq!(rows[0], ["mrn", "zip", "phone", "name"]);
     assert!(rows[1..]
@@ -203,14 +201,7 @@ fn suppressed_records_show_no_identifier() {
                 "algorithm": {{"type": "exhaustive"}}}}"#
         );
         let spec = JobSpec::from_json(json.as_bytes()).unwrap();
-        let done = run_job_with_key(
-            &table,
-            &spec,
-            &|_| Err("inline only".into()),
-            &NoControl,
-            Some(&key),
-        )
-        .unwrap();
+        let done = run_keyed(&table, &spec, &key);
         assert_eq!(done.outcome().unwrap().transformation, [0], "{mode}");
         let rows = csv(&done);
         assert_eq!(rows.len() - 1, published, "{mode}");
