@@ -36,6 +36,7 @@ impl NodeSummary {
             records: rows - self.suppressed_records,
             classes: self.kept_classes,
             uniques: self.kept_uniques,
+            sizes: None,
         }
     }
 

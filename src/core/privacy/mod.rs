@@ -38,6 +38,7 @@ pub use risk_threshold::{TableMeasure, TableThreshold};
 pub use t_closeness::{GroundDistanceKind, TCloseness};
 
 use super::groupify::FrequencySet;
+use super::risk::ClassSizes;
 
 /// One equivalence class as privacy models see it: a class of a lattice node's frequency set, or a loose
 /// group of records (local recoding) given by its size and sensitive histograms.
@@ -156,10 +157,16 @@ pub trait PrivacyModel: Send + Sync + std::fmt::Debug {
     fn is_table_level(&self) -> bool {
         false
     }
+
+    /// Whether [`PrivacyModel::is_table_private`] reads the kept classes' sizes
+    /// ([`TableView::sizes`]), which are then counted for every node checked.
+    fn needs_class_sizes(&self) -> bool {
+        false
+    }
 }
 
 /// The published table as table-level models see it: the classes kept after class-level suppression.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableView {
     /// Records kept (published unsuppressed).
     pub records: u64,
@@ -167,6 +174,8 @@ pub struct TableView {
     pub classes: u64,
     /// Kept classes of one record.
     pub uniques: u64,
+    /// The kept classes' sizes, when a model asks for them ([`PrivacyModel::needs_class_sizes`]).
+    pub sizes: Option<ClassSizes>,
 }
 
 impl TableView {

@@ -24,3 +24,4 @@ pub use classes::{ClassSizes, KeyColumn};
 pub use journalist::MatchedClass;
 pub use profile::{RiskProfile, RiskSettings};
 pub use prosecutor::DEFAULT_THRESHOLD;
+pub use uniqueness::{population_unique_share, UniquenessModel};

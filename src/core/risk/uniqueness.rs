@@ -156,6 +156,63 @@ pub fn population_uniqueness(classes: &ClassSizes, population: u64) -> Populatio
     }
 }
 
+/// A population-uniqueness model a threshold is stated in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UniquenessModel {
+    /// Pitman's model.
+    Pitman,
+    /// Zayatz's model.
+    Zayatz,
+    /// The SNB model.
+    Snb,
+    /// Dankar et al.'s decision rule among the three.
+    Dankar,
+}
+
+impl UniquenessModel {
+    /// The model's name in specs and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            UniquenessModel::Pitman => "pitman",
+            UniquenessModel::Zayatz => "zayatz",
+            UniquenessModel::Snb => "snb",
+            UniquenessModel::Dankar => "dankar",
+        }
+    }
+}
+
+/// The estimated share of population records unique in the population (estimated uniques / population
+/// size) under `model`, for `classes` drawn from `population` records; `None` when the model does not
+/// apply to these classes. Without sample uniques, or without records, the share is 0 whatever the model;
+/// when the population is the sample, it is the sample's share of uniques, exactly.
+pub fn population_unique_share(
+    classes: &ClassSizes,
+    population: u64,
+    model: UniquenessModel,
+) -> Option<f64> {
+    let n = classes.records();
+    let population = population.max(n);
+    let c1 = classes.classes_of_size(1);
+    if n == 0 || c1 == 0 {
+        return Some(0.0);
+    }
+    if population == n {
+        return Some(c1 as f64 / population as f64);
+    }
+    let uniques = match model {
+        UniquenessModel::Pitman => pitman_uniques(classes, population).ok(),
+        UniquenessModel::Zayatz => zayatz_uniques(classes, population).ok(),
+        UniquenessModel::Snb => snb_uniques(classes, population).ok(),
+        UniquenessModel::Dankar => {
+            population_uniqueness(classes, population)
+                .dankar
+                .estimate
+                .uniques
+        }
+    }?;
+    Some(uniques / population as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,5 +263,42 @@ mod tests {
         assert_eq!(p.dankar.estimate.uniques, Some(0.0));
         let p = population_uniqueness(&ClassSizes::from_sizes([]), 0);
         assert_eq!(p.dankar.model, "none");
+    }
+
+    #[test]
+    fn unique_share_of_each_model() {
+        let c = sample_b();
+        let share = |m| population_unique_share(&c, 1000, m).unwrap();
+        assert!((share(UniquenessModel::Pitman) - 0.113_311_816_232_031_88).abs() < 1e-9);
+        assert_eq!(
+            share(UniquenessModel::Dankar),
+            share(UniquenessModel::Pitman)
+        );
+        let p = population_uniqueness(&c, 1000);
+        assert_eq!(
+            Some(share(UniquenessModel::Zayatz)),
+            p.zayatz.fraction,
+            "Zayatz's share is its fraction"
+        );
+        assert_eq!(Some(share(UniquenessModel::Snb)), p.snb.fraction);
+        // the sample as its own population: 30 uniques of 58 records
+        let whole = population_unique_share(&c, 58, UniquenessModel::Snb);
+        assert_eq!(whole, Some(30.0 / 58.0));
+        // no uniques, no records
+        let none = ClassSizes::from_sizes([2, 3]);
+        assert_eq!(
+            population_unique_share(&none, 1000, UniquenessModel::Pitman),
+            Some(0.0)
+        );
+        assert_eq!(
+            population_unique_share(&ClassSizes::default(), 10, UniquenessModel::Dankar),
+            Some(0.0)
+        );
+        // SNB needs classes of size 2: not applicable, so no share
+        let no_pairs = ClassSizes::from_sizes([1, 1, 3]);
+        assert_eq!(
+            population_unique_share(&no_pairs, 1000, UniquenessModel::Snb),
+            None
+        );
     }
 }

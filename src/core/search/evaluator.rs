@@ -12,6 +12,7 @@ use crate::core::input::EngineInput;
 use crate::core::lattice::{Lattice, NodeId};
 use crate::core::loss::{LossModel, MetricKind, NodeSummary};
 use crate::core::privacy::{ClassView, PrivacyModel};
+use crate::core::risk::ClassSizes;
 
 /// What a check found out about a node.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -235,7 +236,15 @@ impl<'a> Evaluator<'a> {
         self.lattice.levels_into(id, &mut levels);
         let set = self.frequency_set(&levels);
         let summary = self.classify(&set);
-        let table = summary.table_view(self.input.rows as u64);
+        let mut table = summary.table_view(self.input.rows as u64);
+        if self.models.iter().any(|m| m.needs_class_sizes()) {
+            let kept = set
+                .counts()
+                .iter()
+                .zip(&self.kept)
+                .filter(|(_, &keep)| keep);
+            table.sizes = Some(ClassSizes::from_sizes(kept.map(|(&c, _)| u64::from(c))));
+        }
         let check = NodeCheck {
             is_solution: summary.suppressed_records <= self.max_suppressed
                 && self.models.iter().all(|m| m.is_table_private(&table)),

@@ -44,6 +44,9 @@ pub struct ResolvedModel {
     pub ground_distance: Option<SlotGroundDistance>,
     /// The similarity scale of the report's ψ security estimate (linear models only).
     pub linear_scale: Option<LinearScale>,
+    /// The population size the model states (population models only): the report's risk analysis
+    /// takes it when the job's `risk` section names none.
+    pub population_size: Option<u64>,
 }
 
 impl ResolvedModel {
@@ -57,6 +60,7 @@ impl ResolvedModel {
             requirement: Box::new(requirement),
             ground_distance: None,
             linear_scale: None,
+            population_size: None,
         }
     }
 }
@@ -97,6 +101,8 @@ registry! {
     AverageRisk("average_risk", average_risk::AverageRiskSpec),
     /// Share of sample uniques of the published table.
     SampleUniqueness("sample_uniqueness", sample_uniqueness::SampleUniquenessSpec),
+    /// Estimated share of population uniques of the published table.
+    PopulationUniqueness("population_uniqueness", population_uniqueness::PopulationUniquenessSpec),
     /// Distinct l-diversity.
     DistinctLDiversity("distinct_l_diversity", distinct_l_diversity::DistinctLDiversitySpec),
     /// Entropy l-diversity.
@@ -143,7 +149,9 @@ impl PrivacyModelSpec {
     pub fn is_table_level(&self) -> bool {
         matches!(
             self,
-            PrivacyModelSpec::AverageRisk(_) | PrivacyModelSpec::SampleUniqueness(_)
+            PrivacyModelSpec::AverageRisk(_)
+                | PrivacyModelSpec::SampleUniqueness(_)
+                | PrivacyModelSpec::PopulationUniqueness(_)
         )
     }
 }

@@ -650,8 +650,12 @@ pub fn prepare(
         ) => Some((models, limit, risk, workload, kind, utility, dependencies)),
         _ => None,
     };
-    let (models, limit, risk, query_workload, kind, utility, dependency_columns) =
+    let (models, limit, mut risk, query_workload, kind, utility, dependency_columns) =
         problems.finish_with(resolved)?;
+    // a population model's population is the risk analysis's, unless the job names another
+    if risk.population_size.is_none() {
+        risk.population_size = models.iter().find_map(|m| m.population_size);
+    }
     let mut privacy_models = Vec::with_capacity(models.len());
     let mut requirements = Vec::with_capacity(models.len());
     let mut ground_distances: Vec<SlotGroundDistance> = Vec::new();

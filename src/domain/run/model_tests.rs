@@ -173,6 +173,122 @@ fn table_risk_thresholds_pick_the_lowest_node_that_meets_them() {
     ));
 }
 
+/// The ages at the bottom form classes of sizes 1, 2, 3, 1, 1, 1, 1: 5 uniques of 10 records.
+/// - The table as its own population (10): the population uniques are the sample's, 0.5.
+/// - A population of 20 records: Zayatz's model estimates 7.3076923… uniques (`scripts/risk_reference.py`,
+///   `zayatz([1, 2, 3, 1, 1, 1, 1], 20)`), a share of 0.365.
+/// - By decades (sizes 6 and 4) there is no unique, so every estimate is 0.
+#[test]
+fn population_uniqueness_picks_the_lowest_node_whose_estimate_meets_it() {
+    let table = ages();
+    let run = |model: &str| {
+        let done = run_job(
+            &table,
+            &ages_spec(model, 0.0),
+            &|_| Err("inline only".into()),
+            &NoControl,
+        )
+        .unwrap();
+        let report = done.report();
+        (done.outcome().unwrap().transformation.clone(), report)
+    };
+    let model = |threshold: f64, population: &str| {
+        format!(
+            r#"{{"type": "population_uniqueness", "threshold": {threshold}, "model": "zayatz", {population}}}"#
+        )
+    };
+    let (levels, report) = run(&model(0.5, r#""population_size": 10"#));
+    assert_eq!(levels, [0]);
+    let after = &report.risk.after.population_uniques;
+    assert_eq!(
+        after.population_size, 10,
+        "the model's population is the report's"
+    );
+    assert_eq!(after.dankar.estimate.fraction, Some(0.5));
+    assert_eq!(run(&model(0.49, r#""population_size": 10"#)).0, [1]);
+    let (levels, report) = run(&model(0.37, r#""sampling_fraction": 0.5"#));
+    assert_eq!(levels, [0]);
+    let share = report
+        .risk
+        .after
+        .population_uniques
+        .zayatz
+        .fraction
+        .unwrap();
+    assert!(
+        (share - 7.307_692_307_692_307_7 / 20.0).abs() < 1e-12,
+        "{share}"
+    );
+    let (levels, report) = run(&model(0.36, r#""population_size": 20"#));
+    assert_eq!(levels, [1]);
+    assert_eq!(
+        report.risk.after.population_uniques.zayatz.uniques,
+        Some(0.0)
+    );
+    // the job's own risk section names the report's population
+    let json = format!(
+        r#"{{"attributes": {{"age": {{"role": "quasi_identifier", "hierarchy": {{"levels": [
+              ["20", "20-29", "*"], ["21", "20-29", "*"], ["22", "20-29", "*"],
+              ["30", "30-39", "*"], ["31", "30-39", "*"], ["32", "30-39", "*"], ["33", "30-39", "*"]]}}}}}},
+            "privacy_models": [{}], "risk": {{"population_size": 40}},
+            "algorithm": {{"type": "flash"}}}}"#,
+        model(0.37, r#""population_size": 20"#)
+    );
+    let spec = JobSpec::from_json(json.as_bytes()).unwrap();
+    let done = run_job(&table, &spec, &|_| Err("inline only".into()), &NoControl).unwrap();
+    assert_eq!(done.outcome().unwrap().transformation, [0]);
+    assert_eq!(
+        done.report().risk.after.population_uniques.population_size,
+        40
+    );
+}
+
+#[test]
+fn population_uniqueness_needs_a_valid_population_and_threshold() {
+    let table = ages();
+    for (model, pointer, code) in [
+        (
+            r#"{"type": "population_uniqueness", "threshold": 0.1}"#,
+            "/privacy_models/0",
+            ErrorCode::InvalidParameter,
+        ),
+        (
+            r#"{"type": "population_uniqueness", "threshold": 1.5, "population_size": 100}"#,
+            "/privacy_models/0/threshold",
+            ErrorCode::InvalidThreshold,
+        ),
+        (
+            r#"{"type": "population_uniqueness", "threshold": 0.1, "population_size": 9}"#,
+            "/privacy_models/0/population_size",
+            ErrorCode::PopulationTooSmall,
+        ),
+        (
+            r#"{"type": "population_uniqueness", "threshold": 0.1, "sampling_fraction": 0}"#,
+            "/privacy_models/0/sampling_fraction",
+            ErrorCode::InvalidSamplingFraction,
+        ),
+        (
+            r#"{"type": "population_uniqueness", "threshold": 0.1, "sampling_fraction": 0.5, "population_size": 30}"#,
+            "/privacy_models/0",
+            ErrorCode::ConflictingPopulation,
+        ),
+    ] {
+        let error = prepare(&table, &ages_spec(model, 0.0), &|_| {
+            Err("inline only".into())
+        })
+        .unwrap_err();
+        assert_eq!(
+            (error.code, error.pointer.as_str()),
+            (code, pointer),
+            "{model}"
+        );
+    }
+    assert!(serde_json::from_str::<crate::domain::models::PrivacyModelSpec>(
+        r#"{"type": "population_uniqueness", "threshold": 0.1, "population_size": 30, "model": "other"}"#
+    )
+    .is_err());
+}
+
 #[test]
 fn table_risk_thresholds_are_refused_by_local_recodings_and_checked_for_range() {
     let table = ages();
@@ -222,11 +338,12 @@ mod properties {
     ];
 
     /// Random tables of two quasi-identifiers (values 0–5 under `0-2`/`3-5` then `*`, and 0–3 under
-    /// `*`), a risk threshold, maybe 2-anonymity, and a suppression limit.
-    fn job() -> impl Strategy<Value = (Vec<(u8, u8)>, bool, u8, bool, u8)> {
+    /// `*`), a risk threshold (0: average risk, 1: sample uniques, 2: population uniques by Zayatz's
+    /// model in a population of 100), maybe 2-anonymity, and a suppression limit.
+    fn job() -> impl Strategy<Value = (Vec<(u8, u8)>, u8, u8, bool, u8)> {
         (
             prop::collection::vec((0u8..6, 0u8..4), 6..40),
-            any::<bool>(),
+            0u8..3,
             1u8..10,
             any::<bool>(),
             0u8..3,
@@ -240,18 +357,20 @@ mod properties {
         /// the published table meets the threshold by the report's own risk figures.
         #[test]
         fn exact_searches_agree_under_table_risk_thresholds(
-            (rows, average, tenth, with_k, limit) in job()
+            (rows, measure, tenth, with_k, limit) in job()
         ) {
             let texts: Vec<Vec<String>> =
                 rows.iter().map(|(a, b)| vec![a.to_string(), b.to_string()]).collect();
             let refs: Vec<Vec<&str>> =
                 texts.iter().map(|r| r.iter().map(String::as_str).collect()).collect();
             let table = Table::from_rows(&["a", "b"], &refs);
-            let threshold = f64::from(tenth) / 10.0;
-            let model = if average {
-                format!(r#"{{"type": "average_risk", "threshold": {threshold}}}"#)
-            } else {
-                format!(r#"{{"type": "sample_uniqueness", "threshold": {threshold}}}"#)
+            let threshold = f64::from(tenth) / if measure == 2 { 40.0 } else { 10.0 };
+            let model = match measure {
+                0 => format!(r#"{{"type": "average_risk", "threshold": {threshold}}}"#),
+                1 => format!(r#"{{"type": "sample_uniqueness", "threshold": {threshold}}}"#),
+                _ => format!(
+                    r#"{{"type": "population_uniqueness", "threshold": {threshold}, "model": "zayatz", "population_size": 100}}"#
+                ),
             };
             let models = if with_k {
                 format!(r#"{{"type": "k_anonymity", "k": 2}}, {model}"#)
@@ -276,10 +395,10 @@ mod properties {
                     Ok(done) => {
                         let report = done.report();
                         let after = &report.risk.after;
-                        let figure = if average {
-                            after.prosecutor.average
-                        } else {
-                            after.sample_uniques
+                        let figure = match measure {
+                            0 => after.prosecutor.average,
+                            1 => after.sample_uniques,
+                            _ => after.population_uniques.zayatz.fraction.unwrap_or(0.0),
                         };
                         prop_assert!(figure <= threshold + 1e-12, "{algorithm}: {figure} > {threshold}");
                         results.push(Some(report.loss.unwrap()));

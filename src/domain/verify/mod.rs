@@ -30,6 +30,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::core::render::{Rendering, SUPPRESSED};
+use crate::core::risk::{population_unique_share, ClassSizes};
 
 /// Checks that every published class has at least `min_class_size` records.
 pub fn verify_min_class_size(
@@ -101,14 +102,7 @@ fn check_table(
     classes: &RenderedClasses,
     limit: TableLimit,
 ) -> Result<(), VerificationError> {
-    let mut records = 0u64;
-    let mut count = 0u64;
-    let mut uniques = 0u64;
-    for rows in classes.iter() {
-        records += rows.len() as u64;
-        count += 1;
-        uniques += u64::from(rows.len() == 1);
-    }
+    let mut sizes: Vec<u64> = classes.iter().map(|rows| rows.len() as u64).collect();
     let starred = rendering
         .rows()
         .filter(|&row| {
@@ -117,10 +111,9 @@ fn check_table(
         })
         .count() as u64;
     if starred > 0 {
-        records += starred;
-        count += 1;
-        uniques += u64::from(starred == 1);
+        sizes.push(starred);
     }
+    let records: u64 = sizes.iter().sum();
     let share = |part: u64| {
         if records == 0 {
             0.0
@@ -129,16 +122,27 @@ fn check_table(
         }
     };
     let (value, bound) = match limit {
-        TableLimit::AverageRisk(r) => (share(count), r),
-        TableLimit::UniqueShare(u) => (share(uniques), u),
+        TableLimit::AverageRisk(r) => (Some(share(sizes.len() as u64)), r),
+        TableLimit::UniqueShare(u) => (
+            Some(share(sizes.iter().filter(|&&s| s == 1).count() as u64)),
+            u,
+        ),
+        TableLimit::PopulationUniques {
+            threshold,
+            model,
+            population,
+        } => (
+            population_unique_share(&ClassSizes::from_sizes(sizes), population, model),
+            threshold,
+        ),
     };
-    if value > bound {
-        return Err(VerificationError::TableRiskExceeded {
+    match value {
+        Some(value) if value <= bound => Ok(()),
+        _ => Err(VerificationError::TableRiskExceeded {
             requirement: limit.describe(),
-            value,
-        });
+            value: value.unwrap_or(f64::NAN),
+        }),
     }
-    Ok(())
 }
 
 /// The records of every class of a rendered table, class after class.
@@ -303,6 +307,45 @@ mod tests {
         // the top level is exempt as a whole
         let r = Rendering::new(vec![column(2)], &none, false);
         assert!(verify_min_class_size(&r, 5).is_ok());
+    }
+
+    /// Classes of sizes 2, 1, 1: average risk 3 / 4, sample uniques 2 / 4, and, with the table as its
+    /// own population, population uniques 2 / 4; at the top one class of `*` (no uniques).
+    #[test]
+    fn table_limits_are_measured_on_the_rendered_classes() {
+        use crate::core::risk::UniquenessModel;
+        let table = Table::from_rows(&["zip"], &[vec!["1"], vec!["1"], vec!["2"], vec!["3"]]);
+        let rows: Vec<Vec<&str>> = vec![vec!["1", "*"], vec!["2", "*"], vec!["3", "*"]];
+        let map =
+            GeneralizationMap::bind(Hierarchy::from_rows(&rows).unwrap(), table.column(0)).unwrap();
+        let column = |level| OutputColumn::Generalized {
+            column: table.column(0),
+            hierarchy: &map,
+            level,
+        };
+        let none = [false; 4];
+        let bottom = Rendering::new(vec![column(0)], &none, false);
+        let top = Rendering::new(vec![column(1)], &none, false);
+        let population = |threshold, population| {
+            boxed(TableLimit::PopulationUniques {
+                threshold,
+                model: UniquenessModel::Zayatz,
+                population,
+            })
+        };
+        assert!(verify(&bottom, &[boxed(TableLimit::AverageRisk(0.75))]).is_ok());
+        assert!(verify(&bottom, &[boxed(TableLimit::AverageRisk(0.7))]).is_err());
+        assert!(verify(&bottom, &[boxed(TableLimit::UniqueShare(0.5))]).is_ok());
+        assert!(verify(&bottom, &[population(0.5, 4)]).is_ok());
+        match verify(&bottom, &[population(0.4, 4)]) {
+            Err(VerificationError::TableRiskExceeded { value, requirement }) => {
+                assert_eq!(value, 0.5);
+                assert!(requirement.contains("zayatz"), "{requirement}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(verify(&top, &[population(0.0, 1000)]).is_ok());
+        assert!(verify(&top, &[boxed(TableLimit::AverageRisk(0.25))]).is_ok());
     }
 
     /// Two generalized columns, one record suppressed: classes in order of first appearance, members

@@ -3,6 +3,7 @@
 //! never engine codes, so the checks stay independent of the engine. The class-size requirement of
 //! k-anonymity, [`MinClassSize`], lives here because the verifier reports it on its own.
 
+use crate::core::risk::UniquenessModel;
 use std::any::Any;
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
@@ -36,6 +37,15 @@ pub enum TableLimit {
     AverageRisk(f64),
     /// Records alone in their class / records at most this.
     UniqueShare(f64),
+    /// The estimated share of population uniques at most `threshold`.
+    PopulationUniques {
+        /// The largest share.
+        threshold: f64,
+        /// The estimator.
+        model: UniquenessModel,
+        /// Records in the population.
+        population: u64,
+    },
 }
 
 impl ClassRequirement for TableLimit {
@@ -43,6 +53,14 @@ impl ClassRequirement for TableLimit {
         match self {
             TableLimit::AverageRisk(r) => format!("average prosecutor risk ≤ {r}"),
             TableLimit::UniqueShare(u) => format!("sample uniques ≤ {u}"),
+            TableLimit::PopulationUniques {
+                threshold,
+                model,
+                population,
+            } => format!(
+                "population uniques ({}, population {population}) ≤ {threshold}",
+                model.name()
+            ),
         }
     }
 
