@@ -199,6 +199,13 @@ error_codes! {
     /// A pseudonym operator without a key (the CLI's `--pseudonym-key-file` or
     /// `ANONYMIZER_PSEUDONYM_KEY`), or a key the operator cannot use.
     PseudonymKeyMissing = "pseudonym_key_missing",
+    /// A model that reads a population table (`k_map` without an estimator, `delta_presence`) without
+    /// one (the service's `population_dataset_id`, the CLI's `--population`), or a population given to a
+    /// job none of whose models reads it.
+    PopulationMissing = "population_missing",
+    /// Some combination of quasi-identifier values holds more records in the table than in its
+    /// population table: the population must contain the table's individuals.
+    SampleNotInPopulation = "sample_not_in_population",
     /// A published table misses a column, or a cell that is neither a value, a hierarchy label, a range
     /// of its column's values nor `*`, or more rows than its original.
     PublishedUnreadable = "published_unreadable",

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use super::input::read_input;
+use super::input::{read_input, read_like_input};
 use super::progress::TerminalProgress;
 use super::AnonymizeArgs;
 use crate::codec::encoding::EncodingWriter;
@@ -22,7 +22,7 @@ use crate::domain::analysis::warnings::refuse;
 use crate::domain::resolve::document::parse_hierarchy_document;
 use crate::domain::resolve::identifiers::missing_key;
 use crate::domain::resolve::{input_format, output_encoding};
-use crate::domain::run::{run_job_with_key, RunError};
+use crate::domain::run::{run_job_with, JobInputs, RunError};
 use crate::domain::spec::{HierarchySpec, OperatorSpec};
 use crate::domain::{JobSpec, Report, Resolved};
 
@@ -55,8 +55,17 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
         || preload_hierarchies(&spec, &args.spec),
     );
     let (table, options) = input?;
+    // the population table is read as the input was (delimiter and encoding)
+    let population = match &args.population {
+        None => None,
+        Some(path) => Some(read_like_input(path, &format, &options, "population")?),
+    };
     let resolve = preloaded.resolver();
-    let completed = run_job_with_key(&table, &spec, &resolve, &progress, key.as_ref());
+    let inputs = JobInputs {
+        pseudonym_key: key.as_ref(),
+        population: population.as_ref(),
+    };
+    let completed = run_job_with(&table, &spec, &resolve, &progress, inputs);
     // on an error the bar is cleared when `progress` is dropped, before the caller prints the error
     let completed = completed.map_err(|e| match e {
         RunError::Spec(e) => super::spec_problems(&e),

@@ -139,6 +139,10 @@ pub struct AnonymizeArgs {
     /// environment variable ANONYMIZER_PSEUDONYM_KEY. The same key gives the same pseudonyms.
     #[arg(long)]
     pub pseudonym_key_file: Option<PathBuf>,
+    /// A population table (CSV read as the input is, the quasi-identifier columns by name) holding the
+    /// input's individuals, for `k_map` without an estimator and `delta_presence`.
+    #[arg(long)]
+    pub population: Option<PathBuf>,
 }
 
 /// Arguments of `generate`.

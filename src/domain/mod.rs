@@ -25,5 +25,5 @@ pub mod spec;
 pub mod verify;
 
 pub use report::Report;
-pub use resolve::{prepare, HierarchyResolver, JobKind, Prepared, Resolved};
+pub use resolve::{prepare, prepare_with, HierarchyResolver, JobKind, Prepared, Resolved};
 pub use spec::{JobSpec, Problems, SpecError};

@@ -23,7 +23,7 @@ use crate::codec::encoding::DecodingReader;
 use crate::codec::{read_table, CsvOptions};
 use crate::core::data::Table;
 use crate::domain::analysis::published::{assess_published, PublishedAssessment};
-use crate::domain::resolve::{output_encoding, prepare};
+use crate::domain::resolve::{output_encoding, prepare_with};
 use crate::domain::spec::HierarchySpec;
 use crate::domain::JobSpec;
 use crate::error_code::ErrorCode;
@@ -93,9 +93,10 @@ async fn create(
         encoding,
     )
     .await?;
+    let population = super::jobs::load_population(&state, tenant, &spec).await?;
     let assessment = tokio::task::spawn_blocking(move || {
         let resolve = |source: &HierarchySpec| hierarchies.resolve(source);
-        let prepared = prepare(&table, &spec, &resolve)?;
+        let prepared = prepare_with(&table, &spec, &resolve, population.as_deref())?;
         assess_published(&table, &published, &prepared)
     })
     .await

@@ -30,7 +30,7 @@ use super::time::rfc3339;
 use super::{timeout_layer, ApiError, REQUEST_TIMEOUT};
 use crate::codec::archive::{fragment_entry_name, EntryCutter};
 use crate::core::data::Table;
-use crate::domain::{prepare, JobSpec, SpecError};
+use crate::domain::{prepare_with, JobSpec, SpecError};
 use crate::error_code::ErrorCode;
 use crate::hierarchy_refs::{FetchError, StoredHierarchies};
 use crate::store::{Job, JobFilter, JobState, NewJob, StoreError};
@@ -323,10 +323,40 @@ async fn validate(
         })?;
     let table = load_table(state, &dataset, unknown_dataset).await?;
     check_memory(&table, state.settings.job_memory_budget)?;
+    let population = load_population(state, tenant, spec).await?;
     let spec = spec.clone();
-    tokio::task::spawn_blocking(move || check_spec(&table, &spec, &hierarchies))
-        .await
-        .map_err(|_| ApiError::internal())?
+    tokio::task::spawn_blocking(move || {
+        check_spec(&table, &spec, &hierarchies, population.as_deref())
+    })
+    .await
+    .map_err(|_| ApiError::internal())?
+}
+
+/// The population table `spec` names (a dataset of `tenant`), if any; 422 `unknown_dataset` at
+/// `/population_dataset_id` when there is none with that id.
+pub(super) async fn load_population(
+    state: &AppState,
+    tenant: Uuid,
+    spec: &JobSpec,
+) -> Result<Option<Arc<Table>>, ApiError> {
+    let Some(id) = spec.population_dataset_id.as_deref() else {
+        return Ok(None);
+    };
+    let id = Uuid::parse_str(id).map_err(|_| unknown_population())?;
+    let dataset = match state.store.get_dataset(tenant, id).await {
+        Ok(dataset) => dataset,
+        Err(StoreError::NotFound) => return Err(unknown_population()),
+        Err(e) => return Err(e.into()),
+    };
+    Ok(Some(load_table(state, &dataset, unknown_population).await?))
+}
+
+fn unknown_population() -> ApiError {
+    ApiError::unprocessable(
+        ErrorCode::UnknownDataset,
+        "no dataset with this id exists for the population",
+    )
+    .with_pointer("/population_dataset_id")
 }
 
 /// 422 `memory_budget_exceeded` when a job on `table` is expected to need more than `budget` bytes
@@ -354,9 +384,10 @@ fn check_spec(
     table: &Arc<Table>,
     spec: &JobSpec,
     hierarchies: &StoredHierarchies,
+    population: Option<&Table>,
 ) -> Result<(), ApiError> {
     let resolve = |source: &crate::domain::spec::HierarchySpec| hierarchies.resolve(source);
-    prepare(table, spec, &resolve)?;
+    prepare_with(table, spec, &resolve, population)?;
     Ok(())
 }
 

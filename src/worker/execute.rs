@@ -12,7 +12,7 @@ use crate::core::control::{Control, Stage};
 use crate::core::data::Table;
 use crate::core::identifiers::PseudonymKey;
 use crate::domain::analysis::warnings::refuse;
-use crate::domain::run::{run_job_with_key, RunError};
+use crate::domain::run::{run_job_with, JobInputs, RunError};
 use crate::domain::{JobSpec, Report};
 use crate::hierarchy_refs::StoredHierarchies;
 
@@ -29,6 +29,8 @@ pub struct JobInput<'a> {
     pub delimiter: &'a str,
     /// The tenant's pseudonym key, when the spec asks for pseudonyms.
     pub pseudonym_key: Option<&'a PseudonymKey>,
+    /// The population table the spec names, if any.
+    pub population: Option<&'a Table>,
 }
 
 /// The result of a successful run.
@@ -65,13 +67,11 @@ pub fn run_pipeline(
     control: &dyn Control,
 ) -> Result<JobOutput, ExecuteError> {
     let resolve = |source: &crate::domain::spec::HierarchySpec| input.hierarchies.resolve(source);
-    let completed = run_job_with_key(
-        input.table,
-        input.spec,
-        &resolve,
-        control,
-        input.pseudonym_key,
-    )?;
+    let inputs = JobInputs {
+        pseudonym_key: input.pseudonym_key,
+        population: input.population,
+    };
+    let completed = run_job_with(input.table, input.spec, &resolve, control, inputs)?;
     let options = CsvOptions::with_delimiter(input.delimiter)
         .map_err(|_| ExecuteError::Output("the dataset's delimiter is not usable"))?;
     control.enter(Stage::Measuring);

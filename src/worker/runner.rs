@@ -44,6 +44,8 @@ struct Loaded {
     delimiter: String,
     /// The tenant's pseudonym key, when the spec asks for pseudonyms.
     pseudonym_key: Option<PseudonymKey>,
+    /// The population table the spec names.
+    population: Option<Arc<crate::core::data::Table>>,
 }
 
 /// Runs `job` to its terminal state. `permit` (the supervisor's slot) is held until the engine's
@@ -151,13 +153,60 @@ async fn load(shared: &Shared, job: &ClaimedJob) -> Result<Loaded, Decision> {
     } else {
         None
     };
+    let population = load_population(shared, job, &spec).await?;
     Ok(Loaded {
         table,
         spec,
         hierarchies,
         delimiter: dataset.delimiter,
         pseudonym_key,
+        population,
     })
+}
+
+/// The population table the spec names (a dataset of the job's tenant), cached as datasets are.
+async fn load_population(
+    shared: &Shared,
+    job: &ClaimedJob,
+    spec: &JobSpec,
+) -> Result<Option<Arc<crate::core::data::Table>>, Decision> {
+    let Some(id) = spec.population_dataset_id.as_deref() else {
+        return Ok(None);
+    };
+    let gone = || {
+        fail(
+            ErrorCode::PopulationMissing,
+            "the population dataset no longer exists",
+        )
+    };
+    let Ok(id) = uuid::Uuid::parse_str(id) else {
+        return Err(fail(
+            ErrorCode::PopulationMissing,
+            "population_dataset_id is not a dataset id",
+        ));
+    };
+    let dataset = match shared.store.get_dataset(job.tenant, id).await {
+        Ok(dataset) => dataset,
+        Err(StoreError::NotFound) => return Err(gone()),
+        Err(error) => {
+            tracing::warn!(job_id = %job.id, %error, "reading the job's population dataset failed");
+            return Err(fail(
+                INTERNAL_ERROR,
+                "the population dataset could not be read",
+            ));
+        }
+    };
+    match shared.tables.load(&shared.store, &dataset).await {
+        Ok(table) => Ok(Some(table)),
+        Err(LoadError::Store(StoreError::NotFound)) => Err(gone()),
+        Err(error) => {
+            tracing::warn!(job_id = %job.id, %error, "loading the job's population dataset failed");
+            Err(fail(
+                INTERNAL_ERROR,
+                "the population dataset could not be loaded",
+            ))
+        }
+    }
 }
 
 /// The dataset was deleted, and with it the job (the foreign keys cascade): the fenced write below finds
@@ -219,6 +268,7 @@ async fn execute(
             hierarchies: &loaded.hierarchies,
             delimiter: &loaded.delimiter,
             pseudonym_key: loaded.pseudonym_key.as_ref(),
+            population: loaded.population.as_deref(),
         };
         pool.install(|| executor(&input, engine_control.as_ref()))
     });

@@ -19,6 +19,7 @@ mod fragmentation;
 mod guard_rails;
 mod hierarchies;
 mod jobs;
+mod population;
 mod proposals;
 mod pseudonyms;
 mod resources;

@@ -586,6 +586,73 @@ fn run_with(case: &Case, input: &Path, spec: &Path, args: &[&str], env: &[(&str,
     command.output().expect("run the anonymizer binary")
 }
 
+/// k-map against `--population` (the input's 300 people and 600 more, read as the input is): the run
+/// succeeds, and every published class matches at least k population records, counted here from the
+/// hierarchy rows; without the population the run fails with `population_missing`.
+#[test]
+fn k_map_reads_the_population_file() {
+    let case = Case::new();
+    let input = case.write("people.csv", people_csv(300));
+    // the generator's first 300 records are the input's
+    let population = case.write("population.csv", people_csv(900));
+    let mut spec = people_spec(&case, "h");
+    spec["privacy_models"] = json!([{"type": "k_map", "k": 5}]);
+    let spec = case.write_spec("spec.json", &spec);
+    let population_arg = population.to_str().unwrap();
+    let output = run_with(&case, &input, &spec, &["--population", population_arg], &[]);
+    assert_success(&output);
+    let report = case.report("out.csv");
+    assert_eq!(
+        report["privacy_models"],
+        json!(["5-map (a population of 900 records)"])
+    );
+    // every published label, per column, with the population values it covers
+    let hierarchies = [
+        ("age", age_levels()),
+        ("zip", zip_levels()),
+        ("sex", sex_levels()),
+    ];
+    let (header, rows) = read_csv(&case.path("out.csv"));
+    let (population_header, population_rows) = read_csv(&population);
+    let mut classes: std::collections::HashSet<Vec<Vec<u8>>> = std::collections::HashSet::new();
+    for row in &rows {
+        let key: Vec<Vec<u8>> = hierarchies
+            .iter()
+            .map(|(name, _)| row[column(&header, name)].clone())
+            .collect();
+        if key.iter().any(|cell| cell != b"*") {
+            classes.insert(key);
+        }
+    }
+    assert!(!classes.is_empty());
+    for class in &classes {
+        let matches = population_rows
+            .iter()
+            .filter(|record| {
+                hierarchies
+                    .iter()
+                    .zip(class)
+                    .all(|((name, levels), label)| {
+                        let value =
+                            std::str::from_utf8(&record[column(&population_header, name)]).unwrap();
+                        let label = std::str::from_utf8(label).unwrap();
+                        levels
+                            .iter()
+                            .any(|row| row[0] == value && row.iter().any(|l| l == label))
+                    })
+            })
+            .count();
+        assert!(matches >= 5, "a class matches {matches} population records");
+    }
+    std::fs::remove_file(case.path("out.csv")).unwrap();
+    std::fs::remove_file(case.path("out.csv.report.json")).unwrap();
+    let output = run_with(&case, &input, &spec, &[], &[]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("population_missing"), "{stderr}");
+    assert!(!case.path("out.csv").exists());
+}
+
 /// The identifying column `name` published as pseudonyms: from a key file or the environment, the same
 /// key gives the same pseudonyms, another key others; the key shows nowhere; without a key, or with a
 /// short one, the run fails naming the problem.

@@ -37,6 +37,7 @@ impl NodeSummary {
             classes: self.kept_classes,
             uniques: self.kept_uniques,
             sizes: None,
+            levels: None,
         }
     }
 

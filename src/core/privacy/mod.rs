@@ -11,6 +11,7 @@ pub mod grassberger;
 mod k_anonymity;
 mod l_diversity;
 mod likeness;
+mod population;
 mod risk_threshold;
 mod t_closeness;
 
@@ -33,6 +34,10 @@ pub use likeness::{BetaLikeness, DeltaDisclosure, Likeness, TableDistribution, L
 pub use linear::{
     min_r_covers, normalized_security_estimate, security_estimate, tolerance_for, ClassFunction,
     DeltaRange, LrLinearDiversity, LINEAR_TOLERANCE,
+};
+pub use population::{
+    derived_k, DeltaPresence, KMap, PopulationColumn, PopulationError, PopulationEstimator,
+    PopulationIndex,
 };
 pub use risk_threshold::{TableMeasure, TableThreshold};
 pub use t_closeness::{GroundDistanceKind, TCloseness};
@@ -88,6 +93,17 @@ impl<'a> ClassView<'a> {
         match self.source {
             ClassSource::Set { set, class } => set.histogram(slot, class),
             ClassSource::Loose { histograms, .. } => histograms.get(slot).map_or(&[], |h| h),
+        }
+    }
+
+    /// One record of the class and the lattice node's levels, for a class of a node's frequency set;
+    /// `None` for a loose group.
+    pub fn representative(&self) -> Option<(u32, &'a [u8])> {
+        match self.source {
+            ClassSource::Set { set, class } => {
+                Some((set.representative_rows()[class], set.levels()))
+            }
+            ClassSource::Loose { .. } => None,
         }
     }
 
@@ -176,6 +192,8 @@ pub struct TableView {
     pub uniques: u64,
     /// The kept classes' sizes, when a model asks for them ([`PrivacyModel::needs_class_sizes`]).
     pub sizes: Option<ClassSizes>,
+    /// The node's levels, when some model judges the whole table.
+    pub levels: Option<Vec<u8>>,
 }
 
 impl TableView {

@@ -134,6 +134,7 @@ mod tests {
             classes: 4,
             uniques: 2,
             sizes: None,
+            levels: None,
         };
         assert_eq!(table.average_risk(), 0.5);
         assert_eq!(table.unique_share(), 0.25);
@@ -146,6 +147,7 @@ mod tests {
             classes: 0,
             uniques: 0,
             sizes: None,
+            levels: None,
         };
         assert!(TableThreshold::average_risk(0.01).is_table_private(&empty));
         assert!(TableThreshold::sample_uniqueness(0.0).is_table_private(&empty));
@@ -164,6 +166,7 @@ mod tests {
             classes: 40,
             uniques: 30,
             sizes: Some(classes),
+            levels: None,
         };
         let at = |t| TableThreshold::population_uniqueness(t, UniquenessModel::Pitman, 1000);
         assert!(at(0.114).is_table_private(&table));

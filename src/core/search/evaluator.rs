@@ -237,6 +237,9 @@ impl<'a> Evaluator<'a> {
         let set = self.frequency_set(&levels);
         let summary = self.classify(&set);
         let mut table = summary.table_view(self.input.rows as u64);
+        if self.models.iter().any(|m| m.is_table_level()) {
+            table.levels = Some(levels.clone());
+        }
         if self.models.iter().any(|m| m.needs_class_sizes()) {
             let kept = set
                 .counts()

@@ -26,6 +26,21 @@ pub struct Protected<'t> {
     pub hierarchy: Option<&'t GeneralizationMap>,
 }
 
+/// What every model of a spec is resolved against: the table, its sensitive attributes, its
+/// quasi-identifiers with their hierarchies (full-domain jobs; lattice order), and the population table
+/// the job was given, if any.
+#[derive(Clone, Copy)]
+pub struct ModelInputs<'a> {
+    /// The loaded table.
+    pub table: &'a Table,
+    /// The sensitive attributes.
+    pub sensitive: &'a [SensitiveColumn<'a>],
+    /// The quasi-identifiers (column index and hierarchy), for a full-domain job.
+    pub quasi_identifiers: &'a [(usize, GeneralizationMap)],
+    /// The population table.
+    pub population: Option<&'a Table>,
+}
+
 /// Model `index` of a spec, with the table it is resolved against.
 pub struct ModelContext<'a> {
     /// Index of the model in `privacy_models`.
@@ -33,15 +48,32 @@ pub struct ModelContext<'a> {
     /// The loaded table.
     pub table: &'a Table,
     sensitive: &'a [SensitiveColumn<'a>],
+    /// The quasi-identifiers (column index and hierarchy) of a full-domain job, in lattice order.
+    pub quasi_identifiers: &'a [(usize, GeneralizationMap)],
+    /// The population table the job was given.
+    pub population: Option<&'a Table>,
 }
 
 impl<'a> ModelContext<'a> {
-    /// The context of model `index`.
+    /// The context of model `index`, without quasi-identifiers or a population.
     pub fn new(index: usize, table: &'a Table, sensitive: &'a [SensitiveColumn<'a>]) -> Self {
         Self {
             index,
             table,
             sensitive,
+            quasi_identifiers: &[],
+            population: None,
+        }
+    }
+
+    /// The context of model `index` of a job with these inputs.
+    pub fn of(index: usize, inputs: ModelInputs<'a>) -> Self {
+        Self {
+            index,
+            table: inputs.table,
+            sensitive: inputs.sensitive,
+            quasi_identifiers: inputs.quasi_identifiers,
+            population: inputs.population,
         }
     }
 

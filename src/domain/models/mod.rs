@@ -11,6 +11,7 @@
 pub mod categories;
 pub mod class_function;
 pub mod context;
+pub mod population;
 
 use serde::Deserialize;
 
@@ -20,7 +21,7 @@ use crate::domain::spec::{Problems, SpecError};
 use crate::domain::verify::{ClassRequirement, Requirement};
 use crate::error_code::ErrorCode;
 
-pub use context::{ModelContext, SensitiveColumn};
+pub use context::{ModelContext, ModelInputs, SensitiveColumn};
 
 /// What every model's spec type does: validate itself against the table and resolve into an engine
 /// criterion and a verifier requirement.
@@ -103,6 +104,10 @@ registry! {
     SampleUniqueness("sample_uniqueness", sample_uniqueness::SampleUniquenessSpec),
     /// Estimated share of population uniques of the published table.
     PopulationUniqueness("population_uniqueness", population_uniqueness::PopulationUniquenessSpec),
+    /// k-map, against a population table or estimated from the sampling fraction.
+    KMap("k_map", k_map::KMapSpec),
+    /// δ-presence against a population table.
+    DeltaPresence("delta_presence", delta_presence::DeltaPresenceSpec),
     /// Distinct l-diversity.
     DistinctLDiversity("distinct_l_diversity", distinct_l_diversity::DistinctLDiversitySpec),
     /// Entropy l-diversity.
@@ -154,14 +159,22 @@ impl PrivacyModelSpec {
                 | PrivacyModelSpec::PopulationUniqueness(_)
         )
     }
+
+    /// Whether the model reads a population table (which only the full-domain searches match).
+    pub fn reads_population(&self) -> bool {
+        match self {
+            PrivacyModelSpec::KMap(spec) => spec.estimator.is_none(),
+            PrivacyModelSpec::DeltaPresence(_) => true,
+            _ => false,
+        }
+    }
 }
 
 /// Every model of `models` resolved against the table, in order; every model is checked on its own, so
 /// that all models' mistakes are reported together.
 pub fn resolve_models(
     models: &[PrivacyModelSpec],
-    table: &crate::core::data::Table,
-    sensitive: &[SensitiveColumn<'_>],
+    inputs: ModelInputs<'_>,
 ) -> Result<Vec<ResolvedModel>, SpecError> {
     if models.is_empty() {
         return Err(SpecError::new(
@@ -173,7 +186,7 @@ pub fn resolve_models(
     let mut problems = Problems::new();
     let mut resolved = Vec::with_capacity(models.len());
     for (index, model) in models.iter().enumerate() {
-        let at = ModelContext::new(index, table, sensitive);
+        let at = ModelContext::of(index, inputs);
         if let Some(model) = problems.keep(model.spec().resolve(&at)) {
             resolved.push(model);
         }

@@ -32,7 +32,7 @@ use crate::domain::analysis::risk::{risk_settings, run_risk, RiskReport};
 use crate::domain::analysis::security_estimate::{linear_diagnostics, LinearDiagnostic};
 use crate::domain::analysis::warnings;
 use crate::domain::builders::BuilderSpec;
-use crate::domain::models::{resolve_models, SensitiveColumn, SlotGroundDistance};
+use crate::domain::models::{resolve_models, ModelInputs, SensitiveColumn, SlotGroundDistance};
 use crate::domain::resolve::local::{
     by_quasi_identifier, dependency_columns, local_algorithm, local_domain, LocalPlan,
 };
@@ -429,6 +429,17 @@ pub fn prepare(
     spec: &JobSpec,
     resolve: &HierarchyResolver<'_>,
 ) -> Result<Prepared, SpecError> {
+    prepare_with(table, spec, resolve, None)
+}
+
+/// [`prepare`] with the population table that `k_map` and `delta_presence` read (the table's
+/// individuals must be among its records).
+pub fn prepare_with(
+    table: &Table,
+    spec: &JobSpec,
+    resolve: &HierarchyResolver<'_>,
+    population: Option<&Table>,
+) -> Result<Prepared, SpecError> {
     // independent mistakes are collected and reported together; a part that depends on a failed part
     // is skipped rather than reported again
     let mut problems = Problems::new();
@@ -525,10 +536,22 @@ pub fn prepare(
             hierarchy: hierarchy.as_ref(),
         })
         .collect();
+    if population.is_some() && !spec.privacy_models.iter().any(|m| m.reads_population()) {
+        problems.push(SpecError::new(
+            "/population_dataset_id",
+            ErrorCode::PopulationMissing,
+            "a population table was given, but no privacy model reads one (k_map without an \
+             estimator, delta_presence)",
+        ));
+    }
     let models = problems.keep(resolve_models(
         &spec.privacy_models,
-        table,
-        &sensitive_attributes,
+        ModelInputs {
+            table,
+            sensitive: &sensitive_attributes,
+            quasi_identifiers: &quasi_identifiers,
+            population,
+        },
     ));
     // every algorithm's report measures the dependencies (as table columns); a local plan also takes
     // them by quasi-identifier
@@ -558,6 +581,8 @@ pub fn prepare(
             // a risk threshold on the whole table needs a search over whole-table transformations
             let mut table_level = false;
             for (i, model) in spec.privacy_models.iter().enumerate() {
+                // a population model says itself that it needs a full-domain job
+                table_level |= model.reads_population();
                 if model.is_table_level() {
                     table_level = true;
                     problems.push(SpecError::new(

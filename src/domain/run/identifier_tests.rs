@@ -5,6 +5,7 @@ use super::*;
 use crate::codec::CsvOptions;
 use crate::core::control::NoControl;
 use crate::core::identifiers::PseudonymKey;
+use crate::domain::prepare;
 
 /// 24 records, two zip classes; `mrn`, `phone` and `name` unique.
 fn table() -> Table {

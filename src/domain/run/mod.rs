@@ -34,7 +34,9 @@ use crate::domain::resolve::{ResolvedJob, UtilityPlan};
 use crate::domain::run::local::{run_local, LocalRun};
 use crate::domain::verify::fragments::verify_fragments;
 use crate::domain::verify::{verify, verify_recoded, VerificationError};
-use crate::domain::{prepare, HierarchyResolver, JobKind, JobSpec, Prepared, Report, SpecError};
+use crate::domain::{
+    prepare_with, HierarchyResolver, JobKind, JobSpec, Prepared, Report, SpecError,
+};
 pub use fragmented::FragmentationSection;
 use fragmented::{run_fragmentation, FragmentedRun, Part};
 use local_output::{coverage, Publication};
@@ -99,8 +101,32 @@ pub fn run_job_with_key<'t>(
     control: &dyn Control,
     key: Option<&PseudonymKey>,
 ) -> Result<Completed<'t>, RunError> {
-    let mut prepared = prepare(table, spec, resolve)?;
-    prepared.operate(table, key)?;
+    let inputs = JobInputs {
+        pseudonym_key: key,
+        population: None,
+    };
+    run_job_with(table, spec, resolve, control, inputs)
+}
+
+/// What a job may need besides its table and spec.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct JobInputs<'a> {
+    /// The key of the spec's pseudonyms.
+    pub pseudonym_key: Option<&'a PseudonymKey>,
+    /// The population table of `k_map` and `delta_presence`.
+    pub population: Option<&'a Table>,
+}
+
+/// [`run_job`] with a pseudonym key and a population table.
+pub fn run_job_with<'t>(
+    table: &'t Table,
+    spec: &JobSpec,
+    resolve: &HierarchyResolver<'_>,
+    control: &dyn Control,
+    inputs: JobInputs<'_>,
+) -> Result<Completed<'t>, RunError> {
+    let mut prepared = prepare_with(table, spec, resolve, inputs.population)?;
+    prepared.operate(table, inputs.pseudonym_key)?;
     let started = Instant::now();
     let prepared = prepared.then(|parts, kind| -> Result<Anonymized, RunError> {
         Ok(match kind {
@@ -678,6 +704,8 @@ impl View<'_> {
 mod identifier_tests;
 #[cfg(test)]
 mod model_tests;
+#[cfg(test)]
+mod population_tests;
 
 #[cfg(test)]
 mod tests {

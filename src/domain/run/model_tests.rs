@@ -5,6 +5,7 @@
 use super::*;
 use crate::codec::CsvOptions;
 use crate::core::control::NoControl;
+use crate::domain::prepare;
 use crate::error_code::ErrorCode;
 
 /// 60 records over age (30 values) and sex.

@@ -62,6 +62,10 @@ pub struct JobSpec {
     /// class of held-out original records (skipped when absent).
     #[serde(default)]
     pub utility: Option<UtilitySpec>,
+    /// The service's id of the population table that `k_map` and `delta_presence` read (a dataset of
+    /// the same tenant). The CLI takes `--population` instead.
+    #[serde(default)]
+    pub population_dataset_id: Option<String>,
 }
 
 /// The classification-utility measure (`"utility"`).

@@ -64,6 +64,19 @@ pub enum VerificationError {
         /// The published table's figure.
         value: f64,
     },
+    /// The published labels cannot be matched to the population through the hierarchies.
+    #[error("the output failed verification: {0}")]
+    PopulationUnmatched(String),
+    /// A published class's population count fails a population model.
+    #[error("the output failed verification: a class of {size} records matches {population} population records, which {requirement} does not allow")]
+    PopulationBoundFailed {
+        /// Published records of the class.
+        size: u64,
+        /// Population records of the class.
+        population: u64,
+        /// The requirement.
+        requirement: String,
+    },
     /// A requirement names a column the output does not have.
     #[error("the output failed verification: it has no column '{0}'")]
     MissingColumn(String),

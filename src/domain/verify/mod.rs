@@ -14,14 +14,17 @@ pub(crate) mod diversity;
 mod error;
 pub mod fragments;
 pub(crate) mod likeness;
+mod population;
 mod recoded;
 mod requirement;
 pub(crate) mod sensitive;
 
 pub use error::VerificationError;
+pub use population::{PopulationBound, PopulationLabels};
 pub use recoded::{verify_recoded, ColumnCoverage, Coverage};
 pub use requirement::{
-    CategorySets, ClassRequirement, ClosenessGround, MinClassSize, Requirement, TableLimit,
+    CategorySets, ClassRequirement, ClosenessGround, MinClassSize, PopulationRequirement,
+    Requirement, TableLimit,
 };
 
 use std::collections::HashMap;
@@ -60,6 +63,12 @@ pub fn verify(
     for requirement in requirements {
         if let Some(limit) = requirement.table_limit() {
             check_table(rendering, &quasi, &classes, limit)?;
+            continue;
+        }
+        if let Some((labels, bound)) = requirement.population_bound() {
+            population::check_population(rendering, &classes, labels, bound, || {
+                requirement.describe()
+            })?;
             continue;
         }
         if let Some(needed) = requirement.min_class_size() {
@@ -272,6 +281,7 @@ mod tests {
     use crate::domain::models::entropy_l_diversity::EntropyLCheck;
     use crate::domain::models::l_categorical_diversity::LCategoricalCheck;
     use crate::domain::models::recursive_cl_diversity::RecursiveClCheck;
+    use std::sync::Arc;
 
     fn boxed(requirement: impl ClassRequirement + 'static) -> Requirement {
         Box::new(requirement)
@@ -346,6 +356,50 @@ mod tests {
         }
         assert!(verify(&top, &[population(0.0, 1000)]).is_ok());
         assert!(verify(&top, &[boxed(TableLimit::AverageRisk(0.25))]).is_ok());
+    }
+
+    /// zip 1, 1, 2, 3 against a population 1, 1, 1, 2, 3, 3 (leaves 0, 0, 0, 1, 2, 2): at level 0
+    /// the classes match 3, 1 and 2 population records (δ 2/3, 1, 1/2); at the top all 6 (δ 2/3).
+    #[test]
+    fn population_bounds_count_the_population_under_the_published_labels() {
+        let table = Table::from_rows(&["zip"], &[vec!["1"], vec!["1"], vec!["2"], vec!["3"]]);
+        let rows: Vec<Vec<&str>> = vec![vec!["1", "*"], vec!["2", "*"], vec!["3", "*"]];
+        let hierarchy = Hierarchy::from_rows(&rows).unwrap();
+        let map = GeneralizationMap::bind(hierarchy.clone(), table.column(0)).unwrap();
+        let labels = Arc::new(PopulationLabels::new(vec![(
+            "zip".into(),
+            hierarchy,
+            vec![0, 0, 0, 1, 2, 2],
+        )]));
+        let bound = |bound| {
+            boxed(PopulationRequirement {
+                labels: Arc::clone(&labels),
+                bound,
+            })
+        };
+        let column = |level| OutputColumn::Generalized {
+            column: table.column(0),
+            hierarchy: &map,
+            level,
+        };
+        let none = [false; 4];
+        let bottom = Rendering::new(vec![column(0)], &none, false);
+        assert!(verify(&bottom, &[bound(PopulationBound::AtLeast(1))]).is_ok());
+        assert_eq!(
+            verify(&bottom, &[bound(PopulationBound::AtLeast(2))]),
+            Err(VerificationError::PopulationBoundFailed {
+                size: 1,
+                population: 1,
+                requirement: "2-map".into()
+            })
+        );
+        let presence = |min, max| bound(PopulationBound::Presence { min, max });
+        assert!(verify(&bottom, &[presence(0.5, 1.0)]).is_ok());
+        assert!(verify(&bottom, &[presence(0.0, 0.9)]).is_err());
+        // suppressing the record of zip 2 leaves classes of δ 2/3 and 1/2
+        let suppressed = [false, false, true, false];
+        let r = Rendering::new(vec![column(0)], &suppressed, false);
+        assert!(verify(&r, &[presence(0.5, 0.7)]).is_ok());
     }
 
     /// Two generalized columns, one record suppressed: classes in order of first appearance, members

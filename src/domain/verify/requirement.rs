@@ -3,6 +3,7 @@
 //! never engine codes, so the checks stay independent of the engine. The class-size requirement of
 //! k-anonymity, [`MinClassSize`], lives here because the verifier reports it on its own.
 
+use super::population::{PopulationBound, PopulationLabels};
 use crate::core::risk::UniquenessModel;
 use std::any::Any;
 use std::collections::{BTreeSet, HashMap};
@@ -26,6 +27,38 @@ pub trait ClassRequirement: Any + fmt::Debug + Send + Sync {
     /// is never asked).
     fn table_limit(&self) -> Option<TableLimit> {
         None
+    }
+    /// For a requirement against a population table: the population and the bound on every class
+    /// (then [`ClassRequirement::is_met`] is never asked).
+    fn population_bound(&self) -> Option<(&PopulationLabels, PopulationBound)> {
+        None
+    }
+}
+
+/// A population model's requirement: `bound` on every published class's population count.
+#[derive(Debug, Clone)]
+pub struct PopulationRequirement {
+    /// The population.
+    pub labels: Arc<PopulationLabels>,
+    /// The bound.
+    pub bound: PopulationBound,
+}
+
+impl ClassRequirement for PopulationRequirement {
+    fn describe(&self) -> String {
+        match self.bound {
+            PopulationBound::AtLeast(k) => format!("{k}-map"),
+            PopulationBound::Presence { min, max } => format!("({min}, {max})-presence"),
+        }
+    }
+    fn column(&self) -> Option<&str> {
+        None
+    }
+    fn is_met(&self, _values: &HashMap<&str, u64>) -> bool {
+        true
+    }
+    fn population_bound(&self) -> Option<(&PopulationLabels, PopulationBound)> {
+        Some((&self.labels, self.bound))
     }
 }
 

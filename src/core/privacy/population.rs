@@ -1,0 +1,413 @@
+//! Models against a population table: the sample (the table being published) is a subset of a larger
+//! population whose quasi-identifiers an attacker may know.
+//! - **k-map** ([`KMap`]; Sweeney's k-map, in El Emam & Dankar, "Protecting privacy using k-anonymity",
+//!   JAMIA 15(5), 2008): every published class matches at least k records of the population;
+//! - **δ-presence** ([`DeltaPresence`]; Nergiz, Atzori & Clifton, "Hiding the presence of individuals
+//!   from shared databases", SIGMOD 2007): for every population record, the probability that it is in
+//!   the sample given the published table — |sample class| / |population class| of its class — lies in
+//!   [δ_min, δ_max].
+//!
+//! Without a population table, k-map can be estimated from the sampling fraction alone, as ARX does
+//! ([`derived_k`]): a class of the sample must hold at least a derived k' ≤ k records, chosen so that a
+//! population class of k records would show more than k' − 1 … sample records with probability below
+//! the significance level (sample counts Poisson or zero-truncated Poisson distributed).
+//!
+//! Both read, for a class of a lattice node, the number of population records that generalize to the
+//! class's values: [`PopulationIndex`] groups the population at the node's levels (once per node, a few
+//! nodes kept) and looks a class up by its representative record. Population and sample values are
+//! leaves of the same hierarchies, so their labels share codes.
+//!
+//! Monotonicity: merging classes adds their population counts, so k-map is monotone with and without
+//! suppression; a merged class's δ is a weighted mean of the merged ones', so δ-presence is monotone
+//! without suppression only (a passing class merged with a failing one may fail). A population class
+//! without any sample record has δ = 0: when δ_min > 0 no suppression can fix it, so δ-presence then
+//! also judges the whole node ([`PrivacyModel::is_table_private`]).
+
+use std::sync::{Arc, Mutex};
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::{ClassView, PrivacyModel, TableView};
+
+/// The distribution of a population class's sample count in estimated k-map.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PopulationEstimator {
+    /// Poisson with mean f · k.
+    Poisson,
+    /// Poisson with mean f · k, conditioned on at least one sampled record.
+    ZeroTruncatedPoisson,
+}
+
+/// Estimated k-map's class size, as ARX derives it (ARX's `KMap` with an estimator; El Emam & Dankar
+/// 2008): with `f` the sampling fraction (records / population) and λ = f · k the expected sample count
+/// of a population class of `k` records, c* is the smallest count whose cumulative probability reaches
+/// 1 − `alpha` (for the zero-truncated distribution, counting from 1). The class size is c* + 2
+/// (Poisson) or c* + 1 (zero-truncated), at most `k` and at most `records`. Also returns the type-1
+/// error, 1 − the cumulative probability at c* (0 when k caps the size).
+pub fn derived_k(
+    k: u64,
+    alpha: f64,
+    fraction: f64,
+    estimator: PopulationEstimator,
+    records: u64,
+) -> (u64, f64) {
+    let lambda = fraction * k as f64;
+    let target = 1.0 - alpha;
+    let first = match estimator {
+        PopulationEstimator::Poisson => 0u64,
+        PopulationEstimator::ZeroTruncatedPoisson => 1,
+    };
+    let truncation = match estimator {
+        PopulationEstimator::Poisson => 1.0,
+        PopulationEstimator::ZeroTruncatedPoisson => 1.0 - (-lambda).exp(),
+    };
+    // P(X = c), updated term by term
+    let mut term = (-lambda).exp();
+    let mut cumulative = 0.0;
+    let mut c = 0u64;
+    let (size, error) = loop {
+        if c >= first {
+            cumulative += term / truncation;
+        }
+        let size = match estimator {
+            PopulationEstimator::Poisson => c + 2,
+            PopulationEstimator::ZeroTruncatedPoisson => c + 1,
+        };
+        if c + 1 >= k {
+            break (size, 0.0);
+        }
+        if c >= first && cumulative >= target {
+            break (size, (1.0 - cumulative).max(0.0));
+        }
+        c += 1;
+        term *= lambda / c as f64;
+    };
+    (size.min(k).min(records.max(1)), error)
+}
+
+/// Nodes whose population grouping is kept.
+const CACHED_NODES: usize = 8;
+
+/// One quasi-identifier as the population models see it.
+#[derive(Debug, Clone)]
+pub struct PopulationColumn {
+    /// `ancestors[level][leaf]`: the label code of a hierarchy leaf at each level.
+    pub ancestors: Vec<Vec<u32>>,
+    /// The hierarchy leaf of every sample record.
+    pub sample: Vec<u32>,
+    /// The hierarchy leaf of every population record.
+    pub population: Vec<u32>,
+}
+
+/// The population grouped at one node.
+#[derive(Debug)]
+struct NodeCounts {
+    population: FxHashMap<u128, u32>,
+    /// Population classes holding no sample record.
+    population_only: u64,
+}
+
+/// The population's quasi-identifiers, in lattice order, grouped per node on demand.
+#[derive(Debug)]
+pub struct PopulationIndex {
+    columns: Vec<PopulationColumn>,
+    /// Bit offset of each column in a packed key.
+    shifts: Vec<u32>,
+    population_rows: usize,
+    cache: Mutex<Vec<(Vec<u8>, Arc<NodeCounts>)>>,
+}
+
+/// A population index cannot be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PopulationError {
+    /// The quasi-identifiers' labels do not fit a 128-bit key.
+    #[error("the quasi-identifiers have too many distinct values to be matched against a population ({bits} bits, at most 128)")]
+    TooWide {
+        /// Bits the key would need.
+        bits: u32,
+    },
+    /// Some combination of original values is more frequent in the sample than in the population.
+    #[error("{classes} combinations of quasi-identifier values hold more sample records than population records: the population must contain the sample")]
+    NotContained {
+        /// Such combinations.
+        classes: u64,
+    },
+}
+
+impl PopulationIndex {
+    /// An index over `columns` (lattice order); every sample combination of original values must occur
+    /// at least as often in the population.
+    pub fn new(columns: Vec<PopulationColumn>) -> Result<Self, PopulationError> {
+        let mut shifts = Vec::with_capacity(columns.len());
+        let mut bits = 0u32;
+        for column in &columns {
+            shifts.push(bits);
+            let labels = column.ancestors.first().map_or(0, Vec::len).max(1) as u64;
+            bits += 64 - (labels - 1).leading_zeros();
+        }
+        if bits > 128 {
+            return Err(PopulationError::TooWide { bits });
+        }
+        let population_rows = columns.first().map_or(0, |c| c.population.len());
+        let index = Self {
+            columns,
+            shifts,
+            population_rows,
+            cache: Mutex::new(Vec::new()),
+        };
+        let bottom = vec![0u8; index.columns.len()];
+        let counts = index.counts(&bottom);
+        let mut sample: FxHashMap<u128, u32> = FxHashMap::default();
+        for row in 0..index.sample_rows() {
+            *sample.entry(index.sample_key(&bottom, row)).or_default() += 1;
+        }
+        let classes = sample
+            .iter()
+            .filter(|(key, &n)| counts.population.get(key).copied().unwrap_or(0) < n)
+            .count() as u64;
+        if classes > 0 {
+            return Err(PopulationError::NotContained { classes });
+        }
+        Ok(index)
+    }
+
+    fn sample_rows(&self) -> usize {
+        self.columns.first().map_or(0, |c| c.sample.len())
+    }
+
+    /// Records of the population.
+    pub fn population_rows(&self) -> usize {
+        self.population_rows
+    }
+
+    fn key(&self, levels: &[u8], leaf: impl Fn(&PopulationColumn) -> u32) -> u128 {
+        let mut key = 0u128;
+        for ((column, &level), &shift) in self.columns.iter().zip(levels).zip(&self.shifts) {
+            let label = column.ancestors[level as usize][leaf(column) as usize];
+            key |= u128::from(label) << shift;
+        }
+        key
+    }
+
+    fn sample_key(&self, levels: &[u8], row: usize) -> u128 {
+        self.key(levels, |c| c.sample[row])
+    }
+
+    /// The population grouped at `levels`, from the cache or computed.
+    fn counts(&self, levels: &[u8]) -> Arc<NodeCounts> {
+        if let Ok(cache) = self.cache.lock() {
+            if let Some((_, counts)) = cache.iter().find(|(l, _)| l == levels) {
+                return Arc::clone(counts);
+            }
+        }
+        let mut population: FxHashMap<u128, u32> = FxHashMap::default();
+        for row in 0..self.population_rows {
+            *population
+                .entry(self.key(levels, |c| c.population[row]))
+                .or_default() += 1;
+        }
+        let sample: FxHashSet<u128> = (0..self.sample_rows())
+            .map(|row| self.sample_key(levels, row))
+            .collect();
+        let population_only = population.keys().filter(|k| !sample.contains(k)).count() as u64;
+        let counts = Arc::new(NodeCounts {
+            population,
+            population_only,
+        });
+        if let Ok(mut cache) = self.cache.lock() {
+            if cache.len() >= CACHED_NODES {
+                cache.remove(0);
+            }
+            cache.push((levels.to_vec(), Arc::clone(&counts)));
+        }
+        counts
+    }
+
+    /// Population records in `class`'s population class; `None` for a class that is not a lattice
+    /// node's (a local recoding's group), which no population model can judge.
+    pub fn population_count(&self, class: &ClassView<'_>) -> Option<u64> {
+        let (row, levels) = class.representative()?;
+        let counts = self.counts(levels);
+        let key = self.sample_key(levels, row as usize);
+        Some(u64::from(counts.population.get(&key).copied().unwrap_or(0)))
+    }
+
+    /// Population classes at `levels` that hold no sample record.
+    pub fn population_only_classes(&self, levels: &[u8]) -> u64 {
+        self.counts(levels).population_only
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// λ = 0.1 · 10 = 1: Poisson F(3) = 0.981 ≥ 0.95 first, so 3 + 2 = 5 with type-1 error 0.019;
+    /// zero-truncated (÷ 0.632): 0.582, 0.873, 0.970 at 3, so 3 + 1 = 4 with error 0.030. λ = 0.5, α =
+    /// 0.01: F(3) = 0.99825 first, so 5 (error 0.00175); zero-truncated 0.9956 at 3, so 4. The same
+    /// figures as ARX's KMap for these parameters.
+    #[test]
+    fn derived_k_follows_the_poisson_quantiles() {
+        let (k, e) = derived_k(10, 0.05, 0.1, PopulationEstimator::Poisson, 1000);
+        assert_eq!(k, 5);
+        assert!((e - 0.018_988_156_876_153_7).abs() < 1e-9, "{e}");
+        let (k, e) = derived_k(
+            10,
+            0.05,
+            0.1,
+            PopulationEstimator::ZeroTruncatedPoisson,
+            1000,
+        );
+        assert_eq!(k, 4);
+        assert!((e - 0.030_038_821_884_455_9).abs() < 1e-9, "{e}");
+        let (k, e) = derived_k(5, 0.01, 0.1, PopulationEstimator::Poisson, 1000);
+        assert_eq!(k, 5);
+        assert!((e - 0.001_751_622_556_290_8).abs() < 1e-9, "{e}");
+        assert_eq!(
+            derived_k(
+                5,
+                0.01,
+                0.1,
+                PopulationEstimator::ZeroTruncatedPoisson,
+                1000
+            )
+            .0,
+            4
+        );
+        // k caps the size (no error), and so does the table
+        assert_eq!(
+            derived_k(3, 0.001, 0.5, PopulationEstimator::Poisson, 1000),
+            (3, 0.0)
+        );
+        assert_eq!(
+            derived_k(1, 0.05, 0.1, PopulationEstimator::Poisson, 1000),
+            (1, 0.0)
+        );
+        assert_eq!(
+            derived_k(10, 0.05, 0.1, PopulationEstimator::Poisson, 4).0,
+            4
+        );
+    }
+
+    fn column(ancestors: Vec<Vec<u32>>, sample: &[u32], population: &[u32]) -> PopulationColumn {
+        PopulationColumn {
+            ancestors,
+            sample: sample.to_vec(),
+            population: population.to_vec(),
+        }
+    }
+
+    /// One quasi-identifier with leaves 0–3 under `a` (0, 1) and `b` (2, 3), then `*`. Sample: 0, 0,
+    /// 2; population: 0, 0, 0, 1, 2, 3, 3, 3.
+    #[test]
+    fn population_counts_per_node_and_containment() {
+        let ancestors = vec![vec![0, 1, 2, 3], vec![0, 0, 1, 1], vec![0, 0, 0, 0]];
+        let index = PopulationIndex::new(vec![column(
+            ancestors.clone(),
+            &[0, 0, 2],
+            &[0, 0, 0, 1, 2, 3, 3, 3],
+        )])
+        .unwrap();
+        assert_eq!(index.population_rows(), 8);
+        // leaves: population classes 0 (3), 1 (1), 2 (1), 3 (3); sample holds 0 and 2
+        assert_eq!(index.population_only_classes(&[0]), 2);
+        assert_eq!(index.population_only_classes(&[1]), 0);
+        let missing = PopulationIndex::new(vec![column(ancestors, &[0, 1, 1], &[0, 1, 2])]);
+        assert_eq!(
+            missing.unwrap_err(),
+            PopulationError::NotContained { classes: 1 }
+        );
+    }
+}
+
+/// k-map against a population table: every class matches at least `k` population records.
+#[derive(Debug, Clone)]
+pub struct KMap {
+    /// The smallest population class.
+    pub k: u64,
+    /// The population.
+    pub index: Arc<PopulationIndex>,
+}
+
+impl PrivacyModel for KMap {
+    fn describe(&self) -> String {
+        format!(
+            "{}-map (a population of {} records)",
+            self.k,
+            self.index.population_rows()
+        )
+    }
+    fn min_class_size(&self) -> u64 {
+        1
+    }
+    fn is_monotone_with_suppression(&self) -> bool {
+        true
+    }
+    fn is_monotone_without_suppression(&self) -> bool {
+        true
+    }
+    fn is_class_private(&self, class: &ClassView<'_>) -> bool {
+        self.index
+            .population_count(class)
+            .is_some_and(|n| n >= self.k)
+    }
+}
+
+/// δ-presence: every population class's share of sample records in `[min, max]`.
+#[derive(Debug, Clone)]
+pub struct DeltaPresence {
+    /// δ_min.
+    pub min: f64,
+    /// δ_max.
+    pub max: f64,
+    /// The population.
+    pub index: Arc<PopulationIndex>,
+}
+
+impl DeltaPresence {
+    /// Whether a class of `size` sample records in a population class of `population` records passes.
+    pub fn admits(&self, size: u64, population: u64) -> bool {
+        let delta = if population == 0 {
+            f64::INFINITY
+        } else {
+            size as f64 / population as f64
+        };
+        self.min <= delta && delta <= self.max
+    }
+}
+
+impl PrivacyModel for DeltaPresence {
+    fn describe(&self) -> String {
+        format!(
+            "({}, {})-presence (a population of {} records)",
+            self.min,
+            self.max,
+            self.index.population_rows()
+        )
+    }
+    fn min_class_size(&self) -> u64 {
+        1
+    }
+    fn is_monotone_with_suppression(&self) -> bool {
+        false
+    }
+    fn is_monotone_without_suppression(&self) -> bool {
+        true
+    }
+    fn is_class_private(&self, class: &ClassView<'_>) -> bool {
+        self.index
+            .population_count(class)
+            .is_some_and(|n| self.admits(class.size(), n))
+    }
+    fn is_table_private(&self, table: &TableView) -> bool {
+        // population classes without sample records have δ = 0, which suppression cannot raise
+        self.min <= 0.0
+            || table
+                .levels
+                .as_deref()
+                .is_some_and(|levels| self.index.population_only_classes(levels) == 0)
+    }
+    fn is_table_level(&self) -> bool {
+        self.min > 0.0
+    }
+}
