@@ -232,6 +232,27 @@ impl PopulationIndex {
         Some(u64::from(counts.population.get(&key).copied().unwrap_or(0)))
     }
 
+    /// `(sample records, population records)` of every class at `levels` of the sample records `kept`
+    /// says are published.
+    pub fn published_classes(
+        &self,
+        levels: &[u8],
+        kept: impl Fn(usize) -> bool,
+    ) -> Vec<(u64, u64)> {
+        let counts = self.counts(levels);
+        let mut sample: FxHashMap<u128, u64> = FxHashMap::default();
+        for row in (0..self.sample_rows()).filter(|&r| kept(r)) {
+            *sample.entry(self.sample_key(levels, row)).or_default() += 1;
+        }
+        sample
+            .into_iter()
+            .map(|(key, n)| {
+                let population = counts.population.get(&key).copied().unwrap_or(0);
+                (n, u64::from(population))
+            })
+            .collect()
+    }
+
     /// Population classes at `levels` that hold no sample record.
     pub fn population_only_classes(&self, levels: &[u8]) -> u64 {
         self.counts(levels).population_only

@@ -63,6 +63,44 @@ pub struct Achieved {
     /// (absent without such a model).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub security_estimates: BTreeMap<String, SecurityEstimate>,
+    /// The published classes against the job's population table (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub population: Option<PopulationAchieved>,
+}
+
+/// What the published classes achieve against a population table: the k of k-map and the range of
+/// δ-presence they meet.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PopulationAchieved {
+    /// Records of the population.
+    pub records: u64,
+    /// k-map achieved: the fewest population records a published class matches (0 without classes).
+    pub k_map: u64,
+    /// The smallest published records / population records of a published class (null without classes).
+    pub delta_min: Option<f64>,
+    /// The largest such share.
+    pub delta_max: Option<f64>,
+}
+
+impl PopulationAchieved {
+    /// The figures of classes given as `(published records, population records)`.
+    pub fn new(records: u64, classes: &[(u64, u64)]) -> Self {
+        let deltas = || {
+            classes.iter().map(|&(n, p)| {
+                if p == 0 {
+                    f64::INFINITY
+                } else {
+                    n as f64 / p as f64
+                }
+            })
+        };
+        Self {
+            records,
+            k_map: classes.iter().map(|c| c.1).min().unwrap_or(0),
+            delta_min: deltas().reduce(f64::min),
+            delta_max: deltas().reduce(f64::max),
+        }
+    }
 }
 
 /// The figures of the table `table` generalized by `quasi_identifiers` (column, bound hierarchy) at
@@ -116,6 +154,7 @@ pub fn achieved_by_keys(
         })
         .collect();
     Achieved {
+        population: None,
         k: sizes.values().copied().min().unwrap_or(0),
         sensitive_attributes,
         security_estimates: estimates(table, keys, suppressed, linear),

@@ -43,7 +43,8 @@ impl ModelSpec for DeltaPresenceSpec {
             ));
         }
         let population = population(at, "δ-presence")?;
-        Ok(ResolvedModel::new(
+        let report = population.clone();
+        let mut resolved = ResolvedModel::new(
             DeltaPresence {
                 min,
                 max,
@@ -53,6 +54,8 @@ impl ModelSpec for DeltaPresenceSpec {
                 labels: population.labels,
                 bound: PopulationBound::Presence { min, max },
             },
-        ))
+        );
+        resolved.population = Some(report);
+        Ok(resolved)
     }
 }

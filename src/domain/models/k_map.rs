@@ -140,7 +140,8 @@ impl ModelSpec for KMapSpec {
                 ),
             ));
         }
-        Ok(ResolvedModel::new(
+        let report = population.clone();
+        let mut resolved = ResolvedModel::new(
             KMap {
                 k: self.k,
                 index: population.index,
@@ -149,7 +150,9 @@ impl ModelSpec for KMapSpec {
                 labels: population.labels,
                 bound: PopulationBound::AtLeast(self.k),
             },
-        ))
+        );
+        resolved.population = Some(report);
+        Ok(resolved)
     }
 }
 

@@ -48,6 +48,8 @@ pub struct ResolvedModel {
     /// The population size the model states (population models only): the report's risk analysis
     /// takes it when the job's `risk` section names none.
     pub population_size: Option<u64>,
+    /// The population table the model reads (population models only), for the report.
+    pub population: Option<population::Population>,
 }
 
 impl ResolvedModel {
@@ -62,6 +64,7 @@ impl ResolvedModel {
             ground_distance: None,
             linear_scale: None,
             population_size: None,
+            population: None,
         }
     }
 }

@@ -25,7 +25,7 @@ use crate::core::risk::RiskSettings;
 use crate::core::search::Algorithm;
 
 use crate::core::identifiers::{OperatedTexts, PseudonymKey};
-use crate::domain::analysis::achieved::{achieved, Achieved};
+use crate::domain::analysis::achieved::{achieved, Achieved, PopulationAchieved};
 use crate::domain::analysis::dependencies::DependencyColumns;
 use crate::domain::analysis::loss_measures::original_classes;
 use crate::domain::analysis::risk::{risk_settings, run_risk, RiskReport};
@@ -140,6 +140,8 @@ pub struct ResolvedJob {
     pub linear_diagnostics: Vec<LinearDiagnostic>,
     /// Columns whose hierarchy repeated rows, with how many (the report warns about them).
     pub repeated_hierarchy_rows: Vec<(String, usize)>,
+    /// The population table of the job's population models, for the report.
+    pub population: Option<crate::domain::models::population::Population>,
     /// The classification-utility measure, when the spec asks for it.
     pub utility: Option<UtilityPlan>,
     /// The functional dependencies the report measures, as table columns (every algorithm; the
@@ -330,14 +332,21 @@ impl ResolvedJob {
     /// What the published table of `outcome` achieves (see [`super::achieved`]).
     pub fn achieved(&self, table: &Table, outcome: &Outcome) -> Achieved {
         let sensitive = self.sensitive_with_hierarchical_emd();
-        achieved(
+        let mut achieved = achieved(
             table,
             &self.quasi_identifiers,
             &outcome.transformation,
             &outcome.suppressed,
             &sensitive,
             &self.linear_diagnostics,
-        )
+        );
+        achieved.population = self.population.as_ref().map(|population| {
+            let index = &population.index;
+            let classes =
+                index.published_classes(&outcome.transformation, |row| !outcome.suppressed[row]);
+            PopulationAchieved::new(index.population_rows() as u64, &classes)
+        });
+        achieved
     }
 
     /// Each sensitive column with the hierarchical EMD of its t-closeness model, when it has one.
@@ -685,7 +694,9 @@ pub fn prepare_with(
     let mut requirements = Vec::with_capacity(models.len());
     let mut ground_distances: Vec<SlotGroundDistance> = Vec::new();
     let mut linear_scales = Vec::new();
+    let mut population = None;
     for model in models {
+        population = population.or(model.population);
         privacy_models.push(model.criterion);
         requirements.push(model.requirement);
         // the first t-closeness model of a slot gives its ground distance
@@ -722,6 +733,7 @@ pub fn prepare_with(
             dependencies: dependency_columns,
             identifiers,
             operated: Operated::default(),
+            population,
         },
         kind,
     })

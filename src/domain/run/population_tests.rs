@@ -82,6 +82,11 @@ fn k_map_counts_the_population_of_each_class() {
         report.privacy_models,
         ["2-map (a population of 16 records)"]
     );
+    // by decades: 6 of 10 and 4 of 6
+    let achieved = report.achieved.population.unwrap();
+    assert_eq!((achieved.records, achieved.k_map), (16, 6));
+    assert_eq!(achieved.delta_min, Some(0.6));
+    assert_eq!(achieved.delta_max, Some(4.0 / 6.0));
     // k-map is weaker than k-anonymity: 2-anonymity needs the same decades here, 7-anonymity the top
     assert_eq!(
         levels(r#"{"type": "k_anonymity", "k": 5}, {"type": "k_map", "k": 2}"#),
