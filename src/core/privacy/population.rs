@@ -85,8 +85,9 @@ pub fn derived_k(
     (size.min(k).min(records.max(1)), error)
 }
 
-/// Nodes whose population grouping is kept.
-const CACHED_NODES: usize = 8;
+/// Cached node groupings hold at most this many times the population's distinct combinations of
+/// leaves (coarse nodes are small, so many are kept; they are the cheapest sources to roll up from).
+const CACHE_BUDGET: usize = 2;
 
 /// One quasi-identifier as the population models see it.
 #[derive(Debug, Clone)]
@@ -103,8 +104,6 @@ pub struct PopulationColumn {
 #[derive(Debug)]
 struct NodeCounts {
     population: FxHashMap<u128, u32>,
-    /// Population classes holding no sample record.
-    population_only: u64,
 }
 
 /// The population's quasi-identifiers, in lattice order, grouped per node on demand.
@@ -113,6 +112,13 @@ pub struct PopulationIndex {
     columns: Vec<PopulationColumn>,
     /// Bit offset of each column in a packed key.
     shifts: Vec<u32>,
+    /// Bits of each column in a packed key.
+    widths: Vec<u32>,
+    /// `parents[column][level][label]`: the label's parent at `level + 1`.
+    parents: Vec<Vec<Vec<u32>>>,
+    /// The population's distinct combinations of leaves, with their records (kept: every node rolls
+    /// up from it or from a finer cached node).
+    bottom: Arc<NodeCounts>,
     population_rows: usize,
     cache: Mutex<Vec<(Vec<u8>, Arc<NodeCounts>)>>,
 }
@@ -139,24 +145,55 @@ impl PopulationIndex {
     /// at least as often in the population.
     pub fn new(columns: Vec<PopulationColumn>) -> Result<Self, PopulationError> {
         let mut shifts = Vec::with_capacity(columns.len());
+        let mut widths = Vec::with_capacity(columns.len());
         let mut bits = 0u32;
         for column in &columns {
             shifts.push(bits);
             let labels = column.ancestors.first().map_or(0, Vec::len).max(1) as u64;
-            bits += 64 - (labels - 1).leading_zeros();
+            let width = 64 - (labels - 1).leading_zeros();
+            widths.push(width);
+            bits += width;
         }
         if bits > 128 {
             return Err(PopulationError::TooWide { bits });
         }
         let population_rows = columns.first().map_or(0, |c| c.population.len());
-        let index = Self {
+        let parents = columns
+            .iter()
+            .map(|column| {
+                let levels = &column.ancestors;
+                (0..levels.len().saturating_sub(1))
+                    .map(|level| {
+                        let labels = levels[level].iter().max().map_or(0, |&m| m as usize + 1);
+                        let mut parent = vec![0u32; labels];
+                        for (leaf, &label) in levels[level].iter().enumerate() {
+                            parent[label as usize] = levels[level + 1][leaf];
+                        }
+                        parent
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut index = Self {
             columns,
             shifts,
+            widths,
+            parents,
             population_rows,
+            bottom: Arc::new(NodeCounts {
+                population: FxHashMap::default(),
+            }),
             cache: Mutex::new(Vec::new()),
         };
         let bottom = vec![0u8; index.columns.len()];
-        let counts = index.counts(&bottom);
+        let mut leaves: FxHashMap<u128, u32> = FxHashMap::default();
+        for row in 0..index.population_rows {
+            *leaves
+                .entry(index.key(&bottom, |c| c.population[row]))
+                .or_default() += 1;
+        }
+        index.bottom = Arc::new(NodeCounts { population: leaves });
+        let counts = Arc::clone(&index.bottom);
         let mut sample: FxHashMap<u128, u32> = FxHashMap::default();
         for row in 0..index.sample_rows() {
             *sample.entry(index.sample_key(&bottom, row)).or_default() += 1;
@@ -193,34 +230,66 @@ impl PopulationIndex {
         self.key(levels, |c| c.sample[row])
     }
 
-    /// The population grouped at `levels`, from the cache or computed.
+    /// The population grouped at `levels`: from the cache, or rolled up from the cached node below it
+    /// with the fewest classes (the distinct leaf combinations at least).
     fn counts(&self, levels: &[u8]) -> Arc<NodeCounts> {
+        if levels.iter().all(|&l| l == 0) {
+            return Arc::clone(&self.bottom);
+        }
+        let mut source = Arc::clone(&self.bottom);
+        let mut source_levels = vec![0u8; levels.len()];
         if let Ok(cache) = self.cache.lock() {
-            if let Some((_, counts)) = cache.iter().find(|(l, _)| l == levels) {
+            if let Some((_, counts)) = cache.iter().rev().find(|(l, _)| l == levels) {
                 return Arc::clone(counts);
+            }
+            let below = cache
+                .iter()
+                .filter(|(l, _)| l.iter().zip(levels).all(|(a, b)| a <= b))
+                .min_by_key(|(_, c)| c.population.len());
+            if let Some((l, counts)) = below {
+                if counts.population.len() < source.population.len() {
+                    source = Arc::clone(counts);
+                    source_levels.clone_from(l);
+                }
             }
         }
         let mut population: FxHashMap<u128, u32> = FxHashMap::default();
-        for row in 0..self.population_rows {
+        for (&key, &n) in &source.population {
             *population
-                .entry(self.key(levels, |c| c.population[row]))
-                .or_default() += 1;
+                .entry(self.roll_up(key, &source_levels, levels))
+                .or_default() += n;
         }
-        let sample: FxHashSet<u128> = (0..self.sample_rows())
-            .map(|row| self.sample_key(levels, row))
-            .collect();
-        let population_only = population.keys().filter(|k| !sample.contains(k)).count() as u64;
-        let counts = Arc::new(NodeCounts {
-            population,
-            population_only,
-        });
+        let counts = Arc::new(NodeCounts { population });
         if let Ok(mut cache) = self.cache.lock() {
-            if cache.len() >= CACHED_NODES {
-                cache.remove(0);
+            let budget = CACHE_BUDGET * self.bottom.population.len() + 1024;
+            let mut held: usize = cache.iter().map(|(_, c)| c.population.len()).sum();
+            held += counts.population.len();
+            while held > budget && !cache.is_empty() {
+                held -= cache.remove(0).1.population.len();
             }
             cache.push((levels.to_vec(), Arc::clone(&counts)));
         }
         counts
+    }
+
+    /// A key at `from` generalized to `to` (each level of `to` at least that of `from`).
+    fn roll_up(&self, key: u128, from: &[u8], to: &[u8]) -> u128 {
+        let mut out = 0u128;
+        for (j, ((&shift, &width), parents)) in self
+            .shifts
+            .iter()
+            .zip(&self.widths)
+            .zip(&self.parents)
+            .enumerate()
+        {
+            let mask = (1u128 << width) - 1;
+            let mut label = ((key >> shift) & mask) as u32;
+            for level in from[j]..to[j] {
+                label = parents[level as usize][label as usize];
+            }
+            out |= u128::from(label) << shift;
+        }
+        out
     }
 
     /// Population records in `class`'s population class; `None` for a class that is not a lattice
@@ -255,7 +324,15 @@ impl PopulationIndex {
 
     /// Population classes at `levels` that hold no sample record.
     pub fn population_only_classes(&self, levels: &[u8]) -> u64 {
-        self.counts(levels).population_only
+        let counts = self.counts(levels);
+        let sample: FxHashSet<u128> = (0..self.sample_rows())
+            .map(|row| self.sample_key(levels, row))
+            .collect();
+        counts
+            .population
+            .keys()
+            .filter(|k| !sample.contains(k))
+            .count() as u64
     }
 }
 
