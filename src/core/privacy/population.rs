@@ -51,38 +51,39 @@ pub fn derived_k(
     estimator: PopulationEstimator,
     records: u64,
 ) -> (u64, f64) {
+    let cap = k.min(records.max(1));
     let lambda = fraction * k as f64;
+    if lambda.is_nan() || lambda <= 0.0 {
+        return (1, 0.0);
+    }
     let target = 1.0 - alpha;
-    let first = match estimator {
-        PopulationEstimator::Poisson => 0u64,
-        PopulationEstimator::ZeroTruncatedPoisson => 1,
+    let (first, offset, truncation) = match estimator {
+        PopulationEstimator::Poisson => (0u64, 2u64, 1.0),
+        PopulationEstimator::ZeroTruncatedPoisson => (1, 1, -(-lambda).exp_m1()),
     };
-    let truncation = match estimator {
-        PopulationEstimator::Poisson => 1.0,
-        PopulationEstimator::ZeroTruncatedPoisson => 1.0 - (-lambda).exp(),
-    };
-    // P(X = c), updated term by term
-    let mut term = (-lambda).exp();
+    // ln P(X = c), updated term by term (in logarithms: e^-λ underflows for λ above ~745)
+    let mut ln_term = -lambda;
     let mut cumulative = 0.0;
     let mut c = 0u64;
-    let (size, error) = loop {
+    loop {
         if c >= first {
-            cumulative += term / truncation;
+            cumulative += ln_term.exp() / truncation;
         }
-        let size = match estimator {
-            PopulationEstimator::Poisson => c + 2,
-            PopulationEstimator::ZeroTruncatedPoisson => c + 1,
-        };
+        let size = c + offset;
+        // as ARX: reaching k ends the search with no type-1 error
         if c + 1 >= k {
-            break (size, 0.0);
+            return (size.min(cap), 0.0);
         }
         if c >= first && cumulative >= target {
-            break (size, (1.0 - cumulative).max(0.0));
+            return (size.min(cap), (1.0 - cumulative).max(0.0));
+        }
+        if cap < k && size >= cap {
+            // the table caps the size: the error is that of a class of `cap` records
+            return (cap, (1.0 - cumulative).max(0.0));
         }
         c += 1;
-        term *= lambda / c as f64;
-    };
-    (size.min(k).min(records.max(1)), error)
+        ln_term += lambda.ln() - (c as f64).ln();
+    }
 }
 
 /// Cached node groupings hold at most this many times the population's distinct combinations of
@@ -219,9 +220,13 @@ impl PopulationIndex {
 
     fn key(&self, levels: &[u8], leaf: impl Fn(&PopulationColumn) -> u32) -> u128 {
         let mut key = 0u128;
-        for ((column, &level), &shift) in self.columns.iter().zip(levels).zip(&self.shifts) {
-            let label = column.ancestors[level as usize][leaf(column) as usize];
-            key |= u128::from(label) << shift;
+        let columns = self.columns.iter().zip(levels).zip(&self.shifts);
+        for (((column, &level), &shift), &width) in columns.zip(&self.widths) {
+            // a column of one value has no bits (and may sit at bit 128)
+            if width > 0 {
+                let label = column.ancestors[level as usize][leaf(column) as usize];
+                key |= u128::from(label) << shift;
+            }
         }
         key
     }
@@ -282,6 +287,9 @@ impl PopulationIndex {
             .zip(&self.parents)
             .enumerate()
         {
+            if width == 0 {
+                continue;
+            }
             let mask = (1u128 << width) - 1;
             let mut label = ((key >> shift) & mask) as u32;
             for level in from[j]..to[j] {

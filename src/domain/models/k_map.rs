@@ -6,8 +6,9 @@
 //!   verified by counting the population under the published labels ([`PopulationRequirement`]);
 //! - estimated (`"estimator": "poisson" | "zero_truncated_poisson"`, with `population_size` or
 //!   `sampling_fraction` and a `significance` level, default 0.05): the table's classes must hold at
-//!   least the derived k ≤ k ([`derived_k`]); every algorithm that takes k-anonymity takes it, and the
-//!   verifier checks that class size ([`MinClassSize`]).
+//!   least the derived k ≤ k ([`derived_k`]); the full-domain searches and the local recodings that
+//!   take any class-level model (Mondrian) take it, and the verifier checks that class size
+//!   ([`MinClassSize`]).
 
 use serde::Deserialize;
 
@@ -82,6 +83,13 @@ impl KMapSpec {
                 ))
             }
         };
+        if self.k > population {
+            return Err(at.error(
+                "k",
+                ErrorCode::KExceedsRows,
+                format!("k is larger than the population's {population} records"),
+            ));
+        }
         let fraction = if population == 0 {
             1.0
         } else {

@@ -86,8 +86,17 @@ pub fn population(at: &ModelContext<'_>, name: &str) -> Result<Population, SpecE
                 ),
             )
         })?;
-        // the table's values are covered: its hierarchy was bound to it
-        let sample = leaves(hierarchy, column).unwrap_or_default();
+        // the table's values are covered (its hierarchy was bound to it); refused all the same if not
+        let sample = leaves(hierarchy, column).map_err(|missing| {
+            at.error(
+                "",
+                ErrorCode::UncoveredValues,
+                format!(
+                    "the hierarchy of '{}' does not cover {missing} distinct values of the column",
+                    column.name
+                ),
+            )
+        })?;
         engine.push(PopulationColumn {
             ancestors: ancestors(map),
             sample,

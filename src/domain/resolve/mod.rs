@@ -549,8 +549,8 @@ pub fn prepare_with(
         problems.push(SpecError::new(
             "/population_dataset_id",
             ErrorCode::PopulationMissing,
-            "a population table was given, but no privacy model reads one (k_map without an \
-             estimator, delta_presence)",
+            "a population table was given (population_dataset_id, or --population on the command \
+             line), but no privacy model reads one (k_map without an estimator, delta_presence)",
         ));
     }
     let models = problems.keep(resolve_models(

@@ -324,12 +324,13 @@ fn table_risk_thresholds_are_refused_by_local_recodings_and_checked_for_range() 
     assert!(error.others.is_empty(), "{error:?}");
 }
 
-mod properties {
+pub(super) mod properties {
     use proptest::prelude::*;
 
     use super::*;
 
-    const ALGORITHMS: [&str; 6] = [
+    /// The exact searches, the exhaustive one first (the oracle).
+    pub(in crate::domain::run) const ALGORITHMS: [&str; 6] = [
         "exhaustive",
         "flash",
         "ola",
@@ -351,6 +352,60 @@ mod properties {
         )
     }
 
+    /// A table of two quasi-identifiers `a` and `b` with these records.
+    pub(in crate::domain::run) fn two_columns(rows: &[(u8, u8)]) -> Table {
+        let texts: Vec<Vec<String>> = rows
+            .iter()
+            .map(|(a, b)| vec![a.to_string(), b.to_string()])
+            .collect();
+        let refs: Vec<Vec<&str>> = texts
+            .iter()
+            .map(|r| r.iter().map(String::as_str).collect())
+            .collect();
+        Table::from_rows(&["a", "b"], &refs)
+    }
+
+    /// The job of [`two_columns`]: `a` (0–5) under `0-2`/`3-5` then `*`, `b` (0–3) under `*`, the
+    /// precision metric, a suppression limit of `tenths` / 10.
+    pub(in crate::domain::run) fn two_column_spec(
+        models: &str,
+        tenths: u8,
+        algorithm: &str,
+    ) -> JobSpec {
+        let json = format!(
+            r#"{{"attributes": {{
+                  "a": {{"role": "quasi_identifier", "hierarchy": {{"levels": [
+                      ["0", "0-2", "*"], ["1", "0-2", "*"], ["2", "0-2", "*"],
+                      ["3", "3-5", "*"], ["4", "3-5", "*"], ["5", "3-5", "*"]]}}}},
+                  "b": {{"role": "quasi_identifier", "hierarchy": {{"levels": [
+                      ["0", "*"], ["1", "*"], ["2", "*"], ["3", "*"]]}}}}}},
+                "privacy_models": [{models}], "suppression_limit": {},
+                "metric": "precision", "algorithm": {{"type": "{algorithm}"}}}}"#,
+            f64::from(tenths) / 10.0
+        );
+        JobSpec::from_json(json.as_bytes()).unwrap()
+    }
+
+    /// Each search's loss (`None`: no solution), in [`ALGORITHMS`] order, equals the exhaustive one's.
+    pub(in crate::domain::run) fn agree_with_exhaustive(
+        results: &[Option<f64>],
+    ) -> Result<(), TestCaseError> {
+        for (algorithm, result) in ALGORITHMS.iter().zip(results) {
+            match (result, &results[0]) {
+                (Some(a), Some(b)) => {
+                    prop_assert!((a - b).abs() < 1e-9, "{algorithm}: {a} vs {b}")
+                }
+                (None, None) => {}
+                _ => prop_assert!(
+                    false,
+                    "{algorithm}: {result:?} vs exhaustive {:?}",
+                    results[0]
+                ),
+            }
+        }
+        Ok(())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
 
@@ -360,11 +415,7 @@ mod properties {
         fn exact_searches_agree_under_table_risk_thresholds(
             (rows, measure, tenth, with_k, limit) in job()
         ) {
-            let texts: Vec<Vec<String>> =
-                rows.iter().map(|(a, b)| vec![a.to_string(), b.to_string()]).collect();
-            let refs: Vec<Vec<&str>> =
-                texts.iter().map(|r| r.iter().map(String::as_str).collect()).collect();
-            let table = Table::from_rows(&["a", "b"], &refs);
+            let table = two_columns(&rows);
             let threshold = f64::from(tenth) / if measure == 2 { 40.0 } else { 10.0 };
             let model = match measure {
                 0 => format!(r#"{{"type": "average_risk", "threshold": {threshold}}}"#),
@@ -380,18 +431,7 @@ mod properties {
             };
             let mut results = Vec::new();
             for algorithm in ALGORITHMS {
-                let json = format!(
-                    r#"{{"attributes": {{
-                          "a": {{"role": "quasi_identifier", "hierarchy": {{"levels": [
-                              ["0", "0-2", "*"], ["1", "0-2", "*"], ["2", "0-2", "*"],
-                              ["3", "3-5", "*"], ["4", "3-5", "*"], ["5", "3-5", "*"]]}}}},
-                          "b": {{"role": "quasi_identifier", "hierarchy": {{"levels": [
-                              ["0", "*"], ["1", "*"], ["2", "*"], ["3", "*"]]}}}}}},
-                        "privacy_models": [{models}], "suppression_limit": {},
-                        "metric": "precision", "algorithm": {{"type": "{algorithm}"}}}}"#,
-                    f64::from(limit) / 10.0
-                );
-                let spec = JobSpec::from_json(json.as_bytes()).unwrap();
+                let spec = two_column_spec(&models, limit, algorithm);
                 match run_job(&table, &spec, &|_| Err("inline only".into()), &NoControl) {
                     Ok(done) => {
                         let report = done.report();
@@ -410,13 +450,7 @@ mod properties {
                     Err(other) => return Err(TestCaseError::fail(format!("{algorithm}: {other}"))),
                 }
             }
-            for (algorithm, result) in ALGORITHMS.iter().zip(&results) {
-                match (result, &results[0]) {
-                    (Some(a), Some(b)) => prop_assert!((a - b).abs() < 1e-9, "{algorithm}: {a} vs {b}"),
-                    (None, None) => {}
-                    _ => prop_assert!(false, "{algorithm}: {result:?} vs exhaustive {:?}", results[0]),
-                }
-            }
+            agree_with_exhaustive(&results)?;
         }
     }
 }

@@ -261,15 +261,9 @@ mod properties {
     use proptest::prelude::*;
 
     use super::*;
-
-    const ALGORITHMS: [&str; 6] = [
-        "exhaustive",
-        "flash",
-        "ola",
-        "best_first",
-        "incognito",
-        "optimal",
-    ];
+    use crate::domain::run::model_tests::properties::{
+        agree_with_exhaustive, two_column_spec, two_columns, ALGORITHMS,
+    };
 
     /// A table of two quasi-identifiers (0–5 under `0-2`/`3-5` then `*`; 0–3 under `*`), the extra
     /// records its population holds besides it, a model (k-map with k 1–8, or δ-presence with δ_min
@@ -287,18 +281,6 @@ mod properties {
         )
     }
 
-    fn table(rows: &[(u8, u8)]) -> Table {
-        let texts: Vec<Vec<String>> = rows
-            .iter()
-            .map(|(a, b)| vec![a.to_string(), b.to_string()])
-            .collect();
-        let refs: Vec<Vec<&str>> = texts
-            .iter()
-            .map(|r| r.iter().map(String::as_str).collect())
-            .collect();
-        Table::from_rows(&["a", "b"], &refs)
-    }
-
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
 
@@ -308,10 +290,10 @@ mod properties {
         fn exact_searches_agree_under_population_models(
             (rows, extra, k_map, parameter, low, limit) in job()
         ) {
-            let sample = table(&rows);
+            let sample = two_columns(&rows);
             let mut all = rows.clone();
             all.extend(extra);
-            let population = table(&all);
+            let population = two_columns(&all);
             let model = if k_map {
                 format!(r#"{{"type": "k_map", "k": {parameter}}}"#)
             } else {
@@ -323,18 +305,7 @@ mod properties {
             };
             let mut results = Vec::new();
             for algorithm in ALGORITHMS {
-                let json = format!(
-                    r#"{{"attributes": {{
-                          "a": {{"role": "quasi_identifier", "hierarchy": {{"levels": [
-                              ["0", "0-2", "*"], ["1", "0-2", "*"], ["2", "0-2", "*"],
-                              ["3", "3-5", "*"], ["4", "3-5", "*"], ["5", "3-5", "*"]]}}}},
-                          "b": {{"role": "quasi_identifier", "hierarchy": {{"levels": [
-                              ["0", "*"], ["1", "*"], ["2", "*"], ["3", "*"]]}}}}}},
-                        "privacy_models": [{model}], "suppression_limit": {},
-                        "metric": "precision", "algorithm": {{"type": "{algorithm}"}}}}"#,
-                    f64::from(limit) / 10.0
-                );
-                let spec = JobSpec::from_json(json.as_bytes()).unwrap();
+                let spec = two_column_spec(&model, limit, algorithm);
                 let inputs = JobInputs { pseudonym_key: None, population: Some(&population) };
                 match run_job_with(&sample, &spec, &|_| Err("inline only".into()), &NoControl, inputs) {
                     Ok(done) => results.push(Some(done.report().loss.unwrap())),
@@ -345,13 +316,7 @@ mod properties {
                     Err(other) => return Err(TestCaseError::fail(format!("{algorithm}: {other}"))),
                 }
             }
-            for (algorithm, result) in ALGORITHMS.iter().zip(&results) {
-                match (result, &results[0]) {
-                    (Some(a), Some(b)) => prop_assert!((a - b).abs() < 1e-9, "{algorithm}: {a} vs {b}"),
-                    (None, None) => {}
-                    _ => prop_assert!(false, "{algorithm}: {result:?} vs exhaustive {:?}", results[0]),
-                }
-            }
+            agree_with_exhaustive(&results)?;
         }
     }
 }

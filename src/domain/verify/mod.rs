@@ -396,6 +396,35 @@ mod tests {
         let presence = |min, max| bound(PopulationBound::Presence { min, max });
         assert!(verify(&bottom, &[presence(0.5, 1.0)]).is_ok());
         assert!(verify(&bottom, &[presence(0.0, 0.9)]).is_err());
+        // a label repeated across levels (`A` is a leaf and the parent of `A` and `B`): published at
+        // level 1 the column shows only `A`, which reads as level 0 (1 population record) or level 1
+        // (4); the bound must hold under both readings
+        let repeated = Table::from_rows(&["zip"], &[vec!["A"], vec!["A"], vec!["B"]]);
+        let rows: Vec<Vec<&str>> = vec![vec!["A", "A", "*"], vec!["B", "A", "*"]];
+        let hierarchy = Hierarchy::from_rows(&rows).unwrap();
+        let map = GeneralizationMap::bind(hierarchy.clone(), repeated.column(0)).unwrap();
+        let labels = Arc::new(PopulationLabels::new(vec![(
+            "zip".into(),
+            hierarchy,
+            vec![0, 0, 1, 1],
+        )]));
+        let up = Rendering::new(
+            vec![OutputColumn::Generalized {
+                column: repeated.column(0),
+                hierarchy: &map,
+                level: 1,
+            }],
+            &[false; 3],
+            false,
+        );
+        let at_least = |k| {
+            boxed(PopulationRequirement {
+                labels: Arc::clone(&labels),
+                bound: PopulationBound::AtLeast(k),
+            })
+        };
+        assert!(verify(&up, &[at_least(2)]).is_ok());
+        assert!(verify(&up, &[at_least(3)]).is_err());
         // suppressing the record of zip 2 leaves classes of δ 2/3 and 1/2
         let suppressed = [false, false, true, false];
         let r = Rendering::new(vec![column(0)], &suppressed, false);

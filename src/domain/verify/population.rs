@@ -1,6 +1,7 @@
 //! Published classes against a population table (k-map, δ-presence), from texts: each published
 //! quasi-identifier column shows the labels of one hierarchy level (a full-domain transformation); the
-//! lowest level holding every label the column shows is taken as that level, every population value is
+//! levels holding every label the column shows are its possible levels (the bound must hold at each),
+//! every population value is
 //! generalized to its label there through the hierarchy (records suppressed as a whole are no class and
 //! are not matched), and the population's records are counted per
 //! combination of labels. A published class's population count is the count of its own labels.
@@ -44,16 +45,15 @@ impl PopulationLabels {
         self.columns.first().map_or(0, |c| c.2.len())
     }
 
-    /// `(published records, population records)` of every published class of `rendering` (classes
-    /// in the order of `classes`); an error when a column's labels are no hierarchy level's.
-    pub(super) fn match_classes(
+    /// The hierarchy levels each population column may be published at: those holding every label
+    /// its column shows (several when a hierarchy repeats a text across levels).
+    fn candidate_levels(
         &self,
         rendering: &Rendering<'_>,
         classes: &RenderedClasses,
-    ) -> Result<Vec<(u64, u64)>, VerificationError> {
+    ) -> Result<Vec<(usize, Vec<usize>)>, VerificationError> {
         let header = rendering.header();
-        let mut levels = Vec::with_capacity(self.columns.len());
-        let mut positions = Vec::with_capacity(self.columns.len());
+        let mut columns = Vec::with_capacity(self.columns.len());
         for (name, hierarchy, _) in &self.columns {
             let position = header
                 .iter()
@@ -66,44 +66,98 @@ impl PopulationLabels {
                     shown.push(text);
                 }
             }
-            let level = (0..hierarchy.height())
-                .find(|&level| {
+            let levels: Vec<usize> = (0..hierarchy.height())
+                .filter(|&level| {
                     shown
                         .iter()
                         .all(|t| hierarchy.labels(level).code(t).is_some())
                 })
-                .ok_or_else(|| {
-                    VerificationError::PopulationUnmatched(format!(
-                        "the labels of column '{name}' are not those of one level of its hierarchy"
-                    ))
-                })?;
-            levels.push(level);
-            positions.push(position);
+                .collect();
+            if levels.is_empty() {
+                return Err(VerificationError::PopulationUnmatched(format!(
+                    "the labels of column '{name}' are not those of one level of its hierarchy"
+                )));
+            }
+            columns.push((position, levels));
         }
+        Ok(columns)
+    }
+
+    /// `(published records, population records)` of every published class of `rendering` (classes
+    /// in the order of `classes`), when the columns are read at `levels`.
+    fn match_classes_at(
+        &self,
+        rendering: &Rendering<'_>,
+        classes: &RenderedClasses,
+        positions: &[usize],
+        levels: &[usize],
+    ) -> Vec<(u64, u64)> {
         let mut counts: HashMap<Vec<u32>, u64> = HashMap::new();
         for row in 0..self.records() {
             let key: Vec<u32> = self
                 .columns
                 .iter()
-                .zip(&levels)
+                .zip(levels)
                 .map(|((_, hierarchy, leaves), &level)| hierarchy.ancestor(leaves[row], level))
                 .collect();
             *counts.entry(key).or_default() += 1;
         }
-        let mut matched = Vec::new();
-        for rows in classes.iter() {
-            let mut key = Vec::with_capacity(levels.len());
-            for (((_, hierarchy, _), &level), &position) in
-                self.columns.iter().zip(&levels).zip(&positions)
-            {
-                let text = rendering.cell(rows[0], position);
-                key.push(hierarchy.labels(level).code(text).unwrap_or(u32::MAX));
-            }
-            matched.push((rows.len() as u64, counts.get(&key).copied().unwrap_or(0)));
-        }
-        Ok(matched)
+        classes
+            .iter()
+            .map(|rows| {
+                let key: Vec<u32> = self
+                    .columns
+                    .iter()
+                    .zip(levels)
+                    .zip(positions)
+                    .map(|(((_, hierarchy, _), &level), &position)| {
+                        let text = rendering.cell(rows[0], position);
+                        hierarchy.labels(level).code(text).unwrap_or(u32::MAX)
+                    })
+                    .collect();
+                (rows.len() as u64, counts.get(&key).copied().unwrap_or(0))
+            })
+            .collect()
+    }
+
+    /// `(published records, population records)` of every published class, under every reading of
+    /// the published levels (one in all but contrived hierarchies; at most [`MAX_READINGS`]).
+    pub(super) fn match_classes(
+        &self,
+        rendering: &Rendering<'_>,
+        classes: &RenderedClasses,
+    ) -> Result<Vec<Vec<(u64, u64)>>, VerificationError> {
+        let columns = self.candidate_levels(rendering, classes)?;
+        let readings: usize = columns
+            .iter()
+            .map(|(_, levels)| levels.len())
+            .try_fold(1usize, |n, m| {
+                n.checked_mul(m).filter(|&n| n <= MAX_READINGS)
+            })
+            .ok_or_else(|| {
+                VerificationError::PopulationUnmatched(
+                    "the published labels fit too many levels of their hierarchies".into(),
+                )
+            })?;
+        let positions: Vec<usize> = columns.iter().map(|(p, _)| *p).collect();
+        Ok((0..readings)
+            .map(|mut reading| {
+                let levels: Vec<usize> = columns
+                    .iter()
+                    .map(|(_, levels)| {
+                        let level = levels[reading % levels.len()];
+                        reading /= levels.len();
+                        level
+                    })
+                    .collect();
+                self.match_classes_at(rendering, classes, &positions, &levels)
+            })
+            .collect())
     }
 }
+
+/// The most readings of the published levels the verifier tries.
+const MAX_READINGS: usize = 64;
 
 /// Checks `bound` on every published class.
 pub(super) fn check_population(
@@ -113,7 +167,12 @@ pub(super) fn check_population(
     bound: PopulationBound,
     describe: impl Fn() -> String,
 ) -> Result<(), VerificationError> {
-    for (size, population) in labels.match_classes(rendering, classes)? {
+    // the bound must hold under every reading of the published levels
+    for (size, population) in labels
+        .match_classes(rendering, classes)?
+        .into_iter()
+        .flatten()
+    {
         let met = match bound {
             PopulationBound::AtLeast(k) => population >= k,
             PopulationBound::Presence { min, max } => {
