@@ -13,7 +13,7 @@ use super::AssessArgs;
 use crate::codec::DEFAULT_MAX_FIELD_BYTES;
 use crate::domain::analysis::assessment::{assess_against, AssessmentSpec};
 use crate::domain::analysis::published::assess_published;
-use crate::domain::resolve::{input_format, output_encoding, prepare, InputFormat};
+use crate::domain::resolve::{input_format, output_encoding, prepare_with, InputFormat};
 
 /// Runs the command; errors are one-line messages.
 pub fn run(args: &AssessArgs) -> Result<(), String> {
@@ -47,8 +47,17 @@ fn run_published(args: &AssessArgs, published: &Path) -> Result<(), String> {
         ..format
     };
     let published = read_like_input(published, &published_format, &options, "published table")?;
-    let prepared = prepare(&table, &spec, &hierarchies_beside(&args.spec))
-        .map_err(|e| super::spec_problems(&e))?;
+    let population = match &args.population {
+        None => None,
+        Some(path) => Some(read_like_input(path, &format, &options, "population")?),
+    };
+    let prepared = prepare_with(
+        &table,
+        &spec,
+        &hierarchies_beside(&args.spec),
+        population.as_ref(),
+    )
+    .map_err(|e| super::spec_problems(&e))?;
     let assessment =
         assess_published(&table, &published, &prepared).map_err(|e| super::spec_problems(&e))?;
     print_json(&assessment)

@@ -173,10 +173,11 @@ pub struct AssessArgs {
     /// A published (anonymized) version of `--input`: prints its loss measures against the input (the
     /// report's `loss_measures` and, with functional dependencies, `dependencies`) instead of the
     /// assessment of the input.
-    #[arg(long, conflicts_with = "population")]
+    #[arg(long)]
     pub published: Option<PathBuf>,
     /// A population table (CSV, same delimiter, the quasi-identifier columns by name) for journalist
-    /// and marketer risk; its record count is the population size unless the spec gives one.
+    /// and marketer risk; its record count is the population size unless the spec gives one. With
+    /// `--published`, the population the job's `k_map` or `delta_presence` read.
     #[arg(long)]
     pub population: Option<PathBuf>,
 }

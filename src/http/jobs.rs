@@ -322,8 +322,12 @@ async fn validate(
             FetchError::Store(e) => ApiError::from(e),
         })?;
     let table = load_table(state, &dataset, unknown_dataset).await?;
-    check_memory(&table, state.settings.job_memory_budget)?;
     let population = load_population(state, tenant, spec).await?;
+    check_memory(
+        &table,
+        population.as_deref(),
+        state.settings.job_memory_budget,
+    )?;
     let spec = spec.clone();
     tokio::task::spawn_blocking(move || {
         check_spec(&table, &spec, &hierarchies, population.as_deref())
@@ -359,10 +363,11 @@ fn unknown_population() -> ApiError {
     .with_pointer("/population_dataset_id")
 }
 
-/// 422 `memory_budget_exceeded` when a job on `table` is expected to need more than `budget` bytes
-/// (0: no budget).
-fn check_memory(table: &Table, budget: u64) -> Result<(), ApiError> {
-    let needed = crate::domain::run::memory::job_memory_estimate(table);
+/// 422 `memory_budget_exceeded` when a job on `table` (and its `population`, indexed like a second
+/// table) is expected to need more than `budget` bytes (0: no budget).
+fn check_memory(table: &Table, population: Option<&Table>, budget: u64) -> Result<(), ApiError> {
+    let estimate = crate::domain::run::memory::job_memory_estimate;
+    let needed = estimate(table) + population.map_or(0, estimate);
     if budget > 0 && needed > budget {
         return Err(ApiError::unprocessable(
             ErrorCode::MemoryBudgetExceeded,

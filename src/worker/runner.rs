@@ -227,7 +227,12 @@ async fn reserve_memory(
     let Some(budget) = &shared.memory else {
         return Ok(Reservation::none());
     };
-    let needed = crate::domain::run::memory::job_memory_estimate(&loaded.table);
+    // the population of k-map and δ-presence is indexed like a second table
+    let needed = crate::domain::run::memory::job_memory_estimate(&loaded.table)
+        + loaded
+            .population
+            .as_deref()
+            .map_or(0, crate::domain::run::memory::job_memory_estimate);
     if needed > budget.available_bytes() {
         tracing::info!(
             job_id = %job.id, needed_mib = needed >> 20, available_mib = budget.available_bytes() >> 20,

@@ -644,6 +644,20 @@ fn k_map_reads_the_population_file() {
             .count();
         assert!(matches >= 5, "a class matches {matches} population records");
     }
+    // the published table's assessment takes the same population
+    let assessed = Command::new(BIN)
+        .arg("assess")
+        .arg("--input")
+        .arg(&input)
+        .arg("--spec")
+        .arg(&spec)
+        .arg("--published")
+        .arg(case.path("out.csv"))
+        .arg("--population")
+        .arg(&population)
+        .output()
+        .unwrap();
+    assert_success(&assessed);
     std::fs::remove_file(case.path("out.csv")).unwrap();
     std::fs::remove_file(case.path("out.csv.report.json")).unwrap();
     let output = run_with(&case, &input, &spec, &[], &[]);
