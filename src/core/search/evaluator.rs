@@ -44,6 +44,10 @@ pub struct Evaluator<'a> {
     metric: MetricKind,
     with_histograms: bool,
     with_spans: bool,
+    /// Some model judges the whole table: checks give it the node's levels.
+    with_table_levels: bool,
+    /// Some model reads the kept classes' sizes: checks count them.
+    with_class_sizes: bool,
     control: &'a dyn Control,
     grouper: Grouper,
     bottom: Option<FrequencySet>,
@@ -116,6 +120,8 @@ impl<'a> Evaluator<'a> {
             metric,
             with_histograms: models.iter().any(|m| m.sensitive_slot().is_some()),
             with_spans: metric == MetricKind::Granularity,
+            with_table_levels: models.iter().any(|m| m.is_table_level()),
+            with_class_sizes: models.iter().any(|m| m.needs_class_sizes()),
             control,
             grouper,
             bottom: None,
@@ -237,10 +243,10 @@ impl<'a> Evaluator<'a> {
         let set = self.frequency_set(&levels);
         let summary = self.classify(&set);
         let mut table = summary.table_view(self.input.rows as u64);
-        if self.models.iter().any(|m| m.is_table_level()) {
+        if self.with_table_levels {
             table.levels = Some(levels.clone());
         }
-        if self.models.iter().any(|m| m.needs_class_sizes()) {
+        if self.with_class_sizes {
             let kept = set
                 .counts()
                 .iter()

@@ -91,6 +91,16 @@ impl<'a> ModelContext<'a> {
         SpecError::new(self.pointer(field), code, message)
     }
 
+    /// The model's `threshold` when it is a share in [0, 1] (`invalid_threshold` otherwise, with
+    /// `message`).
+    pub fn share_threshold(&self, value: f64, message: &str) -> Result<f64, SpecError> {
+        if (0.0..=1.0).contains(&value) {
+            Ok(value)
+        } else {
+            Err(self.error("threshold", ErrorCode::InvalidThreshold, message))
+        }
+    }
+
     /// The sensitive attribute named by the model's `attribute` field.
     pub fn sensitive(&self, attribute: &str) -> Result<Protected<'a>, SpecError> {
         if let Some(slot) = self

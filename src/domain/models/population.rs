@@ -76,27 +76,19 @@ pub fn population(at: &ModelContext<'_>, name: &str) -> Result<Population, SpecE
             ));
         };
         let hierarchy = map.hierarchy();
-        let population = leaves(hierarchy, in_population).map_err(|missing| {
-            at.error(
-                "",
-                ErrorCode::UncoveredValues,
-                format!(
-                    "the hierarchy of '{}' does not cover {missing} distinct values of the population's column",
-                    column.name
-                ),
-            )
-        })?;
+        let uncovered = |whose: &'static str| {
+            let name = &column.name;
+            move |missing: usize| {
+                at.error(
+                    "",
+                    ErrorCode::UncoveredValues,
+                    format!("the hierarchy of '{name}' does not cover {missing} distinct values of {whose}"),
+                )
+            }
+        };
+        let population = leaves(hierarchy, in_population).map_err(uncovered("the population"))?;
         // the table's values are covered (its hierarchy was bound to it); refused all the same if not
-        let sample = leaves(hierarchy, column).map_err(|missing| {
-            at.error(
-                "",
-                ErrorCode::UncoveredValues,
-                format!(
-                    "the hierarchy of '{}' does not cover {missing} distinct values of the column",
-                    column.name
-                ),
-            )
-        })?;
+        let sample = leaves(hierarchy, column).map_err(uncovered("the table"))?;
         engine.push(PopulationColumn {
             ancestors: ancestors(map),
             sample,

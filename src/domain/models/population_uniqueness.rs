@@ -66,14 +66,7 @@ pub struct PopulationUniquenessSpec {
 
 impl ModelSpec for PopulationUniquenessSpec {
     fn resolve(&self, at: &ModelContext<'_>) -> Result<ResolvedModel, SpecError> {
-        let u = self.threshold;
-        if !(0.0..=1.0).contains(&u) {
-            return Err(at.error(
-                "threshold",
-                ErrorCode::InvalidThreshold,
-                "the share of population uniques is between 0 and 1",
-            ));
-        }
+        let u = at.share_threshold(self.threshold, "the share of population uniques is between 0 and 1")?;
         let population = RiskSpec {
             population_size: self.population_size,
             sampling_fraction: self.sampling_fraction,

@@ -8,7 +8,6 @@ use serde::Deserialize;
 use crate::core::privacy::TableThreshold;
 use crate::domain::spec::SpecError;
 use crate::domain::verify::TableLimit;
-use crate::error_code::ErrorCode;
 
 use super::{ModelContext, ModelSpec, ResolvedModel};
 
@@ -22,14 +21,7 @@ pub struct SampleUniquenessSpec {
 
 impl ModelSpec for SampleUniquenessSpec {
     fn resolve(&self, at: &ModelContext<'_>) -> Result<ResolvedModel, SpecError> {
-        let u = self.threshold;
-        if !(0.0..=1.0).contains(&u) {
-            return Err(at.error(
-                "threshold",
-                ErrorCode::InvalidThreshold,
-                "the share of sample uniques is between 0 and 1",
-            ));
-        }
+        let u = at.share_threshold(self.threshold, "the share of sample uniques is between 0 and 1")?;
         Ok(ResolvedModel::new(
             TableThreshold::sample_uniqueness(u),
             TableLimit::UniqueShare(u),
