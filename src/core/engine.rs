@@ -1,6 +1,7 @@
 //! One anonymization run: validate the plan, search the lattice, and describe the chosen transformation.
 
 use super::control::Control;
+use super::differential::PrivateSearch;
 use super::error::CoreError;
 use super::input::EngineInput;
 use super::lattice::Lattice;
@@ -19,6 +20,9 @@ pub struct Plan {
     pub metric: MetricKind,
     /// The search algorithm.
     pub algorithm: Algorithm,
+    /// SafePub's differentially private search, which replaces `algorithm` when given (the input is
+    /// then the sampled table and the models suppress every class below its k).
+    pub private_search: Option<PrivateSearch>,
 }
 
 /// Sizes of the published equivalence classes (suppressed records excluded).
@@ -127,7 +131,10 @@ pub fn anonymize(
         plan.metric,
         control,
     );
-    let result = search::run(&mut ev, plan.algorithm)?;
+    let result = match &plan.private_search {
+        Some(private) => search::run_private(&mut ev, private)?,
+        None => search::run(&mut ev, plan.algorithm)?,
+    };
     let lattice = ev.lattice().clone();
     let Some((best, _)) = result.best else {
         return Err(no_solution(&mut ev, plan, max_suppressed, rows));
@@ -164,7 +171,7 @@ pub fn anonymize(
             candidates: result.candidates,
             grouping_work,
             pruning: result.pruning,
-            exact: plan.algorithm.is_exact(),
+            exact: plan.private_search.is_none() && plan.algorithm.is_exact(),
         },
         transformation,
     })

@@ -4,6 +4,7 @@
 pub mod calendar;
 pub mod control;
 pub mod data;
+pub mod differential;
 pub mod engine;
 pub mod error;
 pub mod fragmentation;

@@ -73,6 +73,10 @@ pub struct Report {
     /// key's fingerprint where one was used; absent when the spec declares no identifying column.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub identifiers: Vec<crate::domain::resolve::identifiers::IdentifierReport>,
+    /// The guarantee of a differentially private job (SafePub): its parameters, the sample and that
+    /// the output is randomized.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub differential_privacy: Option<crate::domain::run::private::DifferentialPrivacyReport>,
 }
 
 /// What a local recoding did.
@@ -177,6 +181,7 @@ impl Report {
             classification: None,
             dependencies: None,
             identifiers: Vec::new(),
+            differential_privacy: None,
         }
     }
 
@@ -230,6 +235,7 @@ impl Report {
             classification: None,
             dependencies: None,
             identifiers: Vec::new(),
+            differential_privacy: None,
         }
     }
 }

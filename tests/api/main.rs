@@ -20,6 +20,7 @@ mod guard_rails;
 mod hierarchies;
 mod jobs;
 mod population;
+mod private;
 mod proposals;
 mod pseudonyms;
 mod resources;

@@ -107,6 +107,7 @@ impl Fixture {
             suppression_limit: limit,
             metric,
             algorithm,
+            private_search: None,
         };
         anonymize(&self.input(), &plan, &NoControl).expect("a solution exists")
     }

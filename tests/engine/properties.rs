@@ -315,6 +315,7 @@ fn check_job(job: &Job, datafly_seed: u64) -> Result<(), String> {
                 suppression_limit: limit,
                 metric,
                 algorithm,
+                private_search: None,
             };
             let result = anonymize(&input, &plan, &NoControl);
             let outcome = match (result, oracle) {
@@ -844,6 +845,7 @@ fn reported_granularity_counts_suppressed_cells_once() {
             suppression_limit: 0.5,
             metric,
             algorithm: Algorithm::Exhaustive { max_nodes: 100 },
+            private_search: None,
         };
         let o = anonymize(&input, &plan, &NoControl).unwrap();
         if metric == MetricKind::Height {

@@ -92,6 +92,29 @@ impl Table {
         &self.columns[index]
     }
 
+    /// The records whose `keep` flag is set, in order, with the same dictionaries (every code keeps its
+    /// value, so hierarchies bound to this table fit the result).
+    pub fn keep_rows(&self, keep: &[bool]) -> Table {
+        debug_assert_eq!(keep.len(), self.rows);
+        let rows = keep.iter().filter(|&&k| k).count();
+        let columns = self
+            .columns
+            .iter()
+            .map(|c| Column {
+                name: c.name.clone(),
+                dictionary: c.dictionary.clone(),
+                codes: c
+                    .codes
+                    .iter()
+                    .zip(keep)
+                    .filter(|(_, &k)| k)
+                    .map(|(&code, _)| code)
+                    .collect(),
+            })
+            .collect();
+        Table::new(columns, rows)
+    }
+
     /// Index of the column called `name`.
     pub fn column_index(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c.name == name)

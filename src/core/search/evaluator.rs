@@ -27,6 +27,8 @@ pub struct NodeCheck {
     pub failing_records: u64,
     /// Classes before suppression.
     pub classes: u64,
+    /// Classes that pass every model.
+    pub kept_classes: u64,
 }
 
 /// Byte budget of cached frequency sets.
@@ -261,6 +263,7 @@ impl<'a> Evaluator<'a> {
             bound_above: self.loss.bound_above(self.metric, &levels, &summary),
             failing_records: summary.suppressed_records,
             classes: summary.classes,
+            kept_classes: summary.kept_classes,
         };
         self.cache.insert(set);
         self.levels = levels;

@@ -18,12 +18,14 @@ mod flash;
 mod frontier;
 mod incognito;
 mod ola;
+mod safepub;
 mod samarati;
 mod select;
 mod set_cache;
 mod tags;
 
 pub use evaluator::{Evaluator, NodeCheck};
+pub use safepub::Walk;
 pub use tags::{Tag, Tags, MAX_TAGGED_NODES};
 
 use crate::core::error::CoreError;
@@ -155,6 +157,29 @@ pub fn run(ev: &mut Evaluator<'_>, algorithm: Algorithm) -> Result<SearchResult,
         algorithm: algorithm.name(),
         candidates: candidates.len() as u64,
         pruning,
+    })
+}
+
+/// Runs SafePub's differentially private search ([`safepub`]) in place of an optimizing one: the
+/// published node is drawn, not selected, so the result is randomized and not exact.
+pub fn run_private(
+    ev: &mut Evaluator<'_>,
+    private: &crate::core::differential::PrivateSearch,
+) -> Result<SearchResult, CoreError> {
+    if ev.lattice().size() > MAX_TAGGED_NODES {
+        return Err(CoreError::LatticeTooLarge {
+            size: ev.lattice().size(),
+            algorithm: "safepub",
+            limit: MAX_TAGGED_NODES,
+        });
+    }
+    let walk = safepub::search(ev, private)?;
+    let loss = ev.check(walk.chosen)?.loss;
+    Ok(SearchResult {
+        best: Some((walk.chosen, loss)),
+        algorithm: "safepub",
+        candidates: walk.pivots.len() as u64,
+        pruning: false,
     })
 }
 

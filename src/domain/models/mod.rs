@@ -50,6 +50,9 @@ pub struct ResolvedModel {
     pub population_size: Option<u64>,
     /// The population table the model reads (population models only), for the report.
     pub population: Option<population::Population>,
+    /// SafePub's parameters (differential privacy only): the job samples, searches privately and
+    /// suppresses every class below their k.
+    pub differential_privacy: Option<differential_privacy::DifferentialPrivacy>,
 }
 
 impl ResolvedModel {
@@ -65,6 +68,7 @@ impl ResolvedModel {
             linear_scale: None,
             population_size: None,
             population: None,
+            differential_privacy: None,
         }
     }
 }
@@ -111,6 +115,8 @@ registry! {
     KMap("k_map", k_map::KMapSpec),
     /// δ-presence against a population table.
     DeltaPresence("delta_presence", delta_presence::DeltaPresenceSpec),
+    /// (ε, δ)-differential privacy with SafePub (sampling, a private search, classes of at least k).
+    DifferentialPrivacy("differential_privacy", differential_privacy::DifferentialPrivacySpec),
     /// Distinct l-diversity.
     DistinctLDiversity("distinct_l_diversity", distinct_l_diversity::DistinctLDiversitySpec),
     /// Entropy l-diversity.

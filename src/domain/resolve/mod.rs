@@ -3,6 +3,7 @@
 //! pointer of the offending field; messages name columns, never cell values.
 
 pub mod default_hierarchy;
+pub mod differential;
 pub mod document;
 pub mod fragmentation;
 pub mod identifiers;
@@ -42,6 +43,7 @@ use crate::domain::spec::{
 };
 use crate::domain::verify::Requirement;
 use default_hierarchy::default_hierarchy;
+use differential::PrivateJob;
 use fragmentation::{fragmentation_plan, FragmentationPlan};
 use identifiers::{IdentifierColumn, IdentifierReport, Operated, OperatorChoice};
 use roles::declared_columns;
@@ -142,6 +144,8 @@ pub struct ResolvedJob {
     pub repeated_hierarchy_rows: Vec<(String, usize)>,
     /// The population table of the job's population models, for the report.
     pub population: Option<crate::domain::models::population::Population>,
+    /// The parameters of a differentially private job.
+    pub private: Option<PrivateJob>,
     /// The classification-utility measure, when the spec asks for it.
     pub utility: Option<UtilityPlan>,
     /// The functional dependencies the report measures, as table columns (every algorithm; the
@@ -656,6 +660,7 @@ pub fn prepare_with(
     } else {
         dependency_columns
     };
+    differential::check_private_spec(spec, table, &identifiers, &mut problems);
     let limit = problems.keep(suppression_limit(spec.suppression_limit));
     let risk = problems.keep(risk_settings(&spec.risk, table.row_count() as u64, "/risk"));
     let query_workload = problems.keep(query_workload(&spec.query_workload));
@@ -695,8 +700,10 @@ pub fn prepare_with(
     let mut ground_distances: Vec<SlotGroundDistance> = Vec::new();
     let mut linear_scales = Vec::new();
     let mut population = None;
+    let mut private = None;
     for model in models {
         population = population.or(model.population);
+        private = private.or(model.differential_privacy);
         privacy_models.push(model.criterion);
         requirements.push(model.requirement);
         // the first t-closeness model of a slot gives its ground distance
@@ -707,14 +714,20 @@ pub fn prepare_with(
         }
         linear_scales.extend(model.linear_scale);
     }
+    let private = private.map(|settings| PrivateJob {
+        settings,
+        hierarchies_from_data: differential::hierarchies_from_data(spec),
+    });
     let plan = Plan {
         privacy_models,
-        suppression_limit: limit,
+        // SafePub suppresses every class below its k, whatever the share
+        suppression_limit: if private.is_some() { 1.0 } else { limit },
         metric: spec.metric,
         algorithm: match method {
             Method::FullDomain(algorithm) => algorithm,
             Method::Local(_) => Algorithm::Optimal,
         },
+        private_search: None,
     };
     Ok(Prepared {
         job: ResolvedJob {
@@ -722,7 +735,8 @@ pub fn prepare_with(
             sensitive,
             output,
             plan,
-            remove_suppressed: spec.suppressed_records == SuppressedRecords::Remove,
+            remove_suppressed: spec.suppressed_records == SuppressedRecords::Remove
+                || private.is_some(),
             linear_diagnostics: linear_diagnostics(table, &linear_scales),
             requirements,
             ground_distances,
@@ -734,6 +748,7 @@ pub fn prepare_with(
             identifiers,
             operated: Operated::default(),
             population,
+            private,
         },
         kind,
     })

@@ -7,6 +7,7 @@ pub mod fragmented;
 pub mod local;
 pub mod local_output;
 pub mod memory;
+pub mod private;
 pub mod progress;
 
 use std::io::Write;
@@ -31,7 +32,7 @@ use crate::domain::analysis::warnings;
 use crate::domain::report::{Analyses, RecodingReport};
 use crate::domain::resolve::local::LocalPlan;
 use crate::domain::resolve::{ResolvedJob, UtilityPlan};
-use crate::domain::run::local::{run_local, LocalRun};
+use crate::domain::run::local::{run_local, secret_key, LocalRun};
 use crate::domain::verify::fragments::verify_fragments;
 use crate::domain::verify::{verify, verify_recoded, VerificationError};
 use crate::domain::{
@@ -40,6 +41,7 @@ use crate::domain::{
 pub use fragmented::FragmentationSection;
 use fragmented::{run_fragmentation, FragmentedRun, Part};
 use local_output::{coverage, Publication};
+use private::{check_sample, draw_sample, DifferentialPrivacyReport};
 
 /// Why a run produced nothing. Every variant's message is free of cell values.
 #[derive(Debug, thiserror::Error)]
@@ -58,10 +60,29 @@ pub enum RunError {
 /// A finished, verified run.
 #[derive(Debug)]
 pub struct Completed<'t> {
-    table: &'t Table,
+    source: Source<'t>,
+    /// The guarantee of a differentially private run.
+    private: Option<DifferentialPrivacyReport>,
     /// The prepared job with what the engine produced.
     prepared: Prepared<Anonymized>,
     elapsed_ms: f64,
+}
+
+/// The table a run anonymized: the caller's, or the random sample a differentially private job drew
+/// from it.
+#[derive(Debug)]
+enum Source<'t> {
+    Given(&'t Table),
+    Sampled(Box<Table>),
+}
+
+impl Source<'_> {
+    fn table(&self) -> &Table {
+        match self {
+            Source::Given(table) => table,
+            Source::Sampled(table) => table,
+        }
+    }
 }
 
 /// What the engine produced.
@@ -127,6 +148,15 @@ pub fn run_job_with<'t>(
 ) -> Result<Completed<'t>, RunError> {
     let mut prepared = prepare_with(table, spec, resolve, inputs.population)?;
     prepared.operate(table, inputs.pseudonym_key)?;
+    let (source, private) = match prepared.private.clone() {
+        Some(job) => {
+            let (sample, report) = draw_sample(table, &mut prepared, &job, secret_key()?);
+            check_sample(&sample, &report)?;
+            (Source::Sampled(Box::new(sample)), Some(report))
+        }
+        None => (Source::Given(table), None),
+    };
+    let table = source.table();
     let started = Instant::now();
     let prepared = prepared.then(|parts, kind| -> Result<Anonymized, RunError> {
         Ok(match kind {
@@ -155,7 +185,8 @@ pub fn run_job_with<'t>(
     })?;
     let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
     let mut completed = Completed {
-        table,
+        source,
+        private,
         prepared,
         elapsed_ms,
     };
@@ -273,7 +304,7 @@ impl Completed<'_> {
             Anonymized::Fragmented(run) => return Err(run),
         };
         Ok(View {
-            table: self.table,
+            table: self.source.table(),
             job: &self.prepared.job,
             kind,
             elapsed_ms: self.elapsed_ms,
@@ -325,13 +356,15 @@ impl Completed<'_> {
             Ok(view) => view.report(),
             Err(run) => {
                 let reports: Vec<Report> = self.views().iter().map(View::report).collect();
-                let mut combined = combined_report(self.table, run, reports, self.elapsed_ms);
+                let mut combined =
+                    combined_report(self.source.table(), run, reports, self.elapsed_ms);
                 combined.identifiers = self.prepared.identifier_report().to_vec();
                 combined
             }
         };
+        report.differential_privacy = self.private.clone();
         if let Some(utility) = self.prepared.utility {
-            let class = &self.table.column(utility.class).name;
+            let class = &self.source.table().column(utility.class).name;
             match self.classification(utility) {
                 Ok(section) => report.classification = Some(section),
                 Err(skipped) => report
@@ -347,7 +380,7 @@ impl Completed<'_> {
         &self,
         utility: UtilityPlan,
     ) -> Result<ClassificationReport, ClassificationSkipped> {
-        let table = self.table;
+        let table = self.source.table();
         let class = table.column(utility.class);
         let test = classification::split(table.row_count(), utility.test_share, utility.seed);
         // the features in the job's quasi-identifier order, with their places on a number line
@@ -706,6 +739,8 @@ mod identifier_tests;
 mod model_tests;
 #[cfg(test)]
 mod population_tests;
+#[cfg(test)]
+mod private_tests;
 
 #[cfg(test)]
 mod tests {
