@@ -22,8 +22,9 @@ pub fn probabilities(scores: &[f64], epsilon: f64) -> Vec<f64> {
     weights.iter().map(|w| w / total).collect()
 }
 
-/// Draws the index of one candidate (`scores` must not be empty).
+/// Draws the index of one candidate (`scores` must not be empty; 0 when it is).
 pub fn select(scores: &[f64], epsilon: f64, stream: &mut SecretStream) -> usize {
+    debug_assert!(!scores.is_empty(), "a draw needs candidates");
     let probabilities = probabilities(scores, epsilon);
     let mut point = uniform(stream);
     for (i, p) in probabilities.iter().enumerate() {
@@ -33,7 +34,7 @@ pub fn select(scores: &[f64], epsilon: f64, stream: &mut SecretStream) -> usize 
         point -= p;
     }
     // rounding left the point past the last weight: the last candidate
-    scores.len() - 1
+    scores.len().saturating_sub(1)
 }
 
 #[cfg(test)]

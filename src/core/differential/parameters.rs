@@ -43,7 +43,7 @@ fn gamma(epsilon: f64, beta: f64) -> f64 {
 
 /// The most values of n one computation of k may visit before the parameters are declared out of
 /// reach (a very large ε makes the Chernoff bound fall very slowly).
-const MAX_WORK: u64 = 50_000_000;
+const MAX_WORK: u64 = 5_000_000;
 
 /// `P[Binom(n, β) > ⌊nγ⌋]`, summed from the logarithms of the terms. Above the mean the terms fall at
 /// least geometrically, so the sum stops once a term no longer changes it.
@@ -237,7 +237,11 @@ pub(crate) mod tests {
         assert!(safe_parameters(f64::NAN, 1e-5).is_err());
         assert!(safe_parameters(1.0, 0.0).is_err());
         assert!(safe_parameters(1.0, 1.0).is_err());
-        // a huge ε: the bound falls too slowly to finish, so the work cap refuses it
+        // a huge ε: the bound falls too slowly to finish, so the work cap refuses it (β and γ are
+        // still below 1 at ε 6, so the cap is what stops it)
+        assert!(sampling_probability(6.0) < 1.0);
+        assert!(safe_parameters(6.0, 1e-12).is_err());
+        // β rounds to 1 at ε 40: refused as well
         assert!(safe_parameters(40.0, 1e-5).is_err());
     }
 }

@@ -7,7 +7,7 @@
 //! One deviation, for the guarantee's sake: SafePub (and ARX) publish the pivot with the best exact
 //! score, a choice that depends on the data outside the budget. Here the search budget is halved: the
 //! steps share one half, and the published node is drawn among the pivots with the other half by one
-//! more exponential-mechanism draw, so the whole search is ε_s-differentially private by sequential
+//! more exponential-mechanism draw, so the search's output is ε_s-differentially private by sequential
 //! composition (each draw's candidates are fixed by the draws before it).
 
 use rustc_hash::FxHashSet;
@@ -237,13 +237,49 @@ mod tests {
     }
 
     #[test]
+    fn a_lattice_of_one_node_publishes_it() {
+        let rows: Vec<Vec<&str>> = (0..10).map(|_| vec!["30", "F"]).collect();
+        let table = Table::from_rows(&["age", "sex"], &rows);
+        let flat = [
+            GeneralizationMap::bind(
+                Hierarchy::from_rows(&[vec!["30"]]).expect("age"),
+                table.column(0),
+            )
+            .expect("bind"),
+            GeneralizationMap::bind(
+                Hierarchy::from_rows(&[vec!["F"]]).expect("sex"),
+                table.column(1),
+            )
+            .expect("bind"),
+        ];
+        let input = input(&table, &flat);
+        let w = walk(&input, 1, 1.0, 10);
+        assert_eq!(w.pivots, vec![0]);
+        assert_eq!(w.chosen, 0);
+    }
+
+    #[test]
     fn a_key_gives_one_walk_and_the_walk_stops_when_the_lattice_is_spent() {
         let (table, maps) = table();
         let input = input(&table, &maps);
         assert_eq!(walk(&input, 9, 1.0, 50), walk(&input, 9, 1.0, 50));
-        // six nodes: at most five pivots below the top, however many steps are allowed
+        // more steps than nodes: the walk ends (a former pivot may come back as a candidate, as in
+        // ARX) and every pivot after the top is a direct specialization of an earlier one
+        let lattice = crate::core::lattice::Lattice::new(input.max_levels());
         let w = walk(&input, 9, 1.0, 50);
-        assert!(w.pivots.len() <= 6);
         assert!(w.pivots.contains(&w.chosen));
+        for (i, &p) in w.pivots.iter().enumerate().skip(1) {
+            let levels = lattice.levels(p);
+            let below_an_earlier = w.pivots[..i].iter().any(|&q| {
+                let above = lattice.levels(q);
+                let steps: Vec<i32> = above
+                    .iter()
+                    .zip(&levels)
+                    .map(|(&a, &b)| i32::from(a) - i32::from(b))
+                    .collect();
+                steps.iter().all(|&d| d >= 0) && steps.iter().sum::<i32>() == 1
+            });
+            assert!(below_an_earlier, "pivot {i} of {:?}", w.pivots);
+        }
     }
 }

@@ -267,6 +267,26 @@ pub fn repeated_hierarchy_rows(columns: &[(String, usize)]) -> Vec<Warning> {
         .collect()
 }
 
+/// A differentially private job's quasi-identifiers whose hierarchy was built from the data's own
+/// values (a builder, or the automatic numeric ranges): the guarantee assumes hierarchies fixed
+/// independently of the data.
+pub fn hierarchies_from_data(columns: &[String]) -> Vec<Warning> {
+    columns
+        .iter()
+        .map(|column| {
+            Warning::new(
+                "hierarchy_from_data",
+                Some(column),
+                "the hierarchy was built from the data's own values (its ranges or leaves depend on \
+                 which records the table holds), which the differential-privacy guarantee does not \
+                 cover: give a hierarchy fixed in advance (a file or inline levels over every possible \
+                 value)"
+                    .to_string(),
+            )
+        })
+        .collect()
+}
+
 /// The warnings the input alone shows, before any run: columns published unchanged (sensitive and
 /// insensitive) that are near-unique over all records, and quasi-identifiers whose input holds `*`.
 /// The run checks the published records again, which suppression may change either way.

@@ -23,6 +23,8 @@ use super::{ModelContext, ModelSpec, ResolvedModel};
 pub const DEFAULT_SEARCH_BUDGET: f64 = 0.1;
 /// Pivots the search draws when the spec gives no number.
 pub const DEFAULT_STEPS: u32 = 100;
+/// The largest ε a spec may ask for.
+pub const MAX_EPSILON: f64 = 10.0;
 /// The most pivots a spec may ask for.
 pub const MAX_STEPS: u32 = 100_000;
 
@@ -95,8 +97,21 @@ impl ModelSpec for DifferentialPrivacySpec {
                 format!("the search draws between 1 and {MAX_STEPS} pivots"),
             ));
         }
-        let parameters = safe_parameters(self.epsilon - search_budget, self.delta)
-            .map_err(|e| at.error("delta", ErrorCode::InvalidParameter, e.to_string()))?;
+        if self.epsilon > MAX_EPSILON {
+            return Err(at.error(
+                "epsilon",
+                ErrorCode::InvalidParameter,
+                format!("ε is at most {MAX_EPSILON}: beyond it sampling keeps nearly every record"),
+            ));
+        }
+        let parameters =
+            safe_parameters(self.epsilon - search_budget, self.delta).map_err(|e| {
+                let field = match &e {
+                    crate::core::error::CoreError::InvalidParameter { name, .. } => *name,
+                    _ => "",
+                };
+                at.error(field, ErrorCode::InvalidParameter, e.to_string())
+            })?;
         let rows = at.table.row_count() as u64;
         if parameters.k > rows {
             return Err(at.error(

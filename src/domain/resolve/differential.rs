@@ -9,15 +9,16 @@
 //!   column is published through an operator.
 //!
 //! The suppression limit does not apply (every class below k is suppressed) and suppressed records are
-//! always left out. A numeric quasi-identifier with the automatic hierarchy is ranged over the data's
-//! own minimum and maximum; the report names it (`hierarchies_from_data`).
+//! always left out. A hierarchy built from the column's values (a builder, the automatic ranges of a
+//! typed column) depends on which records the table holds; the report names such columns
+//! (`hierarchies_from_data`) and warns (`hierarchy_from_data`; `strict` then refuses the output).
 
 use crate::core::data::Table;
 use crate::core::differential::score::has_score;
 use crate::domain::models::differential_privacy::DifferentialPrivacy;
 use crate::domain::models::PrivacyModelSpec;
 use crate::domain::spec::{
-    pointer_segment, AlgorithmSpec, DataType, JobSpec, Problems, Role, SpecError,
+    pointer_segment, AlgorithmSpec, HierarchySpec, JobSpec, Problems, Role, SpecError,
 };
 use crate::error_code::ErrorCode;
 
@@ -106,15 +107,18 @@ pub fn check_private_spec(
     }
 }
 
-/// The quasi-identifiers of `spec` whose hierarchy is the automatic numeric one (ranged over the
-/// column's minimum and maximum).
+/// The quasi-identifiers of `spec` whose hierarchy is built from the column's values: a builder given
+/// inline, or the automatic one of a typed column (ranged over its minimum and maximum). Stored
+/// hierarchies and files are taken as fixed in advance.
 pub fn hierarchies_from_data(spec: &JobSpec) -> Vec<String> {
     spec.attributes
         .iter()
         .filter(|(_, a)| {
             a.role == Role::QuasiIdentifier
-                && a.hierarchy.is_none()
-                && a.data_type == Some(DataType::Numeric)
+                && match &a.hierarchy {
+                    None => a.data_type.is_some(),
+                    Some(source) => matches!(source, HierarchySpec::Builder { .. }),
+                }
         })
         .map(|(name, _)| name.clone())
         .collect()

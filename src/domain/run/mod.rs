@@ -362,7 +362,12 @@ impl Completed<'_> {
                 combined
             }
         };
-        report.differential_privacy = self.private.clone();
+        if let Some(private) = &self.private {
+            report.warnings.extend(warnings::hierarchies_from_data(
+                &private.hierarchies_from_data,
+            ));
+            report.differential_privacy = Some(private.clone());
+        }
         if let Some(utility) = self.prepared.utility {
             let class = &self.source.table().column(utility.class).name;
             match self.classification(utility) {

@@ -49,7 +49,6 @@ fn problem(spec: &JobSpec) -> (String, ErrorCode) {
 fn publishes_a_sample_of_classes_of_k_and_states_a_guarantee_that_recomputes() {
     let table = table();
     let spec = spec(PRIVATE, "");
-    let mut samples = Vec::new();
     for _ in 0..3 {
         let done = run_job(&table, &spec, &|_| Err("inline only".into()), &NoControl).unwrap();
         let report = done.report();
@@ -80,10 +79,51 @@ fn publishes_a_sample_of_classes_of_k_and_states_a_guarantee_that_recomputes() {
         let delta = delta_by_definition(private.k, epsilon_anon, beta, 3000);
         assert!(delta <= private.delta, "δ({}) = {delta}", private.k);
         assert!((delta - private.delta_at_k).abs() <= 1e-9 * delta.max(1e-300));
-        samples.push(private.sampled_records);
+        // the builders' hierarchies are named and warned about
+        assert_eq!(private.hierarchies_from_data, vec!["age", "sex"]);
+        assert!(report
+            .warnings
+            .iter()
+            .any(|w| w.code == "hierarchy_from_data"));
     }
-    // three samples of about 500 of 800 records are not all the same size by chance
-    assert!(samples.windows(2).any(|w| w[0] != w[1]), "{samples:?}");
+}
+
+#[test]
+fn a_sample_smaller_than_k_is_refused_with_its_sizes() {
+    // k + 2 records: a sample of about 0.6 of them almost never holds k; whatever the draw, a run
+    // either publishes classes of k or fails with too_few_records
+    let k = crate::core::differential::parameters::safe_parameters(0.9, 1e-3)
+        .expect("parameters")
+        .k as usize;
+    let rows: Vec<Vec<String>> = (0..k + 2)
+        .map(|i| vec![(20 + i % 40).to_string(), ["F", "M"][i % 2].to_string()])
+        .collect();
+    let refs: Vec<Vec<&str>> = rows
+        .iter()
+        .map(|r| r.iter().map(String::as_str).collect())
+        .collect();
+    let table = Table::from_rows(&["age", "sex"], &refs);
+    let spec = spec(PRIVATE, "");
+    let mut refused = 0;
+    for _ in 0..5 {
+        match run_job(&table, &spec, &|_| Err("inline only".into()), &NoControl) {
+            Ok(done) => {
+                let report = done.report();
+                let k = report.differential_privacy.as_ref().expect("section").k;
+                assert!(report.equivalence_classes.min >= k || report.published_records == 0);
+            }
+            Err(RunError::Core(e)) => {
+                assert_eq!(ErrorCode::of_core(&e), ErrorCode::TooFewRecords, "{e}");
+                assert!(
+                    e.to_string().contains(&format!("of the {} records", k + 2)),
+                    "{e}"
+                );
+                refused += 1;
+            }
+            Err(other) => panic!("{other}"),
+        }
+    }
+    assert!(refused > 0);
 }
 
 #[test]
@@ -118,6 +158,36 @@ fn refuses_what_the_guarantee_would_not_cover() {
         problem(&sensitive),
         ("/attributes/age/role".into(), ErrorCode::UnsupportedModel)
     );
+    // an identifying column published through an operator
+    let rows: Vec<Vec<String>> = (0..800)
+        .map(|i| {
+            vec![
+                format!("MRN{i}"),
+                (20 + i % 40).to_string(),
+                ["F", "M"][i % 2].to_string(),
+            ]
+        })
+        .collect();
+    let refs: Vec<Vec<&str>> = rows
+        .iter()
+        .map(|r| r.iter().map(String::as_str).collect())
+        .collect();
+    let with_mrn = Table::from_rows(&["mrn", "age", "sex"], &refs);
+    let json = format!(
+        r#"{{"attributes": {{
+              "mrn": {{"role": "identifying", "operator": {{"type": "replace", "value": "x"}}}},
+              "age": {{"role": "quasi_identifier",
+                       "hierarchy": {{"builder": {{"type": "interval", "width": 5, "fanouts": [2, 2]}}}}}},
+              "sex": {{"role": "quasi_identifier",
+                       "hierarchy": {{"builder": {{"type": "categories", "levels": []}}}}}}}},
+            "privacy_models": [{PRIVATE}]}}"#
+    );
+    let operated = JobSpec::from_json(json.as_bytes()).unwrap();
+    let e = prepare(&with_mrn, &operated, &|_| Err("inline only".into())).unwrap_err();
+    assert_eq!(
+        (e.pointer.as_str(), e.code),
+        ("/attributes/mrn/operator", ErrorCode::UnsupportedOption)
+    );
 }
 
 #[test]
@@ -143,9 +213,14 @@ fn checks_its_parameters() {
             "/privacy_models/0/steps",
             ErrorCode::InvalidParameter,
         ),
-        // ε 3 and δ 1e-20 need classes larger than the table
         (
-            r#"{"type": "differential_privacy", "epsilon": 3, "delta": 1e-20}"#,
+            r#"{"type": "differential_privacy", "epsilon": 11, "delta": 0.001}"#,
+            "/privacy_models/0/epsilon",
+            ErrorCode::InvalidParameter,
+        ),
+        // ε 1 and δ 1e-80 need classes larger than the table
+        (
+            r#"{"type": "differential_privacy", "epsilon": 1, "delta": 1e-80}"#,
             "/privacy_models/0",
             ErrorCode::KExceedsRows,
         ),
