@@ -10,6 +10,7 @@
 mod check;
 pub mod clustering;
 pub mod hybrid;
+pub mod mdav;
 mod measures;
 mod mondrian;
 mod recoding;

@@ -10,6 +10,7 @@ use crate::core::local::clustering::{
     KAssembleOptions, KMemberOptions, PairEnumOptions, PreserveMode, TopDownOptions,
 };
 use crate::core::local::hybrid::{Completion, HybridMode};
+use crate::core::local::mdav::MdavOptions;
 use crate::core::local::{Domain, LocalAttribute, LocalInput, MondrianOptions, OrderedDomain};
 use crate::error_code::ErrorCode;
 
@@ -76,6 +77,8 @@ pub struct LocalPlan {
 pub enum LocalAlgorithm {
     /// Mondrian.
     Mondrian(MondrianOptions),
+    /// MDAV microaggregation.
+    Mdav(MdavOptions),
     /// Greedy k-member clustering.
     KMember(KMemberOptions),
     /// Top-down partitioning.
@@ -106,6 +109,7 @@ impl LocalAlgorithm {
     pub fn name(&self) -> &'static str {
         match self {
             LocalAlgorithm::Mondrian { .. } => "mondrian",
+            LocalAlgorithm::Mdav(_) => "mdav",
             LocalAlgorithm::KMember { .. } => "k_member",
             LocalAlgorithm::TopDown { .. } => "top_down",
             LocalAlgorithm::PairEnum { .. } => "pair_enum",
@@ -155,6 +159,7 @@ pub fn local_domain(
     let partitions = matches!(
         algorithm,
         LocalAlgorithmSpec::Mondrian { .. }
+            | LocalAlgorithmSpec::Mdav
             | LocalAlgorithmSpec::Hybrid {
                 multidimensional: true,
                 ..
@@ -337,6 +342,7 @@ pub fn local_algorithm(
                 split_preference: indices,
             })
         }
+        LocalAlgorithmSpec::Mdav => LocalAlgorithm::Mdav(MdavOptions { k: size(k()?) }),
         &LocalAlgorithmSpec::KMember { seed } => LocalAlgorithm::KMember(KMemberOptions {
             k: size(k()?),
             seed,

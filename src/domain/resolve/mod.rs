@@ -35,7 +35,8 @@ use crate::domain::analysis::warnings;
 use crate::domain::builders::BuilderSpec;
 use crate::domain::models::{resolve_models, ModelInputs, SensitiveColumn, SlotGroundDistance};
 use crate::domain::resolve::local::{
-    by_quasi_identifier, dependency_columns, local_algorithm, local_domain, LocalPlan,
+    by_quasi_identifier, dependency_columns, local_algorithm, local_domain, LocalAlgorithm,
+    LocalDomain, LocalPlan,
 };
 use crate::domain::spec::{
     pointer_segment, AlgorithmSpec, CsvSpec, HierarchySpec, JobSpec, LocalAlgorithmSpec, Method,
@@ -614,6 +615,17 @@ pub fn prepare_with(
             } else {
                 problems.keep(local_algorithm(algorithm, &names, &spec.privacy_models))
             };
+            let numeric = local_attributes
+                .iter()
+                .any(|(_, d)| matches!(d, LocalDomain::Ordered(o) if o.is_numeric()));
+            if matches!(algorithm, Some(LocalAlgorithm::Mdav(_))) && !numeric {
+                problems.push(SpecError::new(
+                    "/algorithm",
+                    ErrorCode::InvalidParameter,
+                    "mdav aggregates numeric quasi-identifiers: declare at least one with data_type \
+                     numeric",
+                ));
+            }
             match (algorithm, &dependency_columns) {
                 (Some(algorithm), Some(dependencies)) => {
                     let plan = LocalPlan {

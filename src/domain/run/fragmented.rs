@@ -287,7 +287,7 @@ pub(super) fn run_fragmentation(
         let JobKind::Local(local) = kind else {
             return Err(not_local().into());
         };
-        let publication = Publication::new(&sub_table, &local, &recoding);
+        let publication = Publication::new(&sub_table, &local, &recoding, None);
         parts.push(Part {
             table: sub_table,
             job,
@@ -296,6 +296,7 @@ pub(super) fn run_fragmentation(
                 recoding,
                 details,
                 relocated_cells,
+                centroids: None,
             },
             publication,
             labels,
@@ -493,6 +494,7 @@ fn run_segmented(
         recoding: Recoding::new(qis, group_of, cells),
         details: serde_json::Value::Array(details),
         relocated_cells: relocated,
+        centroids: None,
     })
 }
 

@@ -11,6 +11,7 @@ use crate::core::local::clustering::{
     k_assemble, k_member, pair_enum, top_down, FdAttribute, FunctionalDependency,
 };
 use crate::core::local::hybrid::{hybrid, m_hybrid, HybridOptions};
+use crate::core::local::mdav::mdav;
 use crate::core::local::{mondrian, LocalInput, Recoding};
 use crate::core::privacy::PrivacyModel;
 use crate::core::secret_rng::SecretKey;
@@ -27,6 +28,9 @@ pub struct LocalRun {
     /// Quasi-identifier cells the algorithm relocated (published cells that do not cover the original
     /// value by design).
     pub relocated_cells: u64,
+    /// Microaggregation's centroids, `[j][group]` for each numeric quasi-identifier j (MDAV only): those
+    /// columns publish them instead of the groups' ranges.
+    pub centroids: Option<Vec<Option<Vec<f64>>>>,
 }
 
 /// Runs `plan`'s algorithm on `input` (drawn from `table`) under `models`.
@@ -44,6 +48,7 @@ pub fn run_local(
                 details: details(&r.report),
                 recoding: r.recoding,
                 relocated_cells: 0,
+                centroids: None,
             })
         };
     match &plan.algorithm {
@@ -53,6 +58,16 @@ pub fn run_local(
                 details: details(&result.report),
                 recoding: result.recoding,
                 relocated_cells: 0,
+                centroids: None,
+            })
+        }
+        LocalAlgorithm::Mdav(options) => {
+            let result = mdav(input, options, control)?;
+            Ok(LocalRun {
+                details: details(&result.report),
+                recoding: result.recoding,
+                relocated_cells: 0,
+                centroids: Some(result.centroids),
             })
         }
         LocalAlgorithm::KMember(options) => {
@@ -88,6 +103,7 @@ pub fn run_local(
                     details: details(&result.report),
                     relocated_cells: result.report.cells_changed,
                     recoding: result.recoding,
+                    centroids: None,
                 });
             }
             let result = hybrid(input, k, &options, control)?;
@@ -95,6 +111,7 @@ pub fn run_local(
                 details: details(&result.report),
                 relocated_cells: result.report.cells_changed,
                 recoding: result.recoding,
+                centroids: None,
             })
         }
     }

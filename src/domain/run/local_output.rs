@@ -34,14 +34,29 @@ pub struct Publication {
 }
 
 impl Publication {
-    /// The texts of every group's cells and the classes they form.
-    pub fn new(table: &Table, plan: &LocalPlan, recoding: &Recoding) -> Self {
+    /// The texts of every group's cells and the classes they form; a quasi-identifier with
+    /// `centroids` (microaggregation) publishes its group's centroid instead of its cell.
+    pub fn new(
+        table: &Table,
+        plan: &LocalPlan,
+        recoding: &Recoding,
+        centroids: Option<&[Option<Vec<f64>>]>,
+    ) -> Self {
         let texts: Vec<CellTexts> = plan
             .attributes
             .iter()
             .enumerate()
             .map(|(j, (c, domain))| {
-                CellTexts::new(recoding, j, domain.view(), &table.column(*c).dictionary)
+                let means = centroids
+                    .and_then(|m| m.get(j))
+                    .and_then(Option::as_ref)
+                    .filter(|_| publishes_centroid(&table.column(*c).dictionary, domain));
+                match means {
+                    Some(means) => centroid_texts(means),
+                    None => {
+                        CellTexts::new(recoding, j, domain.view(), &table.column(*c).dictionary)
+                    }
+                }
             })
             .collect();
         // groups with equal texts in every column are one class: the groups (far fewer than the
@@ -105,6 +120,30 @@ impl Publication {
     }
 }
 
+/// Whether a microaggregated quasi-identifier publishes its groups' centroids: a numeric one whose
+/// values are all plain numbers (dates and date-times, ordered by their seconds, publish their groups'
+/// ranges).
+fn publishes_centroid(values: &crate::core::data::Dictionary, domain: &LocalDomain) -> bool {
+    matches!(domain, LocalDomain::Ordered(order) if order.is_numeric())
+        && values.values().all(|v| v.trim().parse::<f64>().is_ok())
+}
+
+/// One text per group: its centroid, shortest form (an integer when whole, else at most three decimals).
+fn centroid_texts(means: &[f64]) -> CellTexts {
+    let texts: Vec<String> = means.iter().map(|&m| centroid_text(m)).collect();
+    CellTexts::from_parts(texts, (0..means.len() as u32).collect())
+}
+
+/// The text of a centroid.
+pub fn centroid_text(mean: f64) -> String {
+    let rounded = format!("{mean:.3}");
+    let trimmed = rounded.trim_end_matches('0').trim_end_matches('.');
+    match trimmed {
+        "-0" | "" => "0".to_string(),
+        text => text.to_string(),
+    }
+}
+
 /// The output table: quasi-identifiers as their group's cell, others verbatim, in the recoding's order.
 pub fn rendering<'a>(
     table: &'a Table,
@@ -133,16 +172,23 @@ pub fn rendering<'a>(
 
 /// How the verifier checks each published quasi-identifier, from the spec's inputs only: ancestor
 /// labels of every value by hierarchy, numbers, or the declared order.
+///
+/// With `centroids` (microaggregation) the numeric quasi-identifiers publish their group's centroid,
+/// which does not cover the value by design: they are not checked (the class checks still are).
 pub fn coverage<'a>(
     table: &'a Table,
     prepared: &ResolvedJob,
     plan: &'a LocalPlan,
+    centroids: bool,
 ) -> Vec<ColumnCoverage<'a>> {
     plan.attributes
         .par_iter()
         .filter_map(|(c, domain)| {
-            let column = prepared.output.iter().position(|o| o == c)?;
             let values = &table.column(*c).dictionary;
+            if centroids && publishes_centroid(values, domain) {
+                return None;
+            }
+            let column = prepared.output.iter().position(|o| o == c)?;
             let coverage = match domain {
                 LocalDomain::Hierarchy(map) => Coverage::Labels(
                     values

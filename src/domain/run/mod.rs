@@ -168,7 +168,8 @@ pub fn run_job_with<'t>(
                 control.enter(Stage::Recoding);
                 let input = plan.input(table, parts.input(table).sensitive);
                 let run = run_local(table, &input, &plan, &parts.plan.privacy_models, control)?;
-                let publication = Publication::new(table, &plan, &run.recoding);
+                let publication =
+                    Publication::new(table, &plan, &run.recoding, run.centroids.as_deref());
                 Anonymized::Local {
                     plan,
                     run,
@@ -607,7 +608,7 @@ impl View<'_> {
             || {
                 verify_recoded(
                     &rendering,
-                    &coverage(self.table, self.job, plan),
+                    &coverage(self.table, self.job, plan, run.centroids.is_some()),
                     expected,
                     run.relocated_cells,
                 )
@@ -740,6 +741,8 @@ impl View<'_> {
 
 #[cfg(test)]
 mod identifier_tests;
+#[cfg(test)]
+mod mdav_tests;
 #[cfg(test)]
 mod model_tests;
 #[cfg(test)]

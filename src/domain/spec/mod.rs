@@ -316,6 +316,9 @@ pub enum AlgorithmSpec {
         #[serde(default)]
         split_preference: Vec<String>,
     },
+    /// MDAV microaggregation (Domingo-Ferrer & Mateo-Sanz 2002), local recoding: groups of at least k
+    /// records, numeric quasi-identifiers published as their group's centroid.
+    Mdav,
     /// Greedy k-member clustering (Byun et al. 2007), local recoding.
     KMember {
         /// Seed of the first record; 0 when absent.
@@ -521,6 +524,7 @@ impl AlgorithmSpec {
             AlgorithmSpec::Datafly { .. } => "datafly",
             AlgorithmSpec::Exhaustive { .. } => "exhaustive",
             AlgorithmSpec::Mondrian { .. } => "mondrian",
+            AlgorithmSpec::Mdav => "mdav",
             AlgorithmSpec::KMember { .. } => "k_member",
             AlgorithmSpec::TopDown { .. } => "top_down",
             AlgorithmSpec::PairEnum { .. } => "pair_enum",
