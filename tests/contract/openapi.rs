@@ -239,6 +239,7 @@ fn spec_enums_match_the_engine() {
             "incognito",
             "k_assemble",
             "k_member",
+            "mdav",
             "mondrian",
             "ola",
             "optimal",

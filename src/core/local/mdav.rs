@@ -434,7 +434,67 @@ mod tests {
         assert!(matches!(e, CoreError::InvalidParameter { .. }), "{e}");
     }
 
+    /// MDAV as the paper states it, one record at a time and the centroid recomputed every round, on
+    /// one attribute (distances compare the same on raw and standardized values).
+    fn reference(values: &[f64], k: usize) -> Vec<Vec<u32>> {
+        let d = |i: u32, to: f64| (values[i as usize] - to).powi(2);
+        let farthest = |rows: &[u32], to: f64| -> u32 {
+            let mut best = rows[0];
+            for &i in rows {
+                if d(i, to) > d(best, to) {
+                    best = i;
+                }
+            }
+            best
+        };
+        let nearest = |rows: &mut Vec<u32>, center: u32| -> Vec<u32> {
+            let to = values[center as usize];
+            let mut sorted = rows.clone();
+            sorted.sort_by(|&a, &b| d(a, to).total_cmp(&d(b, to)).then(a.cmp(&b)));
+            let mut group: Vec<u32> = sorted.into_iter().take(k).collect();
+            group.sort_unstable();
+            rows.retain(|i| !group.contains(i));
+            group
+        };
+        let mean = |rows: &[u32]| {
+            rows.iter().map(|&i| values[i as usize]).sum::<f64>() / rows.len() as f64
+        };
+        let mut rows: Vec<u32> = (0..values.len() as u32).collect();
+        let mut groups = Vec::new();
+        while rows.len() >= 3 * k {
+            let r = farthest(&rows, mean(&rows));
+            groups.push(nearest(&mut rows, r));
+            let s = farthest(&rows, values[r as usize]);
+            groups.push(nearest(&mut rows, s));
+        }
+        if rows.len() >= 2 * k {
+            let r = farthest(&rows, mean(&rows));
+            groups.push(nearest(&mut rows, r));
+        }
+        if !rows.is_empty() {
+            groups.push(rows);
+        }
+        groups
+    }
+
     proptest! {
+        /// On values without ties, the groups are the reference's, in the same order (k from 2: two
+        /// records are always equally far from their mean, a tie the standardized distances may break
+        /// either way).
+        #[test]
+        fn groups_are_the_papers(
+            values in proptest::collection::vec(0.0f64..1000.0, 1..90),
+            k in 2usize..6,
+        ) {
+            prop_assume!(k <= values.len());
+            let result = run(&values, k);
+            let mut groups: Vec<Vec<u32>> = vec![Vec::new(); result.report.groups as usize];
+            for (i, &g) in result.recoding.group_of().iter().enumerate() {
+                groups[g as usize].push(i as u32);
+            }
+            prop_assert_eq!(groups, reference(&values, k));
+        }
+
         /// Every record is in one group, every group holds k to 2k − 1 records, and the centroids are
         /// the groups' means.
         #[test]

@@ -82,6 +82,14 @@ pub fn check_private_spec(
         ));
     }
     for (name, attribute) in &spec.attributes {
+        if attribute.aggregate.is_some() {
+            problems.push(SpecError::new(
+                format!("/attributes/{}/aggregate", pointer_segment(name)),
+                ErrorCode::UnsupportedOption,
+                "differential privacy generalizes independently of the data: a class aggregate \
+                 depends on it",
+            ));
+        }
         if matches!(attribute.role, Role::Sensitive | Role::Insensitive) {
             problems.push(SpecError::new(
                 format!("/attributes/{}/role", pointer_segment(name)),

@@ -65,7 +65,7 @@ pub fn fragmentation_plan(
         .unwrap_or_else(AlgorithmSpec::default_anonymizer);
     if matches!(
         anonymizer,
-        AlgorithmSpec::Fragmentation(_) | AlgorithmSpec::Hybrid { .. }
+        AlgorithmSpec::Fragmentation(_) | AlgorithmSpec::Hybrid { .. } | AlgorithmSpec::Mdav
     ) {
         return Err(SpecError::new(
             "/algorithm/anonymizer/type",

@@ -2,6 +2,7 @@
 //! hierarchies, the engine plan, and the output layout. Every problem is a [`SpecError`] with the JSON
 //! pointer of the offending field; messages name columns, never cell values.
 
+pub mod aggregate;
 pub mod default_hierarchy;
 pub mod differential;
 pub mod document;
@@ -43,6 +44,7 @@ use crate::domain::spec::{
     Problems, QueryWorkloadSpec, Role, SpecError, SuppressedRecords, MAX_WORKLOAD_QUERIES,
 };
 use crate::domain::verify::Requirement;
+use aggregate::{AggregatedColumn, Aggregates};
 use default_hierarchy::default_hierarchy;
 use differential::PrivateJob;
 use fragmentation::{fragmentation_plan, FragmentationPlan};
@@ -147,6 +149,10 @@ pub struct ResolvedJob {
     pub population: Option<crate::domain::models::population::Population>,
     /// The parameters of a differentially private job.
     pub private: Option<PrivateJob>,
+    /// The quasi-identifiers published as their classes' aggregate (full-domain jobs).
+    pub aggregated: Vec<AggregatedColumn>,
+    /// Their texts, once the run has chosen the classes ([`ResolvedJob::aggregate`]).
+    aggregates: Option<Aggregates>,
     /// The classification-utility measure, when the spec asks for it.
     pub utility: Option<UtilityPlan>,
     /// The functional dependencies the report measures, as table columns (every algorithm; the
@@ -370,21 +376,44 @@ impl ResolvedJob {
             .collect()
     }
 
+    /// Computes the aggregated quasi-identifiers' texts for the classes of `outcome` (a no-op without
+    /// aggregated columns).
+    pub fn aggregate(&mut self, table: &Table, outcome: &Outcome) {
+        if self.aggregated.is_empty() {
+            return;
+        }
+        self.aggregates = Some(aggregate::aggregate(
+            table,
+            &self.quasi_identifiers,
+            &outcome.transformation,
+            &outcome.suppressed,
+            &self.aggregated,
+        ));
+    }
+
     /// The output table of `outcome`.
     pub fn rendering<'a>(&'a self, table: &'a Table, outcome: &'a Outcome) -> Rendering<'a> {
         let columns = self
             .output
             .iter()
-            .map(
-                |&c| match self.quasi_identifiers.iter().position(|(q, _)| *q == c) {
-                    Some(j) => OutputColumn::Generalized {
+            .map(|&c| {
+                if let Some(j) = self.quasi_identifiers.iter().position(|(q, _)| *q == c) {
+                    return OutputColumn::Generalized {
                         column: table.column(c),
                         hierarchy: &self.quasi_identifiers[j].1,
                         level: outcome.transformation[j] as usize,
+                    };
+                }
+                let aggregated = self.aggregated.iter().position(|a| a.column == c);
+                match (aggregated, &self.aggregates) {
+                    (Some(i), Some(aggregates)) => OutputColumn::Recoded {
+                        column: table.column(c),
+                        group_of: &aggregates.class_of,
+                        texts: &aggregates.texts[i],
                     },
-                    None => self.plain_output(table, c),
-                },
-            )
+                    _ => self.plain_output(table, c),
+                }
+            })
             .collect();
         Rendering::new(columns, &outcome.suppressed, self.remove_suppressed)
     }
@@ -467,15 +496,52 @@ pub fn prepare_with(
     let mut identifying = Vec::new();
     let mut repeated_hierarchy_rows = Vec::new();
     let mut identifiers = Vec::new();
+    let mut aggregated = Vec::new();
     for (index, attribute) in declared {
         let column = table.column(index);
         let pointer = format!("/attributes/{}", pointer_segment(&column.name));
         let operator = problems
             .keep(identifiers::resolve_operator(attribute, &pointer))
             .flatten();
+        if let Some(function) = attribute.aggregate {
+            if attribute.role != Role::QuasiIdentifier || !matches!(method, Method::FullDomain(_)) {
+                problems.push(SpecError::new(
+                    format!("{pointer}/aggregate"),
+                    ErrorCode::UnsupportedOption,
+                    "aggregate applies to quasi-identifiers of full-domain jobs (mdav aggregates \
+                     numeric quasi-identifiers of a local recoding)",
+                ));
+                continue;
+            }
+            if attribute.hierarchy.is_some() {
+                problems.push(SpecError::new(
+                    format!("{pointer}/hierarchy"),
+                    ErrorCode::UnsupportedOption,
+                    format!(
+                        "quasi-identifier '{}' is aggregated, not generalized: leave out its hierarchy",
+                        column.name
+                    ),
+                ));
+                continue;
+            }
+            if problems
+                .keep(aggregate::check_aggregate(column, function, &pointer))
+                .is_some()
+            {
+                aggregated.push(AggregatedColumn {
+                    column: index,
+                    function,
+                });
+                output.push(index);
+            }
+            continue;
+        }
         match attribute.role {
             Role::QuasiIdentifier => {
-                let mondrian = matches!(method, Method::Local(LocalAlgorithmSpec::Mondrian { .. }));
+                let mondrian = matches!(
+                    method,
+                    Method::Local(LocalAlgorithmSpec::Mondrian { .. } | LocalAlgorithmSpec::Mdav)
+                );
                 let map = match &attribute.hierarchy {
                     Some(source) => {
                         match problems.keep(bind_hierarchy(source, column, &pointer, resolve)) {
@@ -487,7 +553,7 @@ pub fn prepare_with(
                         }
                     }
                     // an ordered type without a hierarchy: ranges of a fixed grid, unless Mondrian
-                    // ranges the values itself
+                    // or MDAV range the values themselves
                     None if !mondrian => match attribute
                         .data_type
                         .and_then(|t| default_hierarchy(column, t, &pointer))
@@ -761,6 +827,8 @@ pub fn prepare_with(
             operated: Operated::default(),
             population,
             private,
+            aggregated,
+            aggregates: None,
         },
         kind,
     })

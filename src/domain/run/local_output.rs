@@ -15,6 +15,7 @@ use crate::domain::analysis::achieved::achieved_by_keys;
 use crate::domain::analysis::loss_measures::{measure_cells, original_classes};
 use crate::domain::analysis::risk::risk_report;
 use crate::domain::report::Analyses;
+use crate::domain::resolve::aggregate::number_text;
 use crate::domain::resolve::local::{LocalDomain, LocalPlan};
 use crate::domain::resolve::ResolvedJob;
 use crate::domain::verify::{ColumnCoverage, Coverage};
@@ -129,19 +130,21 @@ fn publishes_centroid(values: &crate::core::data::Dictionary, domain: &LocalDoma
 }
 
 /// One text per group: its centroid, shortest form (an integer when whole, else at most three decimals).
+/// Groups whose centroids read the same share one text id (equal ids, equal texts), so that they are
+/// one published class.
 fn centroid_texts(means: &[f64]) -> CellTexts {
-    let texts: Vec<String> = means.iter().map(|&m| centroid_text(m)).collect();
-    CellTexts::from_parts(texts, (0..means.len() as u32).collect())
-}
-
-/// The text of a centroid.
-pub fn centroid_text(mean: f64) -> String {
-    let rounded = format!("{mean:.3}");
-    let trimmed = rounded.trim_end_matches('0').trim_end_matches('.');
-    match trimmed {
-        "-0" | "" => "0".to_string(),
-        text => text.to_string(),
-    }
+    let mut ids: rustc_hash::FxHashMap<String, u32> = rustc_hash::FxHashMap::default();
+    let mut texts: Vec<String> = Vec::new();
+    let text_of_group = means
+        .iter()
+        .map(|&m| {
+            *ids.entry(number_text(m)).or_insert_with_key(|t| {
+                texts.push(t.clone());
+                texts.len() as u32 - 1
+            })
+        })
+        .collect();
+    CellTexts::from_parts(texts, text_of_group)
 }
 
 /// The output table: quasi-identifiers as their group's cell, others verbatim, in the recoding's order.

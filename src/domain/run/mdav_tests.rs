@@ -77,6 +77,33 @@ fn publishes_centroids_in_classes_of_k_and_reports_sse_sst() {
     assert_eq!(report.recoding.as_ref().map(|r| r.algorithm), Some("mdav"));
 }
 
+/// Groups whose centroids read the same are one published class: ages that repeat in runs of four
+/// give groups of equal centroids, which the report counts as one class each.
+#[test]
+fn groups_with_equal_centroids_are_one_class() {
+    let rows: Vec<Vec<String>> = (0..48)
+        .map(|i| {
+            vec![
+                (20 + (i / 8) * 10).to_string(),
+                ((i / 8) * 100).to_string(),
+                "F".into(),
+            ]
+        })
+        .collect();
+    let refs: Vec<Vec<&str>> = rows
+        .iter()
+        .map(|r| r.iter().map(String::as_str).collect())
+        .collect();
+    let table = Table::from_rows(&["age", "income", "sex"], &refs);
+    let spec = spec(r#"{"type": "k_anonymity", "k": 4}"#, NUMERIC);
+    let done = run_job(&table, &spec, &|_| Err("inline only".into()), &NoControl).unwrap();
+    let report = done.report();
+    // six values, eight records each: 12 groups of four, two per value, published as 6 classes of 8
+    assert_eq!(report.recoding.as_ref().map(|r| r.groups), Some(12));
+    assert_eq!(report.equivalence_classes.count, 6);
+    assert_eq!(report.equivalence_classes.min, 8);
+}
+
 #[test]
 fn refuses_what_mdav_cannot_run() {
     let table = table();
@@ -84,11 +111,19 @@ fn refuses_what_mdav_cannot_run() {
         let e = prepare(&table, spec, &|_| Err("inline only".into())).unwrap_err();
         (e.pointer.clone(), e.code)
     };
-    let diversity = spec(
-        r#"{"type": "k_anonymity", "k": 4}, {"type": "average_risk", "threshold": 0.1}"#,
-        NUMERIC,
+    let json = r#"{"attributes": {
+          "age": {"role": "quasi_identifier", "data_type": "numeric"},
+          "income": {"role": "sensitive"},
+          "sex": {"role": "quasi_identifier",
+                  "hierarchy": {"builder": {"type": "categories", "levels": []}}}},
+        "privacy_models": [{"type": "k_anonymity", "k": 4},
+                           {"type": "distinct_l_diversity", "attribute": "income", "l": 2}],
+        "algorithm": {"type": "mdav"}}"#;
+    let diversity = JobSpec::from_json(json.as_bytes()).unwrap();
+    assert_eq!(
+        problem(&diversity),
+        ("/privacy_models/1".into(), ErrorCode::UnsupportedModel)
     );
-    assert_eq!(problem(&diversity).1, ErrorCode::UnsupportedModel);
     let json = r#"{"attributes": {
           "age": {"role": "insensitive"}, "income": {"role": "insensitive"},
           "sex": {"role": "quasi_identifier",

@@ -185,6 +185,10 @@ pub fn run_job_with<'t>(
         })
     })?;
     let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let mut prepared = prepared;
+    if let Anonymized::FullDomain(outcome) = &prepared.kind {
+        prepared.job.aggregate(table, outcome);
+    }
     let mut completed = Completed {
         source,
         private,
@@ -739,6 +743,8 @@ impl View<'_> {
     }
 }
 
+#[cfg(test)]
+mod aggregate_tests;
 #[cfg(test)]
 mod identifier_tests;
 #[cfg(test)]

@@ -155,6 +155,38 @@ pub struct AttributeSpec {
     pub order: Option<Vec<String>>,
     /// For an `identifying` column: what is published instead of its values (dropped when absent).
     pub operator: Option<OperatorSpec>,
+    /// For a quasi-identifier of a full-domain job: not generalized, but replaced within each
+    /// published class by the class's aggregate (ARX's microaggregation).
+    pub aggregate: Option<AggregateFunction>,
+}
+
+/// How an aggregated quasi-identifier summarises a published class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AggregateFunction {
+    /// The arithmetic mean (numbers).
+    Mean,
+    /// The geometric mean (positive numbers).
+    GeometricMean,
+    /// The median: the lower middle value (numbers).
+    Median,
+    /// The most frequent value (any values; ties to the lowest number, else the first in text order).
+    Mode,
+    /// `[min .. max]` (numbers).
+    Interval,
+}
+
+impl AggregateFunction {
+    /// The wire name.
+    pub fn name(self) -> &'static str {
+        match self {
+            AggregateFunction::Mean => "mean",
+            AggregateFunction::GeometricMean => "geometric_mean",
+            AggregateFunction::Median => "median",
+            AggregateFunction::Mode => "mode",
+            AggregateFunction::Interval => "interval",
+        }
+    }
 }
 
 /// What an identifying column publishes ([`crate::core::identifiers`]).
