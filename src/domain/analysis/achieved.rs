@@ -114,7 +114,17 @@ pub fn achieved(
     sensitive: &[(usize, Option<EarthMovers>)],
     linear: &[LinearDiagnostic],
 ) -> Achieved {
-    let rows = table.row_count();
+    let keys = generalized_keys(table, quasi_identifiers, levels);
+    achieved_by_keys(table, &keys, suppressed, sensitive, linear)
+}
+
+/// The class of every record of `table` generalized by `quasi_identifiers` at `levels` (suppression
+/// not considered): keys `0..classes`.
+pub fn generalized_keys(
+    table: &Table,
+    quasi_identifiers: &[(usize, GeneralizationMap)],
+    levels: &[u8],
+) -> Vec<u32> {
     let columns: Vec<KeyColumn<'_>> = quasi_identifiers
         .iter()
         .zip(levels)
@@ -123,8 +133,7 @@ pub fn achieved(
             translate: Some(map.codes(level as usize)),
         })
         .collect();
-    let keys = group_keys(&columns, rows);
-    achieved_by_keys(table, &keys, suppressed, sensitive, linear)
+    group_keys(&columns, table.row_count())
 }
 
 /// The figures of a published table whose classes `keys` gives (one key per record), without the

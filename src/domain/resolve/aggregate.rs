@@ -7,8 +7,7 @@
 
 use crate::core::data::{Column, GeneralizationMap, Table};
 use crate::core::render::{CellTexts, SUPPRESSED_GROUP};
-use crate::core::risk::classes::group_keys;
-use crate::core::risk::KeyColumn;
+use crate::domain::analysis::achieved::generalized_keys;
 use crate::domain::spec::{AggregateFunction, SpecError};
 use crate::error_code::ErrorCode;
 
@@ -94,16 +93,7 @@ pub fn aggregate(
     suppressed: &[bool],
     columns: &[AggregatedColumn],
 ) -> Aggregates {
-    let rows = table.row_count();
-    let keys: Vec<KeyColumn<'_>> = quasi_identifiers
-        .iter()
-        .zip(levels)
-        .map(|((c, map), &level)| KeyColumn {
-            codes: &table.column(*c).codes,
-            translate: Some(map.codes(level as usize)),
-        })
-        .collect();
-    let mut class_of = group_keys(&keys, rows);
+    let mut class_of = generalized_keys(table, quasi_identifiers, levels);
     for (class, &hidden) in class_of.iter_mut().zip(suppressed) {
         if hidden {
             *class = SUPPRESSED_GROUP;

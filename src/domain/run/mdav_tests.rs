@@ -19,11 +19,7 @@ fn table() -> Table {
             ]
         })
         .collect();
-    let refs: Vec<Vec<&str>> = rows
-        .iter()
-        .map(|r| r.iter().map(String::as_str).collect())
-        .collect();
-    Table::from_rows(&["age", "income", "sex"], &refs)
+    super::model_tests::table_of(&["age", "income", "sex"], &rows)
 }
 
 fn spec(models: &str, age: &str) -> JobSpec {
@@ -90,11 +86,7 @@ fn groups_with_equal_centroids_are_one_class() {
             ]
         })
         .collect();
-    let refs: Vec<Vec<&str>> = rows
-        .iter()
-        .map(|r| r.iter().map(String::as_str).collect())
-        .collect();
-    let table = Table::from_rows(&["age", "income", "sex"], &refs);
+    let table = super::model_tests::table_of(&["age", "income", "sex"], &rows);
     let spec = spec(r#"{"type": "k_anonymity", "k": 4}"#, NUMERIC);
     let done = run_job(&table, &spec, &|_| Err("inline only".into()), &NoControl).unwrap();
     let report = done.report();

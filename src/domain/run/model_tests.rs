@@ -8,6 +8,15 @@ use crate::core::control::NoControl;
 use crate::domain::prepare;
 use crate::error_code::ErrorCode;
 
+/// A table of `rows` (owned texts) under `header`.
+pub(super) fn table_of(header: &[&str], rows: &[Vec<String>]) -> Table {
+    let refs: Vec<Vec<&str>> = rows
+        .iter()
+        .map(|r| r.iter().map(String::as_str).collect())
+        .collect();
+    Table::from_rows(header, &refs)
+}
+
 /// 60 records over age (30 values) and sex.
 fn table() -> Table {
     let rows: Vec<Vec<String>> = (0..60)
@@ -18,11 +27,7 @@ fn table() -> Table {
             ]
         })
         .collect();
-    let refs: Vec<Vec<&str>> = rows
-        .iter()
-        .map(|r| r.iter().map(String::as_str).collect())
-        .collect();
-    Table::from_rows(&["age", "sex"], &refs)
+    table_of(&["age", "sex"], &rows)
 }
 
 fn spec(model: &str, algorithm: &str) -> JobSpec {

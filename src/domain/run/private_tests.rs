@@ -19,11 +19,7 @@ fn table() -> Table {
             ]
         })
         .collect();
-    let refs: Vec<Vec<&str>> = rows
-        .iter()
-        .map(|r| r.iter().map(String::as_str).collect())
-        .collect();
-    Table::from_rows(&["age", "sex"], &refs)
+    super::model_tests::table_of(&["age", "sex"], &rows)
 }
 
 fn spec(model: &str, extra: &str) -> JobSpec {
@@ -98,11 +94,7 @@ fn a_sample_smaller_than_k_is_refused_with_its_sizes() {
     let rows: Vec<Vec<String>> = (0..k + 2)
         .map(|i| vec![(20 + i % 40).to_string(), ["F", "M"][i % 2].to_string()])
         .collect();
-    let refs: Vec<Vec<&str>> = rows
-        .iter()
-        .map(|r| r.iter().map(String::as_str).collect())
-        .collect();
-    let table = Table::from_rows(&["age", "sex"], &refs);
+    let table = super::model_tests::table_of(&["age", "sex"], &rows);
     let spec = spec(PRIVATE, "");
     let mut refused = 0;
     for _ in 0..5 {
@@ -168,11 +160,7 @@ fn refuses_what_the_guarantee_would_not_cover() {
             ]
         })
         .collect();
-    let refs: Vec<Vec<&str>> = rows
-        .iter()
-        .map(|r| r.iter().map(String::as_str).collect())
-        .collect();
-    let with_mrn = Table::from_rows(&["mrn", "age", "sex"], &refs);
+    let with_mrn = super::model_tests::table_of(&["mrn", "age", "sex"], &rows);
     let json = format!(
         r#"{{"attributes": {{
               "mrn": {{"role": "identifying", "operator": {{"type": "replace", "value": "x"}}}},
