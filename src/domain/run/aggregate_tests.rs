@@ -84,3 +84,22 @@ fn refuses_aggregates_where_they_cannot_apply() {
     // the mode takes any values
     assert!(prepare(&words, &spec("mode", ""), &|_| Err("inline only".into())).is_ok());
 }
+
+/// A published table with an aggregated column reads back: its loss measures (over the other
+/// quasi-identifiers) are the report's.
+#[test]
+fn the_published_table_assesses_to_the_report() {
+    let table = table();
+    let spec = spec("mean", "");
+    let done = run_job(&table, &spec, &|_| Err("inline only".into()), &NoControl).unwrap();
+    let rows: Vec<Vec<String>> = published(&spec)[1..]
+        .iter()
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect();
+    let out = super::model_tests::table_of(&["sex", "age"], &rows);
+    let prepared = prepare(&table, &spec, &|_| Err("inline only".into())).unwrap();
+    let assessed =
+        crate::domain::analysis::published::assess_published(&table, &out, &prepared).unwrap();
+    assert_eq!(assessed.loss_measures, done.report().loss_measures);
+    assert_eq!(assessed.k, 2);
+}

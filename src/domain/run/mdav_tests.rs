@@ -71,6 +71,14 @@ fn publishes_centroids_in_classes_of_k_and_reports_sse_sst() {
     let expected = 1.25 / ((60.0 * 60.0 - 1.0) / 12.0);
     assert!((ratio - expected).abs() < 1e-9, "{ratio} vs {expected}");
     assert_eq!(report.recoding.as_ref().map(|r| r.algorithm), Some("mdav"));
+    // centroids cannot be read back as generalizations: assessing the output says so
+    let prepared = prepare(&table, &spec, &|_| Err("inline only".into())).unwrap();
+    let e = crate::domain::analysis::published::assess_published(&table, &table, &prepared)
+        .unwrap_err();
+    assert_eq!(
+        (e.pointer.as_str(), e.code),
+        ("/algorithm", ErrorCode::UnsupportedOption)
+    );
 }
 
 /// Groups whose centroids read the same are one published class: ages that repeat in runs of four

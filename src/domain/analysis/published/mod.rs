@@ -40,6 +40,7 @@ use reader::CellReader;
 
 use crate::domain::analysis::dependencies::{dependency_report, DependencyReport};
 use crate::domain::analysis::loss_measures::{measure_cells, original_classes};
+use crate::domain::resolve::local::LocalAlgorithm;
 use crate::domain::resolve::{JobKind, Prepared};
 use crate::domain::spec::SpecError;
 use crate::error_code::ErrorCode;
@@ -101,6 +102,16 @@ pub fn assess_published(
             ))
         }
     };
+    if let JobKind::Local(plan) = &prepared.kind {
+        if matches!(plan.algorithm, LocalAlgorithm::Mdav(_)) {
+            return Err(SpecError::new(
+                "/algorithm",
+                ErrorCode::UnsupportedOption,
+                "mdav publishes centroids, which cover no original value: its loss measures cannot \
+                 be read back from the published table (the job's report gives SSE/SST)",
+            ));
+        }
+    }
     let quasi: Vec<QuasiColumn<'_>> = domains
         .iter()
         .map(|&(c, domain)| QuasiColumn::read(original.column(c), published, domain))
@@ -109,7 +120,8 @@ pub fn assess_published(
     let verbatim: Vec<VerbatimColumn<'_>> = prepared
         .output_columns()
         .iter()
-        .filter(|c| !qi_columns.contains(c))
+        // an aggregated quasi-identifier shows its class's aggregate, not its value: not paired on
+        .filter(|c| !qi_columns.contains(c) && !prepared.aggregated.iter().any(|a| a.column == **c))
         .map(|&c| VerbatimColumn::read(original.column(c), published))
         .collect::<Result<_, _>>()?;
     let rows = Rows {
