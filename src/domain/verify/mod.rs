@@ -429,6 +429,34 @@ mod tests {
         let suppressed = [false, false, true, false];
         let r = Rendering::new(vec![column(0)], &suppressed, false);
         assert!(verify(&r, &[presence(0.5, 0.7)]).is_ok());
+        // no record of zip 2 at all: its population class has a share of 0, which δ_min > 0 refuses
+        // at level 0 (the top holds every record)
+        let without_2 = Table::from_rows(&["zip"], &[vec!["1"], vec!["1"], vec!["3"]]);
+        let rows: Vec<Vec<&str>> = vec![vec!["1", "*"], vec!["2", "*"], vec!["3", "*"]];
+        let map =
+            GeneralizationMap::bind(Hierarchy::from_rows(&rows).unwrap(), without_2.column(0))
+                .unwrap();
+        let at = |level| {
+            Rendering::new(
+                vec![OutputColumn::Generalized {
+                    column: without_2.column(0),
+                    hierarchy: &map,
+                    level,
+                }],
+                &[false; 3],
+                false,
+            )
+        };
+        assert_eq!(
+            verify(&at(0), &[presence(0.1, 1.0)]),
+            Err(VerificationError::PopulationBoundFailed {
+                size: 0,
+                population: 1,
+                requirement: "(0.1, 1)-presence".into()
+            })
+        );
+        assert!(verify(&at(0), &[presence(0.0, 1.0)]).is_ok());
+        assert_eq!(verify(&at(1), &[presence(0.1, 1.0)]), Ok(()));
     }
 
     /// Two generalized columns, one record suppressed: classes in order of first appearance, members

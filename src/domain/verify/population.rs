@@ -66,6 +66,11 @@ impl PopulationLabels {
                     shown.push(text);
                 }
             }
+            // no class shows a label (every record suppressed or `*` throughout): the top
+            if shown.is_empty() {
+                columns.push((position, vec![hierarchy.height().saturating_sub(1)]));
+                continue;
+            }
             let levels: Vec<usize> = (0..hierarchy.height())
                 .filter(|&level| {
                     shown
@@ -120,13 +125,13 @@ impl PopulationLabels {
             .collect()
     }
 
-    /// `(published records, population records)` of every published class, under every reading of
-    /// the published levels (one in all but contrived hierarchies; at most [`MAX_READINGS`]).
-    pub(super) fn match_classes(
+    /// The output positions of the population's columns and every reading of their published levels
+    /// (one in all but contrived hierarchies; at most [`MAX_READINGS`]).
+    fn readings(
         &self,
         rendering: &Rendering<'_>,
         classes: &RenderedClasses,
-    ) -> Result<Vec<Vec<(u64, u64)>>, VerificationError> {
+    ) -> Result<(Vec<usize>, Vec<Vec<usize>>), VerificationError> {
         let columns = self.candidate_levels(rendering, classes)?;
         let readings: usize = columns
             .iter()
@@ -140,19 +145,78 @@ impl PopulationLabels {
                 )
             })?;
         let positions: Vec<usize> = columns.iter().map(|(p, _)| *p).collect();
-        Ok((0..readings)
+        let levels = (0..readings)
             .map(|mut reading| {
-                let levels: Vec<usize> = columns
+                columns
                     .iter()
                     .map(|(_, levels)| {
                         let level = levels[reading % levels.len()];
                         reading /= levels.len();
                         level
                     })
-                    .collect();
-                self.match_classes_at(rendering, classes, &positions, &levels)
+                    .collect()
             })
+            .collect();
+        Ok((positions, levels))
+    }
+
+    /// `(published records, population records)` of every published class, under every reading of
+    /// the published levels.
+    pub(super) fn match_classes(
+        &self,
+        rendering: &Rendering<'_>,
+        classes: &RenderedClasses,
+    ) -> Result<Vec<Vec<(u64, u64)>>, VerificationError> {
+        let (positions, readings) = self.readings(rendering, classes)?;
+        Ok(readings
+            .iter()
+            .map(|levels| self.match_classes_at(rendering, classes, &positions, levels))
             .collect())
+    }
+
+    /// The population records of a population class that no input record falls in (published or
+    /// suppressed) when the columns are read at `levels`, if there is one. Input records are read
+    /// from their original values (suppressed ones show none) through the population's hierarchies.
+    fn population_only_at(
+        &self,
+        rendering: &Rendering<'_>,
+        positions: &[usize],
+        levels: &[usize],
+    ) -> Option<u64> {
+        let key_of = |row: usize| -> Vec<u32> {
+            self.columns
+                .iter()
+                .zip(levels)
+                .zip(positions)
+                .map(|(((_, hierarchy, _), &level), &position)| {
+                    let source = rendering.source(position);
+                    let text = source.dictionary.value(source.codes[row]);
+                    hierarchy
+                        .labels(0)
+                        .code(text)
+                        .map_or(u32::MAX, |leaf| hierarchy.ancestor(leaf, level))
+                })
+                .collect()
+        };
+        let input_rows = positions
+            .first()
+            .map_or(0, |&p| rendering.source(p).codes.len());
+        let sample: std::collections::HashSet<Vec<u32>> = (0..input_rows).map(key_of).collect();
+        let mut counts: HashMap<Vec<u32>, u64> = HashMap::new();
+        for row in 0..self.records() {
+            let key: Vec<u32> = self
+                .columns
+                .iter()
+                .zip(levels)
+                .map(|((_, hierarchy, leaves), &level)| hierarchy.ancestor(leaves[row], level))
+                .collect();
+            *counts.entry(key).or_default() += 1;
+        }
+        counts
+            .into_iter()
+            .filter(|(key, _)| !sample.contains(key))
+            .map(|(_, n)| n)
+            .max()
     }
 }
 
@@ -188,6 +252,21 @@ pub(super) fn check_population(
                 population,
                 requirement: describe(),
             });
+        }
+    }
+    // δ-presence with δ_min > 0: a population class no input record falls in has a share of 0
+    if let PopulationBound::Presence { min, .. } = bound {
+        if min > 0.0 {
+            let (positions, readings) = labels.readings(rendering, classes)?;
+            for levels in &readings {
+                if let Some(population) = labels.population_only_at(rendering, &positions, levels) {
+                    return Err(VerificationError::PopulationBoundFailed {
+                        size: 0,
+                        population,
+                        requirement: describe(),
+                    });
+                }
+            }
         }
     }
     Ok(())
