@@ -31,6 +31,37 @@ impl PrivacyModel for KAnonymity {
     }
 }
 
+/// k-anonymity with a k another model derived (estimated k-map, differential privacy), described as
+/// that model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DerivedKAnonymity {
+    /// The class size the model derived.
+    pub k: KAnonymity,
+    /// The model and how it derived k, for reports.
+    pub description: String,
+}
+
+impl PrivacyModel for DerivedKAnonymity {
+    fn describe(&self) -> String {
+        self.description.clone()
+    }
+    fn min_class_size(&self) -> u64 {
+        self.k.min_class_size()
+    }
+    fn is_monotone_with_suppression(&self) -> bool {
+        true
+    }
+    fn is_monotone_without_suppression(&self) -> bool {
+        true
+    }
+    fn is_size_only(&self) -> bool {
+        true
+    }
+    fn is_class_private(&self, class: &ClassView<'_>) -> bool {
+        self.k.is_class_private(class)
+    }
+}
+
 /// Highest prosecutor risk at most `threshold` (ARX's "highest risk" model): a record's prosecutor
 /// re-identification risk is 1 / |its class|, so the model is k-anonymity with `k = ⌈1 / threshold⌉`
 /// (the smallest k with 1 / k ≤ threshold), and monotone as k-anonymity is.

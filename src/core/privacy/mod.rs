@@ -25,7 +25,7 @@ pub use categorical::{
     minimum_cover, Categories, ClCategoricalRecursiveDiversity, ClDensity, DDensity,
     LCategoricalDiversity, MuDilution, MAX_CATEGORIES,
 };
-pub use k_anonymity::{HighestRisk, KAnonymity};
+pub use k_anonymity::{DerivedKAnonymity, HighestRisk, KAnonymity};
 pub use l_diversity::{
     Decimal, DistinctLDiversity, EntropyEstimator, EntropyLDiversity, RecursiveCLDiversity,
     ENTROPY_TOLERANCE,

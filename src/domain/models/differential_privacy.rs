@@ -12,7 +12,7 @@
 use serde::Deserialize;
 
 use crate::core::differential::parameters::safe_parameters;
-use crate::core::privacy::{ClassView, KAnonymity, PrivacyModel};
+use crate::core::privacy::{DerivedKAnonymity, KAnonymity};
 use crate::domain::spec::SpecError;
 use crate::domain::verify::MinClassSize;
 use crate::error_code::ErrorCode;
@@ -133,46 +133,17 @@ impl ModelSpec for DifferentialPrivacySpec {
             delta_at_k: parameters.delta_at_k,
         };
         let mut resolved = ResolvedModel::new(
-            SafePub {
-                epsilon: self.epsilon,
-                delta: self.delta,
-                derived: KAnonymity { k: parameters.k },
+            DerivedKAnonymity {
+                k: KAnonymity { k: parameters.k },
+                description: format!(
+                    "({}, {})-differential privacy (SafePub): a random sample, classes of at least {} \
+                     records",
+                    self.epsilon, self.delta, parameters.k
+                ),
             },
             MinClassSize(parameters.k),
         );
         resolved.differential_privacy = Some(settings);
         Ok(resolved)
-    }
-}
-
-/// The criterion of a differentially private job: k-anonymity with SafePub's k, described with ε and δ.
-#[derive(Debug, Clone, Copy)]
-struct SafePub {
-    epsilon: f64,
-    delta: f64,
-    derived: KAnonymity,
-}
-
-impl PrivacyModel for SafePub {
-    fn describe(&self) -> String {
-        format!(
-            "({}, {})-differential privacy (SafePub): a random sample, classes of at least {} records",
-            self.epsilon, self.delta, self.derived.k
-        )
-    }
-    fn min_class_size(&self) -> u64 {
-        self.derived.min_class_size()
-    }
-    fn is_monotone_with_suppression(&self) -> bool {
-        true
-    }
-    fn is_monotone_without_suppression(&self) -> bool {
-        true
-    }
-    fn is_size_only(&self) -> bool {
-        true
-    }
-    fn is_class_private(&self, class: &ClassView<'_>) -> bool {
-        self.derived.is_class_private(class)
     }
 }

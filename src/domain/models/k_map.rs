@@ -12,7 +12,7 @@
 
 use serde::Deserialize;
 
-use crate::core::privacy::{derived_k, KAnonymity, KMap, PopulationEstimator};
+use crate::core::privacy::{derived_k, DerivedKAnonymity, KAnonymity, KMap, PopulationEstimator};
 use crate::domain::analysis::risk::risk_settings;
 use crate::domain::spec::{RiskSpec, SpecError};
 use crate::domain::verify::{MinClassSize, PopulationBound, PopulationRequirement};
@@ -100,13 +100,18 @@ impl KMapSpec {
             EstimatorName::ZeroTruncatedPoisson => PopulationEstimator::ZeroTruncatedPoisson,
         };
         let (k, type_one) = derived_k(self.k, alpha, fraction, estimator, rows);
+        let name = match estimator {
+            PopulationEstimator::Poisson => "Poisson",
+            PopulationEstimator::ZeroTruncatedPoisson => "zero-truncated Poisson",
+        };
         let mut resolved = ResolvedModel::new(
-            EstimatedKMap {
-                k: self.k,
-                derived: KAnonymity { k },
-                estimator,
-                alpha,
-                type_one,
+            DerivedKAnonymity {
+                k: KAnonymity { k },
+                description: format!(
+                    "{}-map estimated ({name}, significance {alpha}): classes of at least {k} records, \
+                     type-1 error {type_one:.4}",
+                    self.k
+                ),
             },
             MinClassSize(k),
         );
@@ -161,43 +166,5 @@ impl ModelSpec for KMapSpec {
         );
         resolved.population = Some(report);
         Ok(resolved)
-    }
-}
-
-/// Estimated k-map: k-anonymity with the derived k, described with its derivation.
-#[derive(Debug, Clone, Copy)]
-struct EstimatedKMap {
-    k: u64,
-    derived: KAnonymity,
-    estimator: PopulationEstimator,
-    alpha: f64,
-    type_one: f64,
-}
-
-impl crate::core::privacy::PrivacyModel for EstimatedKMap {
-    fn describe(&self) -> String {
-        let estimator = match self.estimator {
-            PopulationEstimator::Poisson => "Poisson",
-            PopulationEstimator::ZeroTruncatedPoisson => "zero-truncated Poisson",
-        };
-        format!(
-            "{}-map estimated ({estimator}, significance {}): classes of at least {} records, type-1 error {:.4}",
-            self.k, self.alpha, self.derived.k, self.type_one
-        )
-    }
-    fn min_class_size(&self) -> u64 {
-        self.derived.min_class_size()
-    }
-    fn is_monotone_with_suppression(&self) -> bool {
-        true
-    }
-    fn is_monotone_without_suppression(&self) -> bool {
-        true
-    }
-    fn is_size_only(&self) -> bool {
-        true
-    }
-    fn is_class_private(&self, class: &crate::core::privacy::ClassView<'_>) -> bool {
-        self.derived.is_class_private(class)
     }
 }

@@ -22,7 +22,7 @@ use crate::domain::spec::{
 };
 use crate::error_code::ErrorCode;
 
-use super::identifiers::{IdentifierColumn, OperatorChoice};
+use super::identifiers::{refuse_operators, IdentifierColumn};
 
 /// A differentially private job's parameters and what the report says about them.
 #[derive(Debug, Clone, PartialEq)]
@@ -101,18 +101,12 @@ pub fn check_private_spec(
             ));
         }
     }
-    for identifier in identifiers {
-        if identifier.choice != OperatorChoice::Drop {
-            problems.push(SpecError::new(
-                format!(
-                    "/attributes/{}/operator",
-                    pointer_segment(&table.column(identifier.column).name)
-                ),
-                ErrorCode::UnsupportedOption,
-                "differential privacy publishes no identifying column: it can only be dropped",
-            ));
-        }
-    }
+    refuse_operators(
+        table,
+        identifiers,
+        "differential privacy publishes no identifying column: it can only be dropped",
+        problems,
+    );
 }
 
 /// The quasi-identifiers of `spec` whose hierarchy is built from the column's values: a builder given

@@ -9,7 +9,7 @@ use crate::core::identifiers::{
     IdentifierOperator, MaskEnd, OperatedTexts, PseudonymKey, MAX_MASK_KEEP,
 };
 use crate::domain::spec::{
-    pointer_segment, AttributeSpec, MaskFrom, OperatorSpec, Role, SpecError,
+    pointer_segment, AttributeSpec, MaskFrom, OperatorSpec, Problems, Role, SpecError,
 };
 use crate::error_code::ErrorCode;
 
@@ -58,6 +58,28 @@ pub struct IdentifierColumn {
     pub column: usize,
     /// The operator.
     pub choice: OperatorChoice,
+}
+
+/// Records in `problems` every identifying column of `identifiers` published through an operator,
+/// with `why` a job of this kind can only drop them.
+pub fn refuse_operators(
+    table: &Table,
+    identifiers: &[IdentifierColumn],
+    why: &'static str,
+    problems: &mut Problems,
+) {
+    for identifier in identifiers {
+        if identifier.choice != OperatorChoice::Drop {
+            problems.push(SpecError::new(
+                format!(
+                    "/attributes/{}/operator",
+                    pointer_segment(&table.column(identifier.column).name)
+                ),
+                ErrorCode::UnsupportedOption,
+                why,
+            ));
+        }
+    }
 }
 
 /// What the report says about one identifying column: its operator and, for pseudonyms, the key's

@@ -712,19 +712,13 @@ pub fn prepare_with(
     };
     let fragmentation = matches!(spec.algorithm, AlgorithmSpec::Fragmentation(_));
     if fragmentation {
-        for identifier in &identifiers {
-            if identifier.choice != OperatorChoice::Drop {
-                problems.push(SpecError::new(
-                    format!(
-                        "/attributes/{}/operator",
-                        pointer_segment(&table.column(identifier.column).name)
-                    ),
-                    ErrorCode::UnsupportedOption,
-                    "a fragmentation publishes fragments that must not link: an identifying column \
-                     can only be dropped",
-                ));
-            }
-        }
+        identifiers::refuse_operators(
+            table,
+            &identifiers,
+            "a fragmentation publishes fragments that must not link: an identifying column can \
+             only be dropped",
+            &mut problems,
+        );
     }
     if fragmentation && !spec.functional_dependencies.is_empty() {
         problems.push(SpecError::new(

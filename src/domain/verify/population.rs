@@ -88,15 +88,8 @@ impl PopulationLabels {
         Ok(columns)
     }
 
-    /// `(published records, population records)` of every published class of `rendering` (classes
-    /// in the order of `classes`), when the columns are read at `levels`.
-    fn match_classes_at(
-        &self,
-        rendering: &Rendering<'_>,
-        classes: &RenderedClasses,
-        positions: &[usize],
-        levels: &[usize],
-    ) -> Vec<(u64, u64)> {
+    /// The population's records per combination of labels when the columns are read at `levels`.
+    fn counts_at(&self, levels: &[usize]) -> HashMap<Vec<u32>, u64> {
         let mut counts: HashMap<Vec<u32>, u64> = HashMap::new();
         for row in 0..self.records() {
             let key: Vec<u32> = self
@@ -107,6 +100,20 @@ impl PopulationLabels {
                 .collect();
             *counts.entry(key).or_default() += 1;
         }
+        counts
+    }
+
+    /// `(published records, population records)` of every published class of `rendering` (classes
+    /// in the order of `classes`), when the columns are read at `levels` (the population's `counts`
+    /// there).
+    fn match_classes_at(
+        &self,
+        rendering: &Rendering<'_>,
+        classes: &RenderedClasses,
+        positions: &[usize],
+        levels: &[usize],
+        counts: &HashMap<Vec<u32>, u64>,
+    ) -> Vec<(u64, u64)> {
         classes
             .iter()
             .map(|rows| {
@@ -160,20 +167,6 @@ impl PopulationLabels {
         Ok((positions, levels))
     }
 
-    /// `(published records, population records)` of every published class, under every reading of
-    /// the published levels.
-    pub(super) fn match_classes(
-        &self,
-        rendering: &Rendering<'_>,
-        classes: &RenderedClasses,
-    ) -> Result<Vec<Vec<(u64, u64)>>, VerificationError> {
-        let (positions, readings) = self.readings(rendering, classes)?;
-        Ok(readings
-            .iter()
-            .map(|levels| self.match_classes_at(rendering, classes, &positions, levels))
-            .collect())
-    }
-
     /// The population records of a population class that no input record falls in (published or
     /// suppressed) when the columns are read at `levels`, if there is one. Input records are read
     /// from their original values (suppressed ones show none) through the population's hierarchies.
@@ -182,6 +175,7 @@ impl PopulationLabels {
         rendering: &Rendering<'_>,
         positions: &[usize],
         levels: &[usize],
+        counts: &HashMap<Vec<u32>, u64>,
     ) -> Option<u64> {
         let key_of = |row: usize| -> Vec<u32> {
             self.columns
@@ -202,20 +196,10 @@ impl PopulationLabels {
             .first()
             .map_or(0, |&p| rendering.source(p).codes.len());
         let sample: std::collections::HashSet<Vec<u32>> = (0..input_rows).map(key_of).collect();
-        let mut counts: HashMap<Vec<u32>, u64> = HashMap::new();
-        for row in 0..self.records() {
-            let key: Vec<u32> = self
-                .columns
-                .iter()
-                .zip(levels)
-                .map(|((_, hierarchy, leaves), &level)| hierarchy.ancestor(leaves[row], level))
-                .collect();
-            *counts.entry(key).or_default() += 1;
-        }
         counts
-            .into_iter()
-            .filter(|(key, _)| !sample.contains(key))
-            .map(|(_, n)| n)
+            .iter()
+            .filter(|(key, _)| !sample.contains(*key))
+            .map(|(_, &n)| n)
             .max()
     }
 }
@@ -231,41 +215,41 @@ pub(super) fn check_population(
     bound: PopulationBound,
     describe: impl Fn() -> String,
 ) -> Result<(), VerificationError> {
-    // the bound must hold under every reading of the published levels
-    for (size, population) in labels
-        .match_classes(rendering, classes)?
-        .into_iter()
-        .flatten()
-    {
-        let met = match bound {
-            PopulationBound::AtLeast(k) => population >= k,
-            PopulationBound::Presence { min, max } => {
-                population > 0 && {
-                    let delta = size as f64 / population as f64;
-                    min <= delta && delta <= max
+    // the bound must hold under every reading of the published levels; with δ_min > 0 a population
+    // class no input record falls in has a share of 0
+    let (positions, readings) = labels.readings(rendering, classes)?;
+    let population_only = matches!(bound, PopulationBound::Presence { min, .. } if min > 0.0);
+    for levels in &readings {
+        let counts = labels.counts_at(levels);
+        for (size, population) in
+            labels.match_classes_at(rendering, classes, &positions, levels, &counts)
+        {
+            let met = match bound {
+                PopulationBound::AtLeast(k) => population >= k,
+                PopulationBound::Presence { min, max } => {
+                    population > 0 && {
+                        let delta = size as f64 / population as f64;
+                        min <= delta && delta <= max
+                    }
                 }
+            };
+            if !met {
+                return Err(VerificationError::PopulationBoundFailed {
+                    size,
+                    population,
+                    requirement: describe(),
+                });
             }
-        };
-        if !met {
-            return Err(VerificationError::PopulationBoundFailed {
-                size,
-                population,
-                requirement: describe(),
-            });
         }
-    }
-    // δ-presence with δ_min > 0: a population class no input record falls in has a share of 0
-    if let PopulationBound::Presence { min, .. } = bound {
-        if min > 0.0 {
-            let (positions, readings) = labels.readings(rendering, classes)?;
-            for levels in &readings {
-                if let Some(population) = labels.population_only_at(rendering, &positions, levels) {
-                    return Err(VerificationError::PopulationBoundFailed {
-                        size: 0,
-                        population,
-                        requirement: describe(),
-                    });
-                }
+        if population_only {
+            if let Some(population) =
+                labels.population_only_at(rendering, &positions, levels, &counts)
+            {
+                return Err(VerificationError::PopulationBoundFailed {
+                    size: 0,
+                    population,
+                    requirement: describe(),
+                });
             }
         }
     }
