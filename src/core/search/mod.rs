@@ -166,11 +166,13 @@ pub fn run_private(
     ev: &mut Evaluator<'_>,
     private: &crate::core::differential::PrivateSearch,
 ) -> Result<SearchResult, CoreError> {
-    if ev.lattice().size() > MAX_TAGGED_NODES {
+    // the walk visits its nodes one by one and keeps no per-node array: node ids need only fit 64 bits
+    let limit = u128::from(u64::MAX);
+    if ev.lattice().size() > limit {
         return Err(CoreError::LatticeTooLarge {
             size: ev.lattice().size(),
             algorithm: "safepub",
-            limit: MAX_TAGGED_NODES,
+            limit,
         });
     }
     let walk = safepub::search(ev, private)?;

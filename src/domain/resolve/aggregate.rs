@@ -148,13 +148,17 @@ pub fn aggregate(
     Aggregates { class_of, texts }
 }
 
-/// The aggregate of one class's `codes` (not empty) as text.
+/// The aggregate of one class's `codes` as text (empty for a class whose records are all suppressed,
+/// which no published record shows).
 fn class_text(
     column: &Column,
     numbers: &[Option<f64>],
     codes: &[u32],
     function: AggregateFunction,
 ) -> String {
+    if codes.is_empty() {
+        return String::new();
+    }
     let value = |code: u32| numbers[code as usize].unwrap_or(0.0);
     let text = |code: u32| column.dictionary.value(code).to_string();
     let n = codes.len().max(1) as f64;
@@ -285,6 +289,37 @@ mod tests {
         assert!(texts(AggregateFunction::Mean, 1, &none)
             .iter()
             .all(|t| t == "131"));
+    }
+
+    /// A suppressed class that appears first (key 0) has no published record: every function skips it.
+    #[test]
+    fn a_suppressed_class_first_in_the_table_is_skipped() {
+        let rows = [["X", "5"], ["F", "3"], ["F", "9"]];
+        let rows: Vec<Vec<&str>> = rows.iter().map(|r| r.to_vec()).collect();
+        let table = Table::from_rows(&["sex", "age"], &rows);
+        let sex = Hierarchy::from_rows(&[vec!["X", "*"], vec!["F", "*"]]).unwrap();
+        let map = GeneralizationMap::bind(sex, table.column(0)).unwrap();
+        for function in [
+            AggregateFunction::Mean,
+            AggregateFunction::GeometricMean,
+            AggregateFunction::Median,
+            AggregateFunction::Mode,
+            AggregateFunction::Interval,
+        ] {
+            let columns = [AggregatedColumn {
+                column: 1,
+                function,
+            }];
+            let a = aggregate(
+                &table,
+                &[(0, map.clone())],
+                &[0],
+                &[true, false, false],
+                &columns,
+            );
+            assert_eq!(a.class_of[0], SUPPRESSED_GROUP);
+            assert!(!a.texts[0].text(a.class_of[1]).is_empty(), "{function:?}");
+        }
     }
 
     #[test]
