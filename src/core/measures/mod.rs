@@ -155,28 +155,36 @@ pub fn measure_with_original(
         },
         || Classes::published(columns, rows),
     );
-    let boxes = box_counts(columns, &published, original);
-    let inflation = Inflation::new(&published, original, &boxes);
-    // the measures over the published classes are independent: computed side by side
-    let ((variance, relational), (noise, query_workload)) = rayon::join(
+    // volume inflation (box counts, then the variance loss that reads it) runs beside the measures
+    // that only read the classes: the box counts and the query workload are the two largest parts
+    let ((variance, volume_inflation), (relational, (noise, query_workload))) = rayon::join(
         || {
-            rayon::join(
-                || {
-                    sensitive
-                        .iter()
-                        .map(|s| VarianceLoss::of(s, original, &published, &inflation))
-                        .collect()
-                },
-                || relational_loss(columns, sensitive),
-            )
+            let boxes = box_counts(columns, &published, original);
+            let inflation = Inflation::new(&published, original, &boxes);
+            let variance: Vec<VarianceLoss> = sensitive
+                .iter()
+                .map(|s| VarianceLoss::of(s, original, &published, &inflation))
+                .collect();
+            (variance, VolumeInflation::of(&inflation))
         },
         || {
             rayon::join(
-                || noise_scan(columns, workload.map(|w| w.ranks), &published, sensitive),
+                || relational_loss(columns, sensitive),
                 || {
-                    workload.map(|w| {
-                        query_workload(columns, w.ranks, original, &published, &w.parameters)
-                    })
+                    rayon::join(
+                        || noise_scan(columns, workload.map(|w| w.ranks), &published, sensitive),
+                        || {
+                            workload.map(|w| {
+                                query_workload(
+                                    columns,
+                                    w.ranks,
+                                    original,
+                                    &published,
+                                    &w.parameters,
+                                )
+                            })
+                        },
+                    )
                 },
             )
         },
@@ -187,7 +195,7 @@ pub fn measure_with_original(
         entropy: attributes.iter().map(|a| a.entropy).sum(),
         monotone_entropy: attributes.iter().map(|a| a.monotone_entropy).sum(),
         non_uniform_entropy: attributes.iter().map(|a| a.non_uniform_entropy).sum(),
-        volume_inflation: VolumeInflation::of(&inflation),
+        volume_inflation,
         variance,
         relational,
         noise,

@@ -249,12 +249,26 @@ pub fn analyses(
     recoding: &Recoding,
     publication: &Publication,
 ) -> Analyses {
-    let columns = cells(table, plan, recoding);
     let quasi_identifiers: Vec<usize> = plan.attributes.iter().map(|(c, _)| *c).collect();
-    // the original table is grouped once for the loss measures and the risk before, beside the
-    // achieved privacy, which does not read it; then the two that do run side by side
-    let (original, achieved) = rayon::join(
-        || original_classes(table, &quasi_identifiers),
+    // the original table is grouped once for the loss measures and the risk before, which then run
+    // side by side; the achieved privacy, which reads neither, runs beside all three
+    let ((loss_measures, risk), achieved) = rayon::join(
+        || {
+            let (columns, original) = rayon::join(
+                || cells(table, plan, recoding),
+                || original_classes(table, &quasi_identifiers),
+            );
+            rayon::join(
+                || measure_cells(table, prepared, &columns, &original),
+                || {
+                    risk_report(
+                        &original,
+                        &ClassSizes::from_sizes(publication.class_sizes.iter().copied()),
+                        &prepared.risk,
+                    )
+                },
+            )
+        },
         || {
             achieved_by_keys(
                 table,
@@ -262,16 +276,6 @@ pub fn analyses(
                 &publication.suppressed,
                 &prepared.sensitive_with_hierarchical_emd(),
                 &prepared.linear_diagnostics,
-            )
-        },
-    );
-    let (loss_measures, risk) = rayon::join(
-        || measure_cells(table, prepared, &columns, &original),
-        || {
-            risk_report(
-                &original,
-                &ClassSizes::from_sizes(publication.class_sizes.iter().copied()),
-                &prepared.risk,
             )
         },
     );

@@ -716,15 +716,17 @@ impl View<'_> {
             }
             ViewKind::FullDomain(outcome) => {
                 // the original table is grouped once for the loss measures and the risk before,
-                // beside the achieved privacy, which does not read it; then the two that do run side
-                // by side on the caller's rayon pool
-                let (original, achieved) = rayon::join(
-                    || self.job.original_classes(self.table),
+                // which then run side by side; the achieved privacy, which reads neither, runs beside
+                // all three on the caller's rayon pool
+                let ((loss_measures, risk), achieved) = rayon::join(
+                    || {
+                        let original = self.job.original_classes(self.table);
+                        rayon::join(
+                            || loss_measures(self.table, self.job, outcome, &original),
+                            || self.job.risk_report(self.table, &original, outcome),
+                        )
+                    },
                     || self.job.achieved(self.table, outcome),
-                );
-                let (loss_measures, risk) = rayon::join(
-                    || loss_measures(self.table, self.job, outcome, &original),
-                    || self.job.risk_report(self.table, &original, outcome),
                 );
                 Report::new(
                     outcome,
