@@ -1,11 +1,12 @@
 //! One anonymization run: validate the plan, search the lattice, and describe the chosen transformation.
 
 use super::control::Control;
+use super::data::GeneralizationMap;
 use super::differential::PrivateSearch;
 use super::error::CoreError;
-use super::input::EngineInput;
+use super::input::{EngineInput, QuasiIdentifier};
 use super::lattice::Lattice;
-use super::loss::{MetricKind, MetricValues};
+use super::loss::{AttributeFrame, MetricKind, MetricValues};
 use super::privacy::PrivacyModel;
 use super::search::{self, Algorithm, Evaluator};
 
@@ -23,6 +24,80 @@ pub struct Plan {
     /// SafePub's differentially private search, which replaces `algorithm` when given (the input is
     /// then the sampled table and the models suppress every class below its k).
     pub private_search: Option<PrivateSearch>,
+    /// The user's level bounds and attribute weights.
+    pub steering: Steering,
+}
+
+/// What a user steers in a full-domain search, per quasi-identifier in lattice order (ARX's minimum and
+/// maximum generalization levels and attribute weights).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Steering {
+    /// The lowest and highest hierarchy level each quasi-identifier may take (`None`: every level).
+    /// The search runs on the lattice of the allowed levels only.
+    pub level_bounds: Option<Vec<(u8, u8)>>,
+    /// Each quasi-identifier's weight in the metrics that sum over attributes (`None`: all equal);
+    /// non-negative, at least one positive, normalized so that the largest is 1.
+    pub weights: Option<Vec<f64>>,
+}
+
+impl Steering {
+    /// Whether the search is steered at all.
+    pub fn is_set(&self) -> bool {
+        self.level_bounds.is_some() || self.weights.is_some()
+    }
+
+    /// Checks the bounds and weights against the input's quasi-identifiers.
+    fn validate(&self, input: &EngineInput<'_>) -> Result<(), CoreError> {
+        let q = input.quasi_identifiers.len();
+        let invalid = |name, problem: String| Err(CoreError::InvalidParameter { name, problem });
+        if let Some(bounds) = &self.level_bounds {
+            if bounds.len() != q {
+                return invalid(
+                    "level_bounds",
+                    format!("{} bounds for {q} quasi-identifiers", bounds.len()),
+                );
+            }
+            for ((lowest, highest), height) in bounds.iter().zip(input.max_levels()) {
+                if lowest > highest || *highest > height {
+                    return invalid(
+                        "level_bounds",
+                        format!("levels {lowest}..={highest} are not within 0..={height}"),
+                    );
+                }
+            }
+        }
+        if let Some(weights) = &self.weights {
+            if weights.len() != q {
+                return invalid(
+                    "weights",
+                    format!("{} weights for {q} quasi-identifiers", weights.len()),
+                );
+            }
+            if weights.iter().any(|w| !w.is_finite() || *w < 0.0) {
+                return invalid("weights", "weights must be finite and non-negative".into());
+            }
+            if q > 0 && weights.iter().all(|&w| w == 0.0) {
+                return invalid("weights", "at least one weight must be positive".into());
+            }
+        }
+        Ok(())
+    }
+
+    /// The frame of the loss model: offsets of the windows, the hierarchies' heights, and the weights
+    /// divided by the largest.
+    fn frame(&self, input: &EngineInput<'_>) -> AttributeFrame {
+        let mut frame = AttributeFrame::plain(input.max_levels());
+        if let Some(bounds) = &self.level_bounds {
+            frame.offsets = bounds.iter().map(|&(lowest, _)| lowest).collect();
+        }
+        if let Some(weights) = &self.weights {
+            let largest = weights.iter().copied().fold(0.0, f64::max);
+            if largest > 0.0 {
+                frame.weights = weights.iter().map(|w| w / largest).collect();
+            }
+        }
+        frame
+    }
 }
 
 /// Sizes of the published equivalence classes (suppressed records excluded).
@@ -103,6 +178,14 @@ fn validate(input: &EngineInput<'_>, plan: &Plan) -> Result<(), CoreError> {
             problem: "must be a number between 0 and 1".into(),
         });
     }
+    plan.steering.validate(input)?;
+    if plan.steering.is_set() && plan.private_search.is_some() {
+        return Err(CoreError::InvalidParameter {
+            name: "steering",
+            problem: "level bounds and weights do not apply to the differentially private search"
+                .into(),
+        });
+    }
     for model in &plan.privacy_models {
         if model.min_class_size() > input.rows as u64 {
             return Err(CoreError::TooFewRecords {
@@ -122,6 +205,39 @@ pub fn anonymize(
     control: &dyn Control,
 ) -> Result<Outcome, CoreError> {
     validate(input, plan)?;
+    let frame = plan.steering.frame(input);
+    // with level bounds the search runs on each hierarchy's window of allowed levels
+    let windows: Option<Vec<GeneralizationMap>> =
+        plan.steering.level_bounds.as_ref().map(|bounds| {
+            input
+                .quasi_identifiers
+                .iter()
+                .zip(bounds)
+                .map(|(q, &(lowest, highest))| {
+                    q.hierarchy.window(lowest as usize, highest as usize)
+                })
+                .collect()
+        });
+    let windowed: EngineInput<'_>;
+    let input = match &windows {
+        Some(maps) => {
+            windowed = EngineInput {
+                rows: input.rows,
+                quasi_identifiers: input
+                    .quasi_identifiers
+                    .iter()
+                    .zip(maps)
+                    .map(|(q, map)| QuasiIdentifier {
+                        hierarchy: map,
+                        ..*q
+                    })
+                    .collect(),
+                sensitive: input.sensitive.clone(),
+            };
+            &windowed
+        }
+        None => input,
+    };
     let rows = input.rows as u64;
     let max_suppressed = max_suppressed_records(plan.suppression_limit, rows);
     let mut ev = Evaluator::new(
@@ -131,6 +247,7 @@ pub fn anonymize(
         plan.metric,
         control,
     );
+    ev.set_frame(frame.clone());
     let result = match &plan.private_search {
         Some(private) => search::run_private(&mut ev, private)?,
         None => search::run(&mut ev, plan.algorithm)?,
@@ -139,14 +256,14 @@ pub fn anonymize(
     let Some((best, _)) = result.best else {
         return Err(no_solution(&mut ev, plan, max_suppressed, rows));
     };
-    let transformation = lattice.levels(best);
+    let levels = lattice.levels(best);
     let (pre_pass_checks, pre_pass_work) = ev.pre_pass();
     let nodes_checked = ev.checks() + pre_pass_checks;
     let grouping_work = ev.grouping_work() + pre_pass_work;
-    let (class_of, set, kept, summary) = ev.final_grouping(&transformation);
+    let (class_of, set, kept, summary) = ev.final_grouping(&levels);
     let suppressed: Vec<bool> = class_of.iter().map(|&c| !kept[c as usize]).collect();
     let kept_rows = rows - summary.suppressed_records;
-    let metrics = ev.loss_model().all(&transformation, &summary);
+    let metrics = ev.loss_model().all(&levels, &summary);
     debug_assert!(set.len() as u64 == summary.classes);
     Ok(Outcome {
         suppressed,
@@ -173,7 +290,8 @@ pub fn anonymize(
             pruning: result.pruning,
             exact: plan.private_search.is_none() && plan.algorithm.is_exact(),
         },
-        transformation,
+        // the hierarchies' levels, not the window's
+        transformation: frame.hierarchy_levels(&levels),
     })
 }
 

@@ -108,6 +108,7 @@ impl Fixture {
             metric,
             algorithm,
             private_search: None,
+            steering: Default::default(),
         };
         anonymize(&self.input(), &plan, &NoControl).expect("a solution exists")
     }

@@ -134,6 +134,12 @@ impl Dataset {
 
     /// Class sizes, failing records and every metric at `levels` for k-anonymity with `k`.
     pub fn facts(&self, levels: &[u8], k: u64) -> NodeFacts {
+        self.weighted_facts(levels, k, &vec![1.0; self.qis.len()])
+    }
+
+    /// [`Dataset::facts`] with quasi-identifier j's term of precision, height, nu_entropy and
+    /// granularity multiplied by `weights[j]` (already normalized).
+    pub fn weighted_facts(&self, levels: &[u8], k: u64, weights: &[f64]) -> NodeFacts {
         let n = self.rows.len();
         let q = self.qis.len();
         let keys: Vec<Vec<String>> = (0..n).map(|r| self.generalized_key(r, levels)).collect();
@@ -153,23 +159,24 @@ impl Dataset {
             self.qis
                 .iter()
                 .zip(levels)
-                .map(|((_, h), &l)| {
+                .zip(weights)
+                .map(|(((_, h), &l), w)| {
                     if h.max_level() == 0 {
                         0.0
                     } else {
-                        l as f64 / h.max_level() as f64
+                        w * l as f64 / h.max_level() as f64
                     }
                 })
                 .sum::<f64>()
                 / q as f64
         };
-        let height: f64 = levels.iter().map(|&l| l as f64).sum();
+        let height: f64 = levels.iter().zip(weights).map(|(&l, w)| w * l as f64).sum();
         let dm_star: f64 = class_sizes.iter().map(|&s| (s * s) as f64).sum();
         let discernibility: f64 =
             kept.iter().map(|&s| (s * s) as f64).sum::<f64>() + n as f64 * failing_records as f64;
         // non-uniform entropy over all records (suppressed ones count as if generalized)
         let mut nu_entropy = 0.0;
-        for ((c, h), &l) in self.qis.iter().zip(levels) {
+        for (((c, h), &l), w) in self.qis.iter().zip(levels).zip(weights) {
             let mut per_value: HashMap<&str, u64> = HashMap::new();
             let mut per_label: HashMap<&str, u64> = HashMap::new();
             for row in &self.rows {
@@ -179,7 +186,7 @@ impl Dataset {
             for row in &self.rows {
                 let same_label = per_label[h.label(&row[*c], l as usize)] as f64;
                 let same_value = per_value[row[*c].as_str()] as f64;
-                nu_entropy += (same_label / same_value).log2();
+                nu_entropy += w * (same_label / same_value).log2();
             }
         }
         let published = kept.len() as u64 + u64::from(failing_records > 0);
@@ -193,8 +200,8 @@ impl Dataset {
         } else {
             let mut total = 0.0;
             for (r, &s) in suppressed.iter().enumerate() {
-                for ((c, h), &l) in self.qis.iter().zip(levels) {
-                    total += if s {
+                for (((c, h), &l), w) in self.qis.iter().zip(levels).zip(weights) {
+                    total += w * if s {
                         1.0
                     } else if h.leaf_count() <= 1 {
                         0.0

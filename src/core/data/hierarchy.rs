@@ -58,6 +58,9 @@ pub struct Hierarchy {
     parents: Vec<Vec<u32>>,
     leaf_counts: Vec<Vec<u64>>,
     repeated_rows: usize,
+    /// The original values below the first level: its own labels, except in a window
+    /// ([`GeneralizationMap::window`]), whose first level is a level above the original values.
+    leaves: usize,
 }
 
 impl Hierarchy {
@@ -120,11 +123,13 @@ impl Hierarchy {
             }
         }
         let repeated_rows = rows.len() - levels[0].len();
+        let leaves = levels[0].len();
         Ok(Self {
             levels,
             parents,
             leaf_counts,
             repeated_rows,
+            leaves,
         })
     }
 
@@ -141,7 +146,7 @@ impl Hierarchy {
 
     /// Number of original values (leaves) the hierarchy defines.
     pub fn leaf_count(&self) -> usize {
-        self.levels[0].len()
+        self.leaves
     }
 
     /// Labels of one level.
@@ -242,6 +247,24 @@ impl GeneralizationMap {
             .labels(level)
             .value(self.by_level[level][column_code as usize])
     }
+
+    /// The same column generalized only between levels `lowest` and `highest` of this map (both within
+    /// `0..=max_level`, `lowest ≤ highest`): level `l` of the window is level `lowest + l` here. The
+    /// window's hierarchy keeps counting original values as leaves ([`Hierarchy::leaves_under`],
+    /// [`Hierarchy::leaf_count`]), so loss measures over it are those of the levels it stands for.
+    pub fn window(&self, lowest: usize, highest: usize) -> Self {
+        let h = &self.hierarchy;
+        Self {
+            hierarchy: Hierarchy {
+                levels: h.levels[lowest..=highest].to_vec(),
+                parents: h.parents[lowest..highest].to_vec(),
+                leaf_counts: h.leaf_counts[lowest..=highest].to_vec(),
+                repeated_rows: h.repeated_rows,
+                leaves: h.leaves,
+            },
+            by_level: self.by_level[lowest..=highest].to_vec(),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -319,5 +342,29 @@ mod tests {
         assert_eq!(map.codes(1), &[0, 0]);
         assert_eq!(map.label(1, 0), "*");
         assert_eq!(map.max_level(), 1);
+    }
+
+    /// A window's level l is the map's level lowest + l, and its leaves stay the original values.
+    #[test]
+    fn window_shifts_levels_and_keeps_the_original_leaves() {
+        let h = Hierarchy::from_rows(&rows("1;1-2;1-4;*\n2;1-2;1-4;*\n3;3-4;1-4;*\n4;3-4;1-4;*"))
+            .unwrap();
+        let table = Table::from_rows(&["c"], &[vec!["3"], vec!["1"], vec!["4"]]);
+        let map = GeneralizationMap::bind(h, table.column(0)).unwrap();
+        let window = map.window(1, 2);
+        assert_eq!(window.max_level(), 1);
+        for code in 0..3 {
+            assert_eq!(window.label(0, code), map.label(1, code));
+            assert_eq!(window.label(1, code), map.label(2, code));
+            assert_eq!(window.codes(1)[code as usize], map.codes(2)[code as usize]);
+        }
+        assert_eq!(window.hierarchy().leaf_count(), 4);
+        let low = window.hierarchy().labels(0).code("3-4").unwrap();
+        assert_eq!(window.hierarchy().leaves_under(0, low), 2);
+        assert_eq!(window.hierarchy().leaves_under(1, 0), 4);
+        assert_eq!(window.label_count(0), 2);
+        // the top alone, and the original values alone
+        assert_eq!(map.window(3, 3).label(0, 1), "*");
+        assert_eq!(map.window(0, 0).label(0, 1), "1");
     }
 }

@@ -17,6 +17,12 @@
 //!   all suppressed records look alike (`*`) and form one class.
 //! - `granularity`: Iyengar's loss metric, the mean over all n·q cells of `(leaves under the label − 1) /
 //!   (leaves of the hierarchy − 1)`; a suppressed cell counts 1 (a one-leaf hierarchy counts 0).
+//!
+//! Attribute weights ([`AttributeFrame`]) scale each quasi-identifier's term of the four metrics that
+//! sum over attributes (precision, height, nu_entropy, granularity), as ARX's attribute weights do
+//! (normalized so that the largest is 1; Prasser et al., "Flexible data anonymization using ARX", 2020).
+//! When the lattice is a window of each hierarchy (level bounds), `v_j` and `H_j` above are the
+//! hierarchy's own levels, not the window's.
 
 mod summary;
 
@@ -156,13 +162,47 @@ impl MetricValues {
     }
 }
 
+/// How the lattice's levels stand for the hierarchies' levels, and how much each quasi-identifier weighs
+/// in the metrics that sum over attributes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttributeFrame {
+    /// The hierarchy level lattice level 0 stands for, per quasi-identifier.
+    pub offsets: Vec<u8>,
+    /// Each hierarchy's highest level (not the window's).
+    pub heights: Vec<u8>,
+    /// Each quasi-identifier's weight, in `[0, 1]`.
+    pub weights: Vec<f64>,
+}
+
+impl AttributeFrame {
+    /// Lattice levels are hierarchy levels (`heights` the lattice's), and every weight is 1.
+    pub fn plain(heights: Vec<u8>) -> Self {
+        Self {
+            offsets: vec![0; heights.len()],
+            weights: vec![1.0; heights.len()],
+            heights,
+        }
+    }
+
+    /// The hierarchy levels of lattice node `levels`.
+    pub fn hierarchy_levels(&self, levels: &[u8]) -> Vec<u8> {
+        levels
+            .iter()
+            .zip(&self.offsets)
+            .map(|(&v, &o)| v + o)
+            .collect()
+    }
+}
+
 /// Per-run tables for computing metrics quickly.
 #[derive(Debug, Clone)]
 pub struct LossModel {
     rows: u64,
     min_class_size: u64,
     max_suppressed: u64,
-    max_levels: Vec<u8>,
+    frame: AttributeFrame,
+    /// `Σ_j weight_j`: what one suppressed record's cells weigh in granularity.
+    weight_sum: f64,
     /// `entropy[j][level]`: column j's contribution to non-uniform entropy.
     entropy: Vec<Vec<f64>>,
     /// `spans[j][level]`: `Σ_records (leaves under the label − 1)` for column j.
@@ -215,16 +255,30 @@ impl LossModel {
             span_denominator.push(hierarchy.leaf_count() as u64 - 1);
             distinct.push(d_levels);
         }
+        let frame = AttributeFrame::plain(input.max_levels());
         Self {
             rows: input.rows as u64,
             min_class_size,
             max_suppressed,
-            max_levels: input.max_levels(),
+            weight_sum: frame.weights.iter().sum(),
+            frame,
             entropy,
             spans,
             span_denominator,
             distinct,
         }
+    }
+
+    /// Reads lattice levels through `frame` (one entry per quasi-identifier).
+    pub fn set_frame(&mut self, frame: AttributeFrame) {
+        debug_assert_eq!(frame.weights.len(), self.entropy.len());
+        self.weight_sum = frame.weights.iter().sum();
+        self.frame = frame;
+    }
+
+    /// How lattice levels stand for hierarchy levels, and the attributes' weights.
+    pub fn frame(&self) -> &AttributeFrame {
+        &self.frame
     }
 
     /// Number of records.
@@ -241,19 +295,34 @@ impl LossModel {
         if levels.is_empty() {
             return 0.0;
         }
+        let frame = &self.frame;
         let sum: f64 = levels
             .iter()
-            .zip(&self.max_levels)
-            .map(|(&v, &h)| if h == 0 { 0.0 } else { v as f64 / h as f64 })
+            .enumerate()
+            .map(|(j, &v)| {
+                let h = frame.heights[j];
+                let v = v + frame.offsets[j];
+                frame.weights[j] * if h == 0 { 0.0 } else { v as f64 / h as f64 }
+            })
             .sum();
         sum / levels.len() as f64
+    }
+
+    fn height(&self, levels: &[u8]) -> f64 {
+        let frame = &self.frame;
+        levels
+            .iter()
+            .enumerate()
+            .map(|(j, &v)| frame.weights[j] * (v + frame.offsets[j]) as f64)
+            .sum()
     }
 
     fn nu_entropy(&self, levels: &[u8]) -> f64 {
         levels
             .iter()
             .zip(&self.entropy)
-            .map(|(&v, e)| e[v as usize])
+            .zip(&self.frame.weights)
+            .map(|((&v, e), &w)| w * e[v as usize])
             .sum()
     }
 
@@ -271,16 +340,16 @@ impl LossModel {
                 continue;
             }
             let kept = self.spans[j][v as usize] - suppressed_spans.map_or(0, |s| s[j]);
-            total += kept as f64 / den as f64;
+            total += self.frame.weights[j] * (kept as f64 / den as f64);
         }
-        (total + suppressed as f64 * q) / (self.rows as f64 * q)
+        (total + suppressed as f64 * self.weight_sum) / (self.rows as f64 * q)
     }
 
     /// The loss of `kind` at a node whose classes are summarised by `summary`.
     pub fn loss(&self, kind: MetricKind, levels: &[u8], summary: &NodeSummary) -> f64 {
         match kind {
             MetricKind::Precision => self.precision(levels),
-            MetricKind::Height => levels.iter().map(|&v| v as f64).sum(),
+            MetricKind::Height => self.height(levels),
             MetricKind::NuEntropy => self.nu_entropy(levels),
             MetricKind::DmStar => summary.sum_squares_all as f64,
             MetricKind::Discernibility => {
@@ -332,7 +401,7 @@ impl LossModel {
         let n = self.rows as f64;
         match kind {
             MetricKind::Precision => self.precision(levels),
-            MetricKind::Height => levels.iter().map(|&v| v as f64).sum(),
+            MetricKind::Height => self.height(levels),
             MetricKind::NuEntropy => self.nu_entropy(levels),
             // Σ|EC|² over C classes of n records is at least n²/C (Cauchy–Schwarz)
             MetricKind::DmStar => (n * n / self.class_bound(levels) as f64).max(n),
@@ -359,7 +428,11 @@ impl LossModel {
     pub fn bound_below(&self, kind: MetricKind, failing: u64) -> f64 {
         match kind {
             MetricKind::Discernibility => self.rows as f64 * failing as f64,
-            MetricKind::Granularity if self.rows > 0 => failing as f64 / self.rows as f64,
+            // a suppressed record's cells weigh Σ_j weight_j of the q its record would
+            MetricKind::Granularity if self.rows > 0 => {
+                let q = self.frame.weights.len().max(1) as f64;
+                failing as f64 / self.rows as f64 * (self.weight_sum / q)
+            }
             _ => f64::NEG_INFINITY,
         }
     }
@@ -403,5 +476,81 @@ impl LossModel {
             }
             MetricKind::Granularity => self.granularity(levels, None, 0),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::data::{GeneralizationMap, Hierarchy, Table};
+    use crate::core::input::QuasiIdentifier;
+
+    fn rows(text: &str) -> Vec<Vec<String>> {
+        text.lines()
+            .map(|l| l.split(';').map(str::to_string).collect())
+            .collect()
+    }
+
+    /// Four records: a ∈ {a1, a1, a2, a3} (a1, a2 → A12; a3 → A3; then *), b ∈ {b1, b2, b1, b2}
+    /// (→ *). At node [1, 1] with weights [1, ½]:
+    /// - precision (1 · ½ + ½ · 1) / 2 = ½ (unweighted ¾); height 1 + ½ = 1.5;
+    /// - nu_entropy: a gives 2 · log2(3/2) + log2(3/1), b gives 4 · log2(4/2) = 4, so a's + 2;
+    /// - granularity: a's spans 3 · (2 − 1) over 3 − 1 leaves = 1.5, b's 4 · 1 / 1 = 4, so
+    ///   (1.5 + ½ · 4) / (4 · 2) = 0.4375.
+    #[test]
+    fn weights_scale_each_attribute_term() {
+        let table = Table::from_rows(
+            &["a", "b"],
+            &[
+                vec!["a1", "b1"],
+                vec!["a1", "b2"],
+                vec!["a2", "b1"],
+                vec!["a3", "b2"],
+            ],
+        );
+        let a = Hierarchy::from_rows(&rows("a1;A12;*\na2;A12;*\na3;A3;*")).unwrap();
+        let b = Hierarchy::from_rows(&rows("b1;*\nb2;*")).unwrap();
+        let maps = [
+            GeneralizationMap::bind(a, table.column(0)).unwrap(),
+            GeneralizationMap::bind(b, table.column(1)).unwrap(),
+        ];
+        let input = EngineInput {
+            rows: 4,
+            quasi_identifiers: (0..2)
+                .map(|j| QuasiIdentifier {
+                    name: &table.column(j).name,
+                    codes: &table.column(j).codes,
+                    hierarchy: &maps[j],
+                })
+                .collect(),
+            sensitive: Vec::new(),
+        };
+        let mut model = LossModel::new(&input, 1, 0);
+        let node = [1, 1];
+        let plain = |kind| model.static_bound(kind, &node);
+        let entropy_a = 2.0 * (1.5f64).log2() + 3f64.log2();
+        assert_eq!(plain(MetricKind::Precision), 0.75);
+        assert_eq!(plain(MetricKind::Height), 2.0);
+        assert!((plain(MetricKind::NuEntropy) - (entropy_a + 4.0)).abs() < 1e-12);
+        assert_eq!(plain(MetricKind::Granularity), 5.5 / 8.0);
+        let mut frame = AttributeFrame::plain(vec![2, 1]);
+        frame.weights = vec![1.0, 0.5];
+        model.set_frame(frame);
+        let weighted = |kind| model.static_bound(kind, &node);
+        assert_eq!(weighted(MetricKind::Precision), 0.5);
+        assert_eq!(weighted(MetricKind::Height), 1.5);
+        assert!((weighted(MetricKind::NuEntropy) - (entropy_a + 2.0)).abs() < 1e-12);
+        assert_eq!(weighted(MetricKind::Granularity), 0.4375);
+        // a suppressed record weighs its weighted cells: (1 + ½) / (4 · 2) per record
+        assert_eq!(
+            model.bound_below(MetricKind::Granularity, 2),
+            2.0 / 4.0 * (1.5 / 2.0)
+        );
+        // an offset reads level 0 of a window as the hierarchy's level 1 (precision and height)
+        let mut frame = AttributeFrame::plain(vec![2, 1]);
+        frame.offsets = vec![1, 0];
+        model.set_frame(frame);
+        assert_eq!(model.static_bound(MetricKind::Height, &[0, 1]), 2.0);
+        assert_eq!(model.static_bound(MetricKind::Precision, &[1, 0]), 0.5);
     }
 }

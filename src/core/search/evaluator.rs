@@ -10,7 +10,7 @@ use crate::core::error::CoreError;
 use crate::core::groupify::{FrequencySet, Grouper};
 use crate::core::input::EngineInput;
 use crate::core::lattice::{Lattice, NodeId};
-use crate::core::loss::{LossModel, MetricKind, NodeSummary};
+use crate::core::loss::{AttributeFrame, LossModel, MetricKind, NodeSummary};
 use crate::core::privacy::{ClassView, PrivacyModel};
 use crate::core::risk::ClassSizes;
 
@@ -198,7 +198,14 @@ impl<'a> Evaluator<'a> {
             self.grouper.sibling(),
         );
         sibling.keep_value_sets(models);
+        sibling.loss.set_frame(self.loss.frame().clone());
         sibling
+    }
+
+    /// Reads lattice levels through `frame` (level bounds and attribute weights) in every loss and
+    /// bound; set before the search starts.
+    pub fn set_frame(&mut self, frame: AttributeFrame) {
+        self.loss.set_frame(frame);
     }
 
     /// Counts a sibling's `(checks, grouping work)` in this run's statistics.

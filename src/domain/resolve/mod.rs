@@ -10,6 +10,7 @@ pub mod fragmentation;
 pub mod identifiers;
 pub mod local;
 pub mod roles;
+pub mod steering;
 
 use std::ops::{Deref, DerefMut};
 
@@ -50,6 +51,7 @@ use differential::PrivateJob;
 use fragmentation::{fragmentation_plan, FragmentationPlan};
 use identifiers::{IdentifierColumn, IdentifierReport, Operated, OperatorChoice};
 use roles::declared_columns;
+use steering::SteeredColumn;
 
 /// Loads hierarchies given by reference (a path for the CLI, an id for the service). Returns a message
 /// on failure; the caller adds the pointer.
@@ -497,12 +499,17 @@ pub fn prepare_with(
     let mut repeated_hierarchy_rows = Vec::new();
     let mut identifiers = Vec::new();
     let mut aggregated = Vec::new();
+    let mut steered: Vec<SteeredColumn> = Vec::new();
     for (index, attribute) in declared {
         let column = table.column(index);
         let pointer = format!("/attributes/{}", pointer_segment(&column.name));
         let operator = problems
             .keep(identifiers::resolve_operator(attribute, &pointer))
             .flatten();
+        if let Some(why) = steering::unsteerable(attribute, matches!(method, Method::FullDomain(_)))
+        {
+            steering::refuse_unsteered(attribute, &pointer, why, &mut problems);
+        }
         if let Some(function) = attribute.aggregate {
             if attribute.role != Role::QuasiIdentifier || !matches!(method, Method::FullDomain(_)) {
                 problems.push(SpecError::new(
@@ -573,7 +580,18 @@ pub fn prepare_with(
                             local_attributes.push((index, domain));
                         }
                     }
-                    (Method::FullDomain(_), Some(map)) => quasi_identifiers.push((index, map)),
+                    (Method::FullDomain(_), Some(map)) => {
+                        // a bound outside the hierarchy is reported; the column still counts
+                        let bounds = problems
+                            .keep(steering::level_bounds(attribute, &map, &pointer))
+                            .unwrap_or((0, map.max_level() as u8));
+                        steered.push(SteeredColumn {
+                            pointer: pointer.clone(),
+                            bounds,
+                            weight: attribute.weight,
+                        });
+                        quasi_identifiers.push((index, map));
+                    }
                     (Method::FullDomain(_), None) => problems.push(SpecError::new(
                         format!("{pointer}/hierarchy"),
                         ErrorCode::MissingHierarchy,
@@ -733,6 +751,16 @@ pub fn prepare_with(
         dependency_columns
     };
     differential::check_private_spec(spec, table, &identifiers, &mut problems);
+    let heights: Vec<usize> = quasi_identifiers
+        .iter()
+        .map(|(_, map)| map.max_level())
+        .collect();
+    let steering = problems.keep(steering::steering(
+        &steered,
+        &heights,
+        spec.metric,
+        differential::is_private(spec),
+    ));
     let limit = problems.keep(suppression_limit(spec.suppression_limit));
     let risk = problems.keep(risk_settings(&spec.risk, table.row_count() as u64, "/risk"));
     let query_workload = problems.keep(query_workload(&spec.query_workload));
@@ -763,6 +791,7 @@ pub fn prepare_with(
     };
     let (models, limit, mut risk, query_workload, kind, utility, dependency_columns) =
         problems.finish_with(resolved)?;
+    let steering = steering.unwrap_or_default();
     // a population model's population is the risk analysis's, unless the job names another
     if risk.population_size.is_none() {
         risk.population_size = models.iter().find_map(|m| m.population_size);
@@ -800,6 +829,7 @@ pub fn prepare_with(
             Method::Local(_) => Algorithm::Optimal,
         },
         private_search: None,
+        steering,
     };
     Ok(Prepared {
         job: ResolvedJob {

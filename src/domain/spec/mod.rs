@@ -158,6 +158,16 @@ pub struct AttributeSpec {
     /// For a quasi-identifier of a full-domain job: not generalized, but replaced within each
     /// published class by the class's aggregate (ARX's microaggregation).
     pub aggregate: Option<AggregateFunction>,
+    /// For a quasi-identifier of a full-domain job: its weight in the metrics that sum over attributes
+    /// (precision, height, nu_entropy, granularity); 1 when absent, the weights then divided by the
+    /// largest (ARX's attribute weights).
+    pub weight: Option<f64>,
+    /// For a quasi-identifier of a full-domain job: the lowest hierarchy level it may be published at
+    /// (0 when absent).
+    pub min_level: Option<u64>,
+    /// For a quasi-identifier of a full-domain job: the highest hierarchy level it may be published at
+    /// (the hierarchy's top when absent).
+    pub max_level: Option<u64>,
 }
 
 /// How an aggregated quasi-identifier summarises a published class.

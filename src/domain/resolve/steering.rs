@@ -1,0 +1,328 @@
+//! The user's steering of a full-domain search, per quasi-identifier (ARX's minimum and maximum
+//! generalization levels and attribute weights): `min_level`, `max_level` and `weight` validated against
+//! the hierarchy, the job's algorithm and metric, and gathered into the engine's [`Steering`].
+
+use crate::core::data::GeneralizationMap;
+use crate::core::engine::Steering;
+use crate::core::loss::MetricKind;
+use crate::domain::spec::{AttributeSpec, Problems, Role, SpecError};
+use crate::error_code::ErrorCode;
+
+/// The metrics whose value sums a term per quasi-identifier, which weights scale.
+const WEIGHTED_METRICS: [MetricKind; 4] = [
+    MetricKind::Precision,
+    MetricKind::Height,
+    MetricKind::NuEntropy,
+    MetricKind::Granularity,
+];
+
+/// The steering fields `attribute` sets, by wire name.
+fn fields(attribute: &AttributeSpec) -> Vec<&'static str> {
+    let mut set = Vec::new();
+    if attribute.weight.is_some() {
+        set.push("weight");
+    }
+    if attribute.min_level.is_some() {
+        set.push("min_level");
+    }
+    if attribute.max_level.is_some() {
+        set.push("max_level");
+    }
+    set
+}
+
+/// Refuses the steering fields of a column that is not a generalized quasi-identifier of a full-domain
+/// job (`why` says what it is instead); true when there were none.
+pub fn refuse_unsteered(
+    attribute: &AttributeSpec,
+    pointer: &str,
+    why: &str,
+    problems: &mut Problems,
+) -> bool {
+    let set = fields(attribute);
+    for field in &set {
+        problems.push(SpecError::new(
+            format!("{pointer}/{field}"),
+            ErrorCode::UnsupportedOption,
+            format!(
+                "{field} steers the full-domain search of a generalized quasi-identifier; {why}"
+            ),
+        ));
+    }
+    set.is_empty()
+}
+
+/// Why a column takes no steering, when it does not: its role, or the job's algorithm.
+pub fn unsteerable(attribute: &AttributeSpec, full_domain: bool) -> Option<&'static str> {
+    if attribute.role != Role::QuasiIdentifier {
+        Some("this column is not a quasi-identifier")
+    } else if attribute.aggregate.is_some() {
+        Some("this quasi-identifier is aggregated, not generalized")
+    } else if !full_domain {
+        Some("local recodings and fragmentation choose each record's generalization themselves")
+    } else {
+        None
+    }
+}
+
+/// The lowest and highest level a full-domain quasi-identifier may take, within its hierarchy.
+pub fn level_bounds(
+    attribute: &AttributeSpec,
+    map: &GeneralizationMap,
+    pointer: &str,
+) -> Result<(u8, u8), SpecError> {
+    let top = map.max_level() as u64;
+    let within = |field: &str, level: u64| {
+        if level > top {
+            Err(SpecError::new(
+                format!("{pointer}/{field}"),
+                ErrorCode::InvalidParameter,
+                format!("{field} {level} is above the hierarchy's highest level {top}"),
+            ))
+        } else {
+            Ok(level as u8)
+        }
+    };
+    let lowest = within("min_level", attribute.min_level.unwrap_or(0))?;
+    let highest = within("max_level", attribute.max_level.unwrap_or(top))?;
+    if lowest > highest {
+        return Err(SpecError::new(
+            format!("{pointer}/max_level"),
+            ErrorCode::InvalidParameter,
+            format!("max_level {highest} is below min_level {lowest}"),
+        ));
+    }
+    Ok((lowest, highest))
+}
+
+/// One quasi-identifier's steering, as declared.
+#[derive(Debug, Clone)]
+pub struct SteeredColumn {
+    /// Where the attribute is declared (`/attributes/<name>`).
+    pub pointer: String,
+    /// Its allowed levels.
+    pub bounds: (u8, u8),
+    /// Its declared weight.
+    pub weight: Option<f64>,
+}
+
+/// The engine's steering of the job's quasi-identifiers (in lattice order): level bounds when one is
+/// narrower than its hierarchy, weights when one is declared (each finite and non-negative, one
+/// positive, and the metric one that sums over attributes); `private` jobs take none.
+pub fn steering(
+    columns: &[SteeredColumn],
+    heights: &[usize],
+    metric: MetricKind,
+    private: bool,
+) -> Result<Steering, SpecError> {
+    let mut problems = Problems::new();
+    let bounded = columns
+        .iter()
+        .zip(heights)
+        .any(|(c, &h)| c.bounds != (0, h as u8));
+    let weighted: Vec<&SteeredColumn> = columns.iter().filter(|c| c.weight.is_some()).collect();
+    if private {
+        let steered = columns.iter().zip(heights).find_map(|(c, &h)| {
+            if c.weight.is_some() {
+                Some((c, "weight"))
+            } else if c.bounds.0 > 0 {
+                Some((c, "min_level"))
+            } else if usize::from(c.bounds.1) < h {
+                Some((c, "max_level"))
+            } else {
+                None
+            }
+        });
+        if let Some((column, field)) = steered {
+            return Err(SpecError::new(
+                format!("{}/{field}", column.pointer),
+                ErrorCode::UnsupportedOption,
+                "differential privacy searches the whole lattice with its own score; level bounds \
+                 and weights do not apply",
+            ));
+        }
+        return Ok(Steering::default());
+    }
+    for column in &weighted {
+        if let Some(w) = column.weight.filter(|w| !w.is_finite() || *w < 0.0) {
+            problems.push(SpecError::new(
+                format!("{}/weight", column.pointer),
+                ErrorCode::InvalidParameter,
+                format!("weight {w} is negative; weights are non-negative numbers"),
+            ));
+        }
+    }
+    if let Some(first) = weighted.first() {
+        if !WEIGHTED_METRICS.contains(&metric) {
+            problems.push(SpecError::new(
+                format!("{}/weight", first.pointer),
+                ErrorCode::UnsupportedOption,
+                format!(
+                    "weights scale the metrics that sum over attributes (precision, height, \
+                     nu_entropy, granularity); metric '{}' does not",
+                    metric.name()
+                ),
+            ));
+        }
+        if columns.iter().all(|c| c.weight.unwrap_or(1.0) == 0.0) {
+            problems.push(SpecError::new(
+                "/attributes",
+                ErrorCode::InvalidParameter,
+                "every quasi-identifier has weight 0: at least one needs a positive weight",
+            ));
+        }
+    }
+    problems.finish()?;
+    Ok(Steering {
+        level_bounds: bounded.then(|| columns.iter().map(|c| c.bounds).collect()),
+        weights: (!weighted.is_empty())
+            .then(|| columns.iter().map(|c| c.weight.unwrap_or(1.0)).collect()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::core::control::NoControl;
+    use crate::core::data::Table;
+    use crate::domain::run::run_job;
+    use crate::domain::{prepare, JobSpec};
+    use crate::error_code::ErrorCode;
+
+    /// Eight ages 21–28 (ranges of 2, then 4, then 21-28, then *) and a sex (f up to 24, m above);
+    /// 2-anonymity.
+    fn table() -> Table {
+        let rows: Vec<Vec<String>> = (21..=28)
+            .map(|age| {
+                vec![
+                    age.to_string(),
+                    if age <= 24 { "f" } else { "m" }.to_string(),
+                ]
+            })
+            .collect();
+        let rows: Vec<Vec<&str>> = rows
+            .iter()
+            .map(|r| r.iter().map(String::as_str).collect())
+            .collect();
+        Table::from_rows(&["age", "sex"], &rows)
+    }
+
+    fn spec(age: &str, sex: &str, rest: &str) -> JobSpec {
+        let levels: Vec<String> = (21..=28)
+            .map(|a: u32| {
+                let two = (a - 1) / 2 * 2 + 1;
+                let four = (a - 1) / 4 * 4 + 1;
+                format!(
+                    r#"["{a}", "{two}-{}", "{four}-{}", "21-28", "*"]"#,
+                    two + 1,
+                    four + 3
+                )
+            })
+            .collect();
+        let json = format!(
+            r#"{{"attributes": {{
+                  "age": {{"role": "quasi_identifier", "hierarchy": {{"levels": [{}]}} {age}}},
+                  "sex": {{"role": "quasi_identifier",
+                           "hierarchy": {{"levels": [["f", "*"], ["m", "*"]]}} {sex}}}}},
+                "privacy_models": [{{"type": "k_anonymity", "k": 2}}],
+                "algorithm": {{"type": "exhaustive"}} {rest}}}"#,
+            levels.join(", ")
+        );
+        JobSpec::from_json(json.as_bytes()).unwrap()
+    }
+
+    fn problems(spec: &JobSpec) -> Vec<(String, ErrorCode)> {
+        let error = prepare(&table(), spec, &|_| Err("inline only".into())).unwrap_err();
+        error.all().map(|e| (e.pointer.clone(), e.code)).collect()
+    }
+
+    /// Without bounds, 2-anonymity publishes pairs of ages and keeps sex; a min_level of 2 on age
+    /// publishes ranges of four (the transformation in the hierarchy's levels, the lattice the window's);
+    /// a max_level of 0 leaves no solution; a min_level of 1 on sex keeps the pairs.
+    #[test]
+    fn bounds_restrict_the_published_levels() {
+        let table = table();
+        let run = |spec: &JobSpec| {
+            let done = run_job(&table, spec, &|_| Err("inline only".into()), &NoControl).unwrap();
+            let outcome = done.outcome().unwrap().clone();
+            let mut csv = Vec::new();
+            done.write_csv(&mut csv, &crate::codec::CsvOptions::default())
+                .unwrap();
+            (outcome, String::from_utf8(csv).unwrap())
+        };
+        let (free, _) = run(&spec("", "", ""));
+        assert_eq!(free.transformation, [1, 0]);
+        let (bounded, csv) = run(&spec(r#", "min_level": 2"#, "", ""));
+        assert_eq!(bounded.transformation, [2, 0]);
+        assert!(
+            csv.lines()
+                .skip(1)
+                .all(|l| l.starts_with("21-24,") || l.starts_with("25-28,")),
+            "{csv}"
+        );
+        assert_eq!(bounded.search.lattice_size, 3 * 2);
+        // ages kept as they are: every class has one record, and the limit is 0
+        let capped = spec(r#", "max_level": 0"#, "", "");
+        assert!(run_job(&table, &capped, &|_| Err("inline only".into()), &NoControl).is_err());
+        // sex at its top: the age pairs still decide
+        let (top, _) = run(&spec("", r#", "min_level": 1"#, ""));
+        assert_eq!(top.transformation, [1, 1]);
+    }
+
+    /// With height as the metric and a weight of ½ on age (sex 1), the pairs of ages cost ½.
+    #[test]
+    fn weights_change_the_optimum_and_the_reported_loss() {
+        let table = table();
+        let weighted = spec(r#", "weight": 0.5"#, "", r#", "metric": "height""#);
+        let done = run_job(
+            &table,
+            &weighted,
+            &|_| Err("inline only".into()),
+            &NoControl,
+        )
+        .unwrap();
+        let outcome = done.outcome().unwrap();
+        assert_eq!(outcome.transformation, [1, 0]);
+        assert_eq!(outcome.metrics.height, 0.5);
+        let report = done.report();
+        assert_eq!(report.metrics.unwrap().height, 0.5);
+    }
+
+    #[test]
+    fn invalid_steering_is_refused_with_pointers() {
+        let cases: [(JobSpec, &str, ErrorCode); 7] = [
+            (spec(r#", "max_level": 5"#, "", ""), "/attributes/age/max_level", ErrorCode::InvalidParameter),
+            (spec(r#", "min_level": 3, "max_level": 2"#, "", ""), "/attributes/age/max_level", ErrorCode::InvalidParameter),
+            (spec(r#", "weight": -1"#, "", r#", "metric": "height""#), "/attributes/age/weight", ErrorCode::InvalidParameter),
+            (spec(r#", "weight": 0"#, r#", "weight": 0"#, r#", "metric": "height""#), "/attributes", ErrorCode::InvalidParameter),
+            (spec(r#", "weight": 2"#, "", r#", "metric": "discernibility""#), "/attributes/age/weight", ErrorCode::UnsupportedOption),
+            (
+                JobSpec::from_json(
+                    br#"{"attributes": {"age": {"role": "quasi_identifier", "min_level": 1},
+                         "sex": {"role": "quasi_identifier"}},
+                         "privacy_models": [{"type": "k_anonymity", "k": 2}],
+                         "algorithm": {"type": "mondrian"}}"#,
+                )
+                .unwrap(),
+                "/attributes/age/min_level",
+                ErrorCode::UnsupportedOption,
+            ),
+            (
+                JobSpec::from_json(
+                    br#"{"attributes": {"age": {"role": "insensitive", "weight": 1},
+                         "sex": {"role": "quasi_identifier", "hierarchy": {"levels": [["f", "*"], ["m", "*"]]}}},
+                         "privacy_models": [{"type": "k_anonymity", "k": 2}]}"#,
+                )
+                .unwrap(),
+                "/attributes/age/weight",
+                ErrorCode::UnsupportedOption,
+            ),
+        ];
+        for (spec, pointer, code) in cases {
+            let found = problems(&spec);
+            assert!(
+                found.iter().any(|(p, c)| p == pointer && *c == code),
+                "{pointer}: {found:?}"
+            );
+        }
+    }
+}
