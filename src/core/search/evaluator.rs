@@ -205,6 +205,7 @@ impl<'a> Evaluator<'a> {
     /// Reads lattice levels through `frame` (level bounds and attribute weights) in every loss and
     /// bound; set before the search starts.
     pub fn set_frame(&mut self, frame: AttributeFrame) {
+        debug_assert!(self.known.is_empty(), "the frame is set before any check");
         self.loss.set_frame(frame);
     }
 

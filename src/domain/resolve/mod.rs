@@ -759,7 +759,10 @@ pub fn prepare_with(
         &steered,
         &heights,
         spec.metric,
-        differential::is_private(spec),
+        (
+            differential::is_private(spec),
+            spec.privacy_models.iter().any(|m| m.reads_population()),
+        ),
     ));
     let limit = problems.keep(suppression_limit(spec.suppression_limit));
     let risk = problems.keep(risk_settings(&spec.risk, table.row_count() as u64, "/risk"));

@@ -108,14 +108,26 @@ pub struct SteeredColumn {
 
 /// The engine's steering of the job's quasi-identifiers (in lattice order): level bounds when one is
 /// narrower than its hierarchy, weights when one is declared (each finite and non-negative, one
-/// positive, and the metric one that sums over attributes); `private` jobs take none.
+/// positive, and the metric one that sums over attributes); `private` jobs take none, and jobs whose
+/// models read a population table take no `min_level` (their population index reads the hierarchies'
+/// own levels, not a window's).
 pub fn steering(
     columns: &[SteeredColumn],
     heights: &[usize],
     metric: MetricKind,
-    private: bool,
+    (private, reads_population): (bool, bool),
 ) -> Result<Steering, SpecError> {
     let mut problems = Problems::new();
+    if reads_population {
+        if let Some(column) = columns.iter().find(|c| c.bounds.0 > 0) {
+            problems.push(SpecError::new(
+                format!("{}/min_level", column.pointer),
+                ErrorCode::UnsupportedOption,
+                "min_level does not apply with a model that reads a population table (k_map with \
+                 a population, delta_presence)",
+            ));
+        }
+    }
     let bounded = columns
         .iter()
         .zip(heights)
@@ -285,6 +297,42 @@ mod tests {
         assert_eq!(outcome.metrics.height, 0.5);
         let report = done.report();
         assert_eq!(report.metrics.unwrap().height, 0.5);
+        // weights are divided by the largest: 2 and 1 weigh as 1 and ½
+        let doubled = spec(r#", "weight": 2"#, "", r#", "metric": "height""#);
+        let done = run_job(&table, &doubled, &|_| Err("inline only".into()), &NoControl).unwrap();
+        assert_eq!(done.outcome().unwrap().metrics.height, 1.0);
+        let sex_heavy = spec(
+            "",
+            r#", "weight": 4, "min_level": 1"#,
+            r#", "metric": "height""#,
+        );
+        let done = run_job(
+            &table,
+            &sex_heavy,
+            &|_| Err("inline only".into()),
+            &NoControl,
+        )
+        .unwrap();
+        // age 1 · ¼ + sex 1 · 1
+        assert_eq!(done.outcome().unwrap().metrics.height, 1.25);
+    }
+
+    /// A population model's index reads the hierarchies' own levels: min_level is refused with it.
+    #[test]
+    fn min_level_is_refused_with_a_population_model() {
+        let column = |lowest| super::SteeredColumn {
+            pointer: "/attributes/age".into(),
+            bounds: (lowest, 2),
+            weight: None,
+        };
+        let metric = crate::core::loss::MetricKind::Height;
+        let error = super::steering(&[column(1)], &[3], metric, (false, true)).unwrap_err();
+        assert_eq!(
+            (error.pointer.as_str(), error.code),
+            ("/attributes/age/min_level", ErrorCode::UnsupportedOption)
+        );
+        let steering = super::steering(&[column(0)], &[3], metric, (false, true)).unwrap();
+        assert_eq!(steering.level_bounds, Some(vec![(0, 2)]));
     }
 
     #[test]
