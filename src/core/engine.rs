@@ -305,6 +305,19 @@ fn no_solution(ev: &mut Evaluator<'_>, plan: &Plan, max_suppressed: u64, rows: u
         .map(|m| m.describe())
         .collect::<Vec<_>>()
         .join(" and ");
+    if let Some(bounds) = &plan.steering.level_bounds {
+        let heights = ev.loss_model().frame().heights.clone();
+        if bounds
+            .iter()
+            .zip(&heights)
+            .any(|(&(_, highest), &top)| highest < top)
+        {
+            models.push_str(
+                " (some quasi-identifier's max_level is below its hierarchy's top: the most general \
+                 transformation below is the most general the level bounds allow)",
+            );
+        }
+    }
     if plan.privacy_models.iter().any(|m| m.is_table_level()) {
         models.push_str(&format!(
             " (the thresholds on the whole table are checked after suppression: the most general \

@@ -274,7 +274,14 @@ mod tests {
         assert_eq!(bounded.search.lattice_size, 3 * 2);
         // ages kept as they are: every class has one record, and the limit is 0
         let capped = spec(r#", "max_level": 0"#, "", "");
-        assert!(run_job(&table, &capped, &|_| Err("inline only".into()), &NoControl).is_err());
+        let error = run_job(&table, &capped, &|_| Err("inline only".into()), &NoControl)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            error.contains("max_level is below its hierarchy's top"),
+            "{error}"
+        );
         // sex at its top: the age pairs still decide
         let (top, _) = run(&spec("", r#", "min_level": 1"#, ""));
         assert_eq!(top.transformation, [1, 1]);
