@@ -29,7 +29,10 @@ use crate::domain::{JobSpec, Report, Resolved};
 /// Runs the command; errors are one-line messages.
 pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
     refuse_overwriting_inputs(args)?;
-    let spec = read_job_spec(&args.spec)?;
+    let mut spec = read_job_spec(&args.spec)?;
+    if let Some(transformation) = &args.transformation {
+        spec.transformation = Some(transformation.clone());
+    }
     let format = input_format(&spec.csv).map_err(|e| super::spec_problems(&e))?;
     let output_encoding = output_encoding(&spec.csv).map_err(|e| super::spec_problems(&e))?;
     // the key is read (and refused) before the input, and only when the spec asks for pseudonyms

@@ -143,6 +143,32 @@ pub struct AnonymizeArgs {
     /// input's individuals, for `k_map` without an estimator and `delta_presence`.
     #[arg(long)]
     pub population: Option<PathBuf>,
+    /// Publish this transformation instead of searching: the hierarchy level of every
+    /// quasi-identifier, `column=level` separated by commas (e.g. `age=2,sex=1,zip=3`); it replaces
+    /// the spec's `transformation`.
+    #[arg(long, value_parser = parse_transformation)]
+    pub transformation: Option<std::collections::BTreeMap<String, u64>>,
+}
+
+/// Parses `--transformation`: `column=level` pairs separated by commas.
+fn parse_transformation(text: &str) -> Result<std::collections::BTreeMap<String, u64>, String> {
+    let mut levels = std::collections::BTreeMap::new();
+    for pair in text.split(',').filter(|p| !p.trim().is_empty()) {
+        let (column, level) = pair
+            .rsplit_once('=')
+            .ok_or_else(|| format!("'{pair}' is not column=level"))?;
+        let level: u64 = level
+            .trim()
+            .parse()
+            .map_err(|_| format!("the level of '{}' is not a whole number", column.trim()))?;
+        if levels.insert(column.trim().to_string(), level).is_some() {
+            return Err(format!("'{}' is given twice", column.trim()));
+        }
+    }
+    if levels.is_empty() {
+        return Err("no column=level pair".into());
+    }
+    Ok(levels)
 }
 
 /// Arguments of `generate`.

@@ -307,7 +307,9 @@ fn no_solution(ev: &mut Evaluator<'_>, plan: &Plan, max_suppressed: u64, rows: u
         .join(" and ");
     if let Some(bounds) = &plan.steering.level_bounds {
         let heights = ev.loss_model().frame().heights.clone();
-        if bounds
+        if ev.lattice().size() == 1 {
+            models.push_str(" (the transformation is fixed: the search was skipped)");
+        } else if bounds
             .iter()
             .zip(&heights)
             .any(|(&(_, highest), &top)| highest < top)

@@ -755,6 +755,27 @@ pub fn prepare_with(
         .iter()
         .map(|(_, map)| map.max_level())
         .collect();
+    if let Some(transformation) = &spec.transformation {
+        if matches!(method, Method::FullDomain(_)) && !differential::is_private(spec) {
+            let names: Vec<&str> = quasi_identifiers
+                .iter()
+                .map(|(c, _)| table.column(*c).name.as_str())
+                .collect();
+            problems.keep(steering::fix_transformation(
+                transformation,
+                &mut steered,
+                &names,
+                &heights,
+            ));
+        } else {
+            problems.push(SpecError::new(
+                "/transformation",
+                ErrorCode::UnsupportedOption,
+                "a fixed transformation applies to full-domain jobs (not local recodings, \
+                 fragmentation or differential privacy)",
+            ));
+        }
+    }
     let steering = problems.keep(steering::steering(
         &steered,
         &heights,

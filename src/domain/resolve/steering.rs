@@ -95,6 +95,65 @@ pub fn level_bounds(
     Ok((lowest, highest))
 }
 
+/// The level bounds of every quasi-identifier with the spec's fixed `transformation` applied: each
+/// named column's bounds become its level (which must lie within its `min_level`..`max_level`), every
+/// generalized quasi-identifier must be named, and no other column may be. `columns[i]` belongs to the
+/// quasi-identifier `names[i]`, whose hierarchy's top is `heights[i]`.
+pub fn fix_transformation(
+    transformation: &std::collections::BTreeMap<String, u64>,
+    columns: &mut [SteeredColumn],
+    names: &[&str],
+    heights: &[usize],
+) -> Result<(), SpecError> {
+    let mut problems = Problems::new();
+    for (name, &level) in transformation {
+        let pointer = format!(
+            "/transformation/{}",
+            crate::domain::spec::pointer_segment(name)
+        );
+        let Some(i) = names.iter().position(|n| n == name) else {
+            problems.push(SpecError::new(
+                pointer,
+                ErrorCode::InvalidParameter,
+                format!(
+                    "'{name}' is not a generalized quasi-identifier of this job; the transformation \
+                     gives a level to each of them"
+                ),
+            ));
+            continue;
+        };
+        let (lowest, highest) = columns[i].bounds;
+        if level > heights[i] as u64 {
+            problems.push(SpecError::new(
+                pointer,
+                ErrorCode::InvalidParameter,
+                format!(
+                    "level {level} is above the hierarchy's highest level {}",
+                    heights[i]
+                ),
+            ));
+        } else if level < u64::from(lowest) || level > u64::from(highest) {
+            problems.push(SpecError::new(
+                pointer,
+                ErrorCode::InvalidParameter,
+                format!("level {level} is outside the column's min_level..max_level {lowest}..{highest}"),
+            ));
+        } else {
+            columns[i].bounds = (level as u8, level as u8);
+        }
+    }
+    for name in names {
+        if !transformation.contains_key(*name) {
+            problems.push(SpecError::new(
+                "/transformation",
+                ErrorCode::InvalidParameter,
+                format!("the transformation gives no level to quasi-identifier '{name}'"),
+            ));
+        }
+    }
+    problems.finish()
+}
+
 /// One quasi-identifier's steering, as declared.
 #[derive(Debug, Clone)]
 pub struct SteeredColumn {
@@ -285,6 +344,74 @@ mod tests {
         // sex at its top: the age pairs still decide
         let (top, _) = run(&spec("", r#", "min_level": 1"#, ""));
         assert_eq!(top.transformation, [1, 1]);
+    }
+
+    /// A fixed transformation publishes exactly the table the search publishes at that node, skips the
+    /// search (a one-node lattice), and is refused when incomplete, out of range or on a local job.
+    #[test]
+    fn a_fixed_transformation_publishes_that_node() {
+        let table = table();
+        let write = |spec: &JobSpec| {
+            let done = run_job(&table, spec, &|_| Err("inline only".into()), &NoControl).unwrap();
+            let mut csv = Vec::new();
+            done.write_csv(&mut csv, &crate::codec::CsvOptions::default())
+                .unwrap();
+            (done.outcome().unwrap().clone(), csv)
+        };
+        let (searched, searched_csv) = write(&spec(r#", "min_level": 2"#, "", ""));
+        let fixed = spec("", "", r#", "transformation": {"age": 2, "sex": 0}"#);
+        let (outcome, csv) = write(&fixed);
+        assert_eq!(outcome.transformation, searched.transformation);
+        assert_eq!(csv, searched_csv);
+        assert_eq!(outcome.metrics, searched.metrics);
+        assert_eq!(
+            (outcome.search.lattice_size, outcome.search.nodes_checked),
+            (1, 1)
+        );
+        // a node that needs suppression beyond the limit: no solution, saying why
+        let bare = spec("", "", r#", "transformation": {"age": 0, "sex": 0}"#);
+        let error = run_job(&table, &bare, &|_| Err("inline only".into()), &NoControl)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(error.contains("the transformation is fixed"), "{error}");
+        for (extra, pointer) in [
+            (r#", "transformation": {"age": 1}"#, "/transformation"),
+            (
+                r#", "transformation": {"age": 5, "sex": 0}"#,
+                "/transformation/age",
+            ),
+            (
+                r#", "transformation": {"age": 1, "sex": 0, "x": 0}"#,
+                "/transformation/x",
+            ),
+        ] {
+            let found = problems(&spec("", "", extra));
+            assert!(
+                found
+                    .iter()
+                    .any(|(p, c)| p == pointer && *c == ErrorCode::InvalidParameter),
+                "{extra}: {found:?}"
+            );
+        }
+        let outside = spec(
+            r#", "max_level": 1"#,
+            "",
+            r#", "transformation": {"age": 2, "sex": 0}"#,
+        );
+        assert!(problems(&outside)
+            .iter()
+            .any(|(p, _)| p == "/transformation/age"));
+        let local = JobSpec::from_json(
+            br#"{"attributes": {"age": {"role": "quasi_identifier"},
+                 "sex": {"role": "quasi_identifier"}},
+                 "privacy_models": [{"type": "k_anonymity", "k": 2}],
+                 "algorithm": {"type": "mondrian"}, "transformation": {"age": 1}}"#,
+        )
+        .unwrap();
+        assert!(problems(&local)
+            .iter()
+            .any(|(p, c)| p == "/transformation" && *c == ErrorCode::UnsupportedOption));
     }
 
     /// With height as the metric and a weight of ½ on age (sex 1), the pairs of ages cost ½.

@@ -66,6 +66,11 @@ pub struct JobSpec {
     /// the same tenant). The CLI takes `--population` instead.
     #[serde(default)]
     pub population_dataset_id: Option<String>,
+    /// A full-domain job's transformation, fixed: the hierarchy level of every quasi-identifier, by
+    /// column name. The search is skipped (the lattice holds that one node); the job fails with
+    /// `no_solution` when the node needs more suppression than the limit allows.
+    #[serde(default)]
+    pub transformation: Option<BTreeMap<String, u64>>,
 }
 
 /// The classification-utility measure (`"utility"`).
