@@ -485,12 +485,6 @@ mod tests {
     use crate::core::data::{GeneralizationMap, Hierarchy, Table};
     use crate::core::input::QuasiIdentifier;
 
-    fn rows(text: &str) -> Vec<Vec<String>> {
-        text.lines()
-            .map(|l| l.split(';').map(str::to_string).collect())
-            .collect()
-    }
-
     /// Four records: a ∈ {a1, a1, a2, a3} (a1, a2 → A12; a3 → A3; then *), b ∈ {b1, b2, b1, b2}
     /// (→ *). At node [1, 1] with weights [1, ½]:
     /// - precision (1 · ½ + ½ · 1) / 2 = ½ (unweighted ¾); height 1 + ½ = 1.5;
@@ -508,8 +502,13 @@ mod tests {
                 vec!["a3", "b2"],
             ],
         );
-        let a = Hierarchy::from_rows(&rows("a1;A12;*\na2;A12;*\na3;A3;*")).unwrap();
-        let b = Hierarchy::from_rows(&rows("b1;*\nb2;*")).unwrap();
+        let a = Hierarchy::from_rows(&[
+            vec!["a1", "A12", "*"],
+            vec!["a2", "A12", "*"],
+            vec!["a3", "A3", "*"],
+        ])
+        .unwrap();
+        let b = Hierarchy::from_rows(&[vec!["b1", "*"], vec!["b2", "*"]]).unwrap();
         let maps = [
             GeneralizationMap::bind(a, table.column(0)).unwrap(),
             GeneralizationMap::bind(b, table.column(1)).unwrap(),

@@ -683,10 +683,11 @@ fn published_estimates(
 ) -> Vec<f64> {
     let total = sizes.iter().sum::<u64>() as f64;
     let mut estimates = vec![total; queries.len()];
-    let mut driven: Vec<Vec<usize>> = vec![Vec::new(); q];
+    // each query's number and its driving range, by driving column
+    let mut driven: Vec<Vec<(usize, u32, u32)>> = vec![Vec::new(); q];
     for (number, query) in queries.iter().enumerate() {
-        if let Some((j, _, _)) = published_driver(query, domains) {
-            driven[j].push(number);
+        if let Some((j, lo, hi)) = published_driver(query, domains) {
+            driven[j].push((number, lo, hi));
         }
     }
     for (j, numbers) in driven.iter().enumerate() {
@@ -699,14 +700,13 @@ fn published_estimates(
             .par_iter()
             .map_init(
                 || vec![u32::MAX; cells],
-                |seen, &number| {
+                |seen, &(number, lo, hi)| {
                     let estimate = published_estimate(
                         &queries[number],
-                        number as u32,
+                        (number as u32, j, lo, hi),
                         indexes,
                         &classes,
                         q,
-                        domains,
                         seen,
                     );
                     (number, estimate)
@@ -720,21 +720,18 @@ fn published_estimates(
     estimates
 }
 
-/// The published answer of one query driven by `classes`' column: only the classes whose cell there
-/// meets the range are visited, each weighted by the covered share of its cell in every constrained
-/// column. `seen` (the driving column's cells) marks the cells already visited by this query.
+/// The published answer of query `number` driven by column `driver` over ranks `lo..=hi` (`classes`
+/// in that column's cell order): only the classes whose cell there meets the range are visited, each
+/// weighted by the covered share of its cell in every constrained column. `seen` (the driving column's
+/// cells) marks the cells already visited by this query.
 fn published_estimate(
     query: &Query,
-    number: u32,
+    (number, driver, lo, hi): (u32, usize, u32, u32),
     indexes: &[CellIndex],
     classes: &DrivenClasses,
     q: usize,
-    domains: &[usize],
     seen: &mut [u32],
 ) -> f64 {
-    let Some((driver, lo, hi)) = published_driver(query, domains) else {
-        return classes.sizes.iter().sum::<u64>() as f64;
-    };
     let index = &indexes[driver];
     let mut estimate = 0.0;
     for rank in lo..=hi {

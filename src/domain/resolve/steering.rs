@@ -16,31 +16,20 @@ const WEIGHTED_METRICS: [MetricKind; 4] = [
     MetricKind::Granularity,
 ];
 
-/// The steering fields `attribute` sets, by wire name.
-fn fields(attribute: &AttributeSpec) -> Vec<&'static str> {
-    let mut set = Vec::new();
-    if attribute.weight.is_some() {
-        set.push("weight");
-    }
-    if attribute.min_level.is_some() {
-        set.push("min_level");
-    }
-    if attribute.max_level.is_some() {
-        set.push("max_level");
-    }
-    set
-}
-
 /// Refuses the steering fields of a column that is not a generalized quasi-identifier of a full-domain
-/// job (`why` says what it is instead); true when there were none.
+/// job (`why` says what it is instead).
 pub fn refuse_unsteered(
     attribute: &AttributeSpec,
     pointer: &str,
     why: &str,
     problems: &mut Problems,
-) -> bool {
-    let set = fields(attribute);
-    for field in &set {
+) {
+    let set = [
+        ("weight", attribute.weight.is_some()),
+        ("min_level", attribute.min_level.is_some()),
+        ("max_level", attribute.max_level.is_some()),
+    ];
+    for (field, _) in set.iter().filter(|(_, given)| *given) {
         problems.push(SpecError::new(
             format!("{pointer}/{field}"),
             ErrorCode::UnsupportedOption,
@@ -49,7 +38,6 @@ pub fn refuse_unsteered(
             ),
         ));
     }
-    set.is_empty()
 }
 
 /// Why a column takes no steering, when it does not: its role, or the job's algorithm.
