@@ -53,6 +53,7 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         max_uploads_per_tenant: config.max_uploads_per_tenant as usize,
         job_memory_budget: config.job_memory_budget,
         csv_field_limit: config.csv_field_limit,
+        job_deadline: config.job_deadline(),
     });
     let state = state.with_audit(crate::audit::AuditSink::for_serve(&config)?);
     // bound before the workers start, so a busy port fails the start before any job is claimed

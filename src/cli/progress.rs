@@ -68,9 +68,15 @@ impl TerminalProgress {
         self.bar.set_prefix(label(&view));
         self.bar
             .set_position((view.fraction * BAR_LENGTH as f64).round() as u64);
+        let best = view
+            .best_loss
+            .map(|loss| format!(" best loss {loss:.6}"))
+            .unwrap_or_default();
         match self.progress.eta() {
-            Some(eta) => self.bar.set_message(format!("eta {}s", eta.as_secs())),
-            None => self.bar.set_message(""),
+            Some(eta) => self
+                .bar
+                .set_message(format!("eta {}s{best}", eta.as_secs())),
+            None => self.bar.set_message(best.trim_start().to_string()),
         }
     }
 }
@@ -111,6 +117,15 @@ impl Control for TerminalProgress {
 
     fn enter(&self, stage: Stage) {
         self.progress.enter(stage);
+        self.show();
+    }
+
+    fn clock_ms(&self) -> Option<u64> {
+        Some(self.progress.clock_ms())
+    }
+
+    fn best_loss(&self, loss: f64) {
+        self.progress.best_loss(loss);
         self.show();
     }
 }

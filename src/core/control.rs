@@ -16,7 +16,8 @@ use super::error::CoreError;
 pub enum Phase {
     /// Building the frequency set of the original table.
     Preparing,
-    /// Walking the lattice; `done` counts checked nodes, `total` is the lattice size.
+    /// Walking the lattice; `done` counts checked nodes, `total` is the lattice size (a search with a
+    /// time limit counts milliseconds spent out of the limit instead).
     Searching,
     /// Computing the loss of candidate solutions; `done`/`total` count candidates.
     Selecting,
@@ -86,6 +87,14 @@ pub trait Control: Sync {
     fn report(&self, progress: Progress);
     /// Told when the caller's job moves to another stage; ignored unless the control shows progress.
     fn enter(&self, _stage: Stage) {}
+    /// Milliseconds on the caller's monotonic clock, read by searches with a time limit (the engine has
+    /// no clock of its own). `None`, the default, means no clock: time limits are then not enforced and
+    /// those searches end by their other stopping rules.
+    fn clock_ms(&self) -> Option<u64> {
+        None
+    }
+    /// Told the loss of the best solution found so far by an anytime search, each time it improves.
+    fn best_loss(&self, _loss: f64) {}
 }
 
 /// A control that never cancels and ignores progress.

@@ -254,7 +254,17 @@ pub fn anonymize(
     };
     let lattice = ev.lattice().clone();
     let Some((best, _)) = result.best else {
-        return Err(no_solution(&mut ev, plan, max_suppressed, rows));
+        let mut error = no_solution(&mut ev, plan, max_suppressed, rows);
+        if let CoreError::NoSolution { models, .. } = &mut error {
+            if !result.exact && !plan.algorithm.is_exact() && plan.private_search.is_none() {
+                models.push_str(&format!(
+                    " (the {} search is a heuristic: it found no solution it could check within its \
+                     limits)",
+                    result.algorithm
+                ));
+            }
+        }
+        return Err(error);
     };
     let levels = lattice.levels(best);
     let (pre_pass_checks, pre_pass_work) = ev.pre_pass();
@@ -288,7 +298,7 @@ pub fn anonymize(
             candidates: result.candidates,
             grouping_work,
             pruning: result.pruning,
-            exact: plan.private_search.is_none() && plan.algorithm.is_exact(),
+            exact: result.exact,
         },
         // the hierarchies' levels, not the window's
         transformation: frame.hierarchy_levels(&levels),

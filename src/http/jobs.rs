@@ -315,6 +315,7 @@ async fn validate(
         Err(e) => return Err(e.into()),
     };
     check_csv_settings(&spec.csv, &dataset)?;
+    check_time_limit(spec, state.settings.job_deadline)?;
     let hierarchies = StoredHierarchies::fetch(&state.store, tenant, spec)
         .await
         .map_err(|e| match e {
@@ -334,6 +335,25 @@ async fn validate(
     })
     .await
     .map_err(|_| ApiError::internal())?
+}
+
+/// A search time limit must end before the job's deadline, which would otherwise fail the job with
+/// `deadline_exceeded` instead of publishing the best solution found: 422 `invalid_parameter`.
+fn check_time_limit(spec: &JobSpec, deadline: std::time::Duration) -> Result<(), ApiError> {
+    let Some(limit) = spec.algorithm.time_limit_ms() else {
+        return Ok(());
+    };
+    if u128::from(limit) < deadline.as_millis() {
+        return Ok(());
+    }
+    Err(ApiError::from(SpecError::new(
+        "/algorithm/time_limit_ms",
+        ErrorCode::InvalidParameter,
+        format!(
+            "time_limit_ms must be below the service's job deadline of {} ms",
+            deadline.as_millis()
+        ),
+    )))
 }
 
 /// The population table `spec` names (a dataset of `tenant`), if any; 422 `unknown_dataset` at

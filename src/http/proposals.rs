@@ -43,14 +43,17 @@ impl Drop for StopOnDrop {
 
 /// A control that stops the trial at its deadline, or earlier when its flag is set.
 struct Deadline {
+    started: std::time::Instant,
     until: std::time::Instant,
     flag: Arc<CancelFlag>,
 }
 
 impl Deadline {
     fn new(budget: Duration, flag: Arc<CancelFlag>) -> Self {
+        let started = std::time::Instant::now();
         Self {
-            until: std::time::Instant::now() + budget,
+            started,
+            until: started + budget,
             flag,
         }
     }
@@ -61,6 +64,9 @@ impl Control for Deadline {
         self.flag.is_cancelled() || std::time::Instant::now() >= self.until
     }
     fn report(&self, _progress: Progress) {}
+    fn clock_ms(&self) -> Option<u64> {
+        Some(self.started.elapsed().as_millis() as u64)
+    }
 }
 
 /// The proposal route.

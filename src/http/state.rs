@@ -38,6 +38,8 @@ pub struct ApiSettings {
     pub job_memory_budget: u64,
     /// Longest CSV field an upload may contain, in bytes.
     pub csv_field_limit: usize,
+    /// How long a job may run (the workers' deadline): a search time limit must end before it.
+    pub job_deadline: Duration,
 }
 
 impl Default for ApiSettings {
@@ -51,6 +53,7 @@ impl Default for ApiSettings {
             max_uploads_per_tenant: 2,
             job_memory_budget: DEFAULT_JOB_MEMORY_BUDGET,
             csv_field_limit: crate::codec::DEFAULT_MAX_FIELD_BYTES,
+            job_deadline: Duration::from_secs(3600),
         }
     }
 }

@@ -107,6 +107,14 @@ impl Control for JobControl {
     fn enter(&self, stage: Stage) {
         self.progress.enter(stage);
     }
+
+    fn clock_ms(&self) -> Option<u64> {
+        Some(self.progress.clock_ms())
+    }
+
+    fn best_loss(&self, loss: f64) {
+        self.progress.best_loss(loss);
+    }
 }
 
 #[cfg(test)]

@@ -32,6 +32,7 @@ api_cases!(
     builders_and_warnings_reach_the_report,
     windows_1252_uploads_publish_utf8,
     published_outputs_assess_as_their_reports,
+    anytime_searches_run_in_the_worker,
 );
 
 /// The memory budget is checked at submission: with a budget below any job's needs, a valid job is
@@ -307,6 +308,25 @@ async fn validation_errors_carry_pointers(service: Service) {
             422,
             "invalid_spec",
             "/algorithm/type",
+        ),
+        (
+            case(&|b| b["algorithm"] = json!({"type": "lightning", "time_limit_ms": 0})),
+            422,
+            "invalid_parameter",
+            "/algorithm/time_limit_ms",
+        ),
+        (
+            // the service's job deadline is an hour: the search would never publish its best
+            case(&|b| b["algorithm"] = json!({"type": "genetic", "time_limit_ms": 3_600_000})),
+            422,
+            "invalid_parameter",
+            "/algorithm/time_limit_ms",
+        ),
+        (
+            case(&|b| b["algorithm"] = json!({"type": "genetic", "generations": 0})),
+            422,
+            "invalid_parameter",
+            "/algorithm/generations",
         ),
         (
             case(&|b| b["metric"] = json!("happiness")),
@@ -595,6 +615,42 @@ async fn tenants_see_only_their_jobs(service: Service) {
     let job = get_json(&service, &format!("/v1/jobs/{job_id}")).await;
     assert_eq!(job["state"], "queued");
     assert_eq!(job["cancel_requested"], false);
+}
+
+/// Lightning and the genetic search run through the worker with the job's clock: on the toy table
+/// Lightning ends before its limit and proves its result (`exact`), the genetic search does not claim it
+/// unless it checked every node; both reports name the search that ran.
+async fn anytime_searches_run_in_the_worker(service: Service) {
+    let id = toy_dataset(&service).await;
+    let flash = submit_ok(&service, &toy_spec(&id, 2)).await;
+    let mut lightning = toy_spec(&id, 2);
+    lightning["algorithm"] = json!({"type": "lightning", "time_limit_ms": 60_000});
+    let lightning = submit_ok(&service, &lightning).await;
+    let mut genetic = toy_spec(&id, 2);
+    genetic["algorithm"] =
+        json!({"type": "genetic", "time_limit_ms": 60_000, "seed": 3, "generations": 2});
+    let genetic = submit_ok(&service, &genetic).await;
+    for _ in 0..3 {
+        worker(&service).run_once().await.unwrap();
+    }
+    let report = |job: &Value| {
+        let path = format!("/v1/jobs/{}/result", job["id"].as_str().unwrap());
+        let service = &service;
+        async move { get_json(service, &path).await }
+    };
+    let (flash, lightning, genetic) = (
+        report(&flash).await,
+        report(&lightning).await,
+        report(&genetic).await,
+    );
+    assert_eq!(lightning["search"]["algorithm"], "lightning", "{lightning}");
+    assert_eq!(lightning["search"]["exact"], true);
+    assert!(flash["transformation"].is_object(), "{flash}");
+    assert_eq!(lightning["transformation"], flash["transformation"]);
+    assert_eq!(genetic["search"]["algorithm"], "genetic", "{genetic}");
+    let lattice = genetic["search"]["lattice_size"].as_u64().unwrap();
+    let checked = genetic["search"]["nodes_checked"].as_u64().unwrap();
+    assert_eq!(genetic["search"]["exact"], checked >= lattice, "{genetic}");
 }
 
 async fn lifecycle_result_and_download(service: Service) {

@@ -4,6 +4,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod anytime;
 mod control;
 mod golden_adult;
 mod golden_sensitive;

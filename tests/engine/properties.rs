@@ -40,7 +40,7 @@ use anonymizer::core::data::Table;
 use anonymizer::core::engine::{anonymize, Plan, Steering};
 use anonymizer::core::loss::MetricKind;
 use anonymizer::core::privacy::{HighestRisk, KAnonymity, PrivacyModel};
-use anonymizer::core::search::{Algorithm, Evaluator};
+use anonymizer::core::search::{Algorithm, Evaluator, GeneticOptions};
 use anonymizer::domain::verify::verify;
 use anonymizer::domain::{prepare, JobSpec, Prepared};
 use proptest::prelude::*;
@@ -209,10 +209,17 @@ fn spec_json(job: &Job) -> serde_json::Value {
     json
 }
 
-const ALGORITHMS: [Algorithm; 9] = [
+const ALGORITHMS: [Algorithm; 11] = [
     Algorithm::Exhaustive {
         max_nodes: 1_000_000,
     },
+    // without a clock the time limit never expires: Lightning runs to its end and proves its result
+    Algorithm::Lightning { time_limit_ms: 1 },
+    Algorithm::Genetic(GeneticOptions {
+        time_limit_ms: 1,
+        seed: 3,
+        generations: Some(4),
+    }),
     Algorithm::Ola,
     Algorithm::Flash,
     Algorithm::Incognito { super_root: false },
@@ -222,6 +229,12 @@ const ALGORITHMS: [Algorithm; 9] = [
     Algorithm::Samarati,
     Algorithm::Datafly { seed: 0 },
 ];
+
+/// Whether the algorithm proves its result optimal when run without a clock (an anytime search then
+/// never reaches its time limit).
+fn proven_without_clock(algorithm: Algorithm) -> bool {
+    algorithm.is_exact() || matches!(algorithm, Algorithm::Lightning { .. })
+}
 
 /// The engine's table and prepared job (through JobSpec JSON and `prepare`), and the checker's view.
 fn build(job: &Job) -> Result<(Table, Prepared, Dataset), String> {
@@ -370,7 +383,16 @@ fn check_job(job: &Job, datafly_seed: u64) -> Result<(), String> {
                 }
             }
             // the loss against the optimum
-            if algorithm.is_exact() {
+            if proven_without_clock(algorithm) != outcome.search.exact
+                && !matches!(algorithm, Algorithm::Genetic(_))
+            {
+                return Err(format!(
+                    "{what}: exact = {}, the algorithm proves its result: {}",
+                    outcome.search.exact,
+                    proven_without_clock(algorithm)
+                ));
+            }
+            if outcome.search.exact {
                 if !close(loss, min) {
                     return Err(format!(
                         "{what}: loss {loss} at {:?}, the minimum is {min} (at {designated:?})",
@@ -904,7 +926,7 @@ fn check_exact_searches(
     let any_solution = failing.iter().any(|&f| f <= budget);
     for &metric in metrics {
         let mut exhaustive_loss = None;
-        for algorithm in ALGORITHMS.into_iter().filter(|a| a.is_exact()) {
+        for algorithm in ALGORITHMS.into_iter().filter(|&a| proven_without_clock(a)) {
             let what = format!("{} / {} / {label}", algorithm.name(), metric.name());
             let mut prepared = prepare(table, spec, &|_| Err("inline only".into()))
                 .map_err(|e| format!("{what}: prepare: {e}"))?;
@@ -1407,7 +1429,7 @@ fn check_steered_job(job: &Job, seed: u64) -> Result<(), String> {
                 }
             }
             let loss = outcome.metrics.get(metric);
-            if algorithm.is_exact() && !close(loss, min) {
+            if outcome.search.exact && !close(loss, min) {
                 return Err(format!(
                     "{what}: loss {loss} at {:?}, the minimum within the bounds is {min}",
                     outcome.transformation

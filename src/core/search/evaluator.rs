@@ -306,9 +306,15 @@ impl<'a> Evaluator<'a> {
         Ok(())
     }
 
-    /// From now on, progress counts the nodes settled by the search's tags, not the checks.
-    pub fn report_progress_by_tags(&mut self) {
+    /// From now on, checks report no progress: the search reports its own (the nodes its tags settled,
+    /// or the share of its time limit spent).
+    pub fn search_reports_progress(&mut self) {
         self.progress_by_tags = true;
+    }
+
+    /// The caller's control.
+    pub fn control(&self) -> &'a dyn Control {
+        self.control
     }
 
     /// A [`Pace`] on the caller's control, for search loops that visit many nodes without checking them.

@@ -9,6 +9,7 @@
 //! relaxations, found first with Flash); the others are visited in increasing order of the metric's static lower bound until it
 //! exceeds the best loss found ([`bounded`]), which for data-independent metrics is the first solution.
 
+mod anytime;
 mod best_first;
 mod bounded;
 mod datafly;
@@ -16,7 +17,9 @@ mod evaluator;
 mod exhaustive;
 mod flash;
 mod frontier;
+mod genetic;
 mod incognito;
+mod lightning;
 mod ola;
 mod safepub;
 mod samarati;
@@ -25,6 +28,7 @@ mod set_cache;
 mod tags;
 
 pub use evaluator::{Evaluator, NodeCheck};
+pub use genetic::GeneticOptions;
 pub use safepub::Walk;
 pub use tags::{Tag, Tags, MAX_TAGGED_NODES};
 
@@ -62,9 +66,24 @@ pub enum Algorithm {
     },
     /// The engine's best-first bounded search (exact).
     BestFirst,
-    /// The fastest exact algorithm for the job: best-first or Flash.
+    /// The fastest exact algorithm for the job: best-first or Flash; on a lattice larger than the exact
+    /// searches accept ([`MAX_TAGGED_NODES`]), Lightning with [`DEFAULT_TIME_LIMIT_MS`].
     Optimal,
+    /// Lightning-style best-effort search (Prasser et al. 2016), anytime: the best solution found within
+    /// the time limit; optimal when it ends before the limit.
+    Lightning {
+        /// Milliseconds the search may run, on the caller's clock.
+        time_limit_ms: u64,
+    },
+    /// A genetic search over level vectors ([`genetic`]), anytime.
+    Genetic(GeneticOptions),
 }
+
+/// The time limit of the anytime searches when the spec gives none (ARX's default for its heuristics).
+pub const DEFAULT_TIME_LIMIT_MS: u64 = 30_000;
+
+/// Largest lattice the anytime searches accept: node ids are 64-bit.
+pub const MAX_ANYTIME_NODES: u128 = u64::MAX as u128;
 
 impl Algorithm {
     /// The wire name.
@@ -78,12 +97,25 @@ impl Algorithm {
             Algorithm::Exhaustive { .. } => "exhaustive",
             Algorithm::BestFirst => "best_first",
             Algorithm::Optimal => "optimal",
+            Algorithm::Lightning { .. } => "lightning",
+            Algorithm::Genetic(_) => "genetic",
         }
     }
 
     /// Whether the algorithm guarantees the minimum of the metric.
     pub fn is_exact(self) -> bool {
-        !matches!(self, Algorithm::Samarati | Algorithm::Datafly { .. })
+        !matches!(
+            self,
+            Algorithm::Samarati
+                | Algorithm::Datafly { .. }
+                | Algorithm::Lightning { .. }
+                | Algorithm::Genetic(_)
+        )
+    }
+
+    /// Whether the search keeps no per-node array over the lattice (and ends by its time limit).
+    fn is_anytime(self) -> bool {
+        matches!(self, Algorithm::Lightning { .. } | Algorithm::Genetic(_))
     }
 }
 
@@ -98,6 +130,9 @@ pub struct SearchResult {
     pub candidates: u64,
     /// Whether predictive tagging was used.
     pub pruning: bool,
+    /// Whether the result is proven optimal: an exact algorithm ran, or an anytime search ended before
+    /// its time limit with nothing left to explore.
+    pub exact: bool,
 }
 
 /// The concrete algorithm `optimal` stands for, chosen by measurement (see docs/benchmarks.md):
@@ -105,6 +140,11 @@ pub struct SearchResult {
 /// ([`MetricKind::suits_best_first`]); Flash wins without suppression and for metrics whose bounds are
 /// weak before grouping.
 fn resolve_optimal(ev: &Evaluator<'_>) -> Algorithm {
+    if ev.lattice().size() > MAX_TAGGED_NODES {
+        return Algorithm::Lightning {
+            time_limit_ms: DEFAULT_TIME_LIMIT_MS,
+        };
+    }
     // those metrics' static bounds are monotone too, as best_first needs
     if ev.suppression_possible() && ev.metric().suits_best_first() {
         Algorithm::BestFirst
@@ -120,7 +160,7 @@ pub fn run(ev: &mut Evaluator<'_>, algorithm: Algorithm) -> Result<SearchResult,
         Algorithm::Optimal => resolve_optimal(ev),
         other => other,
     };
-    let needs_tags = !matches!(algorithm, Algorithm::Datafly { .. });
+    let needs_tags = !matches!(algorithm, Algorithm::Datafly { .. }) && !algorithm.is_anytime();
     if needs_tags && size > MAX_TAGGED_NODES {
         return Err(CoreError::LatticeTooLarge {
             size,
@@ -130,6 +170,12 @@ pub fn run(ev: &mut Evaluator<'_>, algorithm: Algorithm) -> Result<SearchResult,
     }
     let pruning = ev.is_monotone();
     let candidates = match algorithm {
+        Algorithm::Lightning { time_limit_ms } => {
+            return run_anytime(ev, algorithm, |ev| lightning::search(ev, time_limit_ms));
+        }
+        Algorithm::Genetic(options) => {
+            return run_anytime(ev, algorithm, |ev| genetic::search(ev, options));
+        }
         Algorithm::Exhaustive { max_nodes } => {
             if size > max_nodes as u128 {
                 return Err(CoreError::LatticeTooLarge {
@@ -157,6 +203,42 @@ pub fn run(ev: &mut Evaluator<'_>, algorithm: Algorithm) -> Result<SearchResult,
         algorithm: algorithm.name(),
         candidates: candidates.len() as u64,
         pruning,
+        exact: algorithm.is_exact(),
+    })
+}
+
+/// Runs an anytime search: its result is the best solution it checked, not a selection among candidates.
+fn run_anytime(
+    ev: &mut Evaluator<'_>,
+    algorithm: Algorithm,
+    search: impl FnOnce(&mut Evaluator<'_>) -> Result<anytime::AnytimeResult, CoreError>,
+) -> Result<SearchResult, CoreError> {
+    let size = ev.lattice().size();
+    if size > MAX_ANYTIME_NODES {
+        return Err(CoreError::LatticeTooLarge {
+            size,
+            algorithm: algorithm.name(),
+            limit: MAX_ANYTIME_NODES,
+        });
+    }
+    let found = search(ev)?;
+    let best = match found.best {
+        Some(id) => Some((id, ev.check(id)?.loss)),
+        // out of time before any solution: the most general transformation, a solution whenever any
+        // node is one under monotone models
+        None if !found.proven => {
+            let top = ev.lattice().id(ev.lattice().max_levels());
+            let check = ev.check(top)?;
+            check.is_solution.then_some((top, check.loss))
+        }
+        None => None,
+    };
+    Ok(SearchResult {
+        best,
+        algorithm: algorithm.name(),
+        candidates: u64::from(best.is_some()),
+        pruning: false,
+        exact: found.proven,
     })
 }
 
@@ -182,6 +264,7 @@ pub fn run_private(
         algorithm: "safepub",
         candidates: walk.pivots.len() as u64,
         pruning: false,
+        exact: false,
     })
 }
 

@@ -34,7 +34,7 @@ impl Tags {
     /// Tags for the lattice of `ev`'s search, all unknown; the search's progress is then the tagged share
     /// of the lattice. The caller checks the size against [`MAX_TAGGED_NODES`].
     pub fn for_search(ev: &mut Evaluator<'_>) -> Self {
-        ev.report_progress_by_tags();
+        ev.search_reports_progress();
         Self::new(ev.lattice())
     }
 

@@ -786,6 +786,7 @@ pub fn prepare_with(
         ),
     ));
     let limit = problems.keep(suppression_limit(spec.suppression_limit));
+    problems.keep(anytime_limits(&spec.algorithm));
     let risk = problems.keep(risk_settings(&spec.risk, table.row_count() as u64, "/risk"));
     let query_workload = problems.keep(query_workload(&spec.query_workload));
     let utility = problems.keep(utility_plan(spec, table));
@@ -972,6 +973,37 @@ fn build(builder: &BuilderSpec, column: &Column, pointer: &str) -> Result<Hierar
         .map_err(|e| SpecError::new(pointer, e.code(), e.to_string()))?;
     Hierarchy::from_rows(&rows)
         .map_err(|e| SpecError::new(pointer, ErrorCode::InvalidHierarchy, e.to_string()))
+}
+
+/// Longest time limit an anytime search accepts: one day, in milliseconds.
+pub const MAX_TIME_LIMIT_MS: u64 = 86_400_000;
+
+/// An anytime search's time limit is between 1 ms and a day, and its generation cap at least 1.
+fn anytime_limits(algorithm: &AlgorithmSpec) -> Result<(), SpecError> {
+    let (time_limit_ms, generations) = match algorithm {
+        AlgorithmSpec::Lightning { time_limit_ms } => (*time_limit_ms, None),
+        AlgorithmSpec::Genetic {
+            time_limit_ms,
+            generations,
+            ..
+        } => (*time_limit_ms, *generations),
+        _ => return Ok(()),
+    };
+    if time_limit_ms.is_some_and(|t| !(1..=MAX_TIME_LIMIT_MS).contains(&t)) {
+        return Err(SpecError::new(
+            "/algorithm/time_limit_ms",
+            ErrorCode::InvalidParameter,
+            format!("time_limit_ms must be between 1 and {MAX_TIME_LIMIT_MS} (one day)"),
+        ));
+    }
+    if generations == Some(0) {
+        return Err(SpecError::new(
+            "/algorithm/generations",
+            ErrorCode::InvalidParameter,
+            "generations must be at least 1",
+        ));
+    }
+    Ok(())
 }
 
 fn suppression_limit(limit: f64) -> Result<f64, SpecError> {

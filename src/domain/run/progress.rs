@@ -59,6 +59,9 @@ pub struct ProgressView {
     pub phase_fraction: f64,
     /// The share of the whole job done, in [0, 1], never decreasing, exactly 1 when done.
     pub fraction: f64,
+    /// The loss of the best solution an anytime search (Lightning, genetic) has found so far.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub best_loss: Option<f64>,
 }
 
 /// Progress of one job, fed by the caller's stages and the engine's reports; cheap enough for the
@@ -94,6 +97,7 @@ impl JobProgress {
                     total: 0,
                     phase_fraction: 0.0,
                     fraction: 0.0,
+                    best_loss: None,
                 },
                 entered: Vec::new(),
             }),
@@ -117,6 +121,7 @@ impl JobProgress {
             total: 0,
             phase_fraction: if stage == Stage::Done { 1.0 } else { 0.0 },
             fraction: view.fraction.max(start),
+            best_loss: view.best_loss,
         };
     }
 
@@ -133,6 +138,16 @@ impl JobProgress {
         view.phase_fraction = view.phase_fraction.max(engine_fraction(&progress));
         let (start, width) = stage_span(view.phase);
         view.fraction = view.fraction.max(start + width * view.phase_fraction);
+    }
+
+    /// Records the loss of the best solution an anytime search has found so far.
+    pub fn best_loss(&self, loss: f64) {
+        self.lock().view.best_loss = Some(loss);
+    }
+
+    /// Milliseconds since the job started: the clock of the engine's time limits.
+    pub fn clock_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
     }
 
     /// The progress now.
@@ -236,6 +251,20 @@ mod tests {
         report(&p, Phase::Partitioning, 1, 100);
         assert_eq!(p.view().fraction, 1.0);
         assert_eq!(p.view().phase, Stage::Done);
+    }
+
+    #[test]
+    fn the_best_loss_so_far_is_shown_and_kept_through_the_stages() {
+        let p = JobProgress::new();
+        p.enter(Stage::Searching);
+        assert_eq!(
+            serde_json::to_value(p.view()).unwrap().get("best_loss"),
+            None
+        );
+        p.best_loss(0.5);
+        p.best_loss(0.25);
+        p.enter(Stage::Verifying);
+        assert_eq!(serde_json::to_value(p.view()).unwrap()["best_loss"], 0.25);
     }
 
     #[test]

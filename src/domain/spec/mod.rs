@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use crate::core::loss::MetricKind;
-use crate::core::search::Algorithm;
+use crate::core::search::{Algorithm, GeneticOptions, DEFAULT_TIME_LIMIT_MS};
 use crate::error_code::ErrorCode;
 
 pub use crate::domain::models::beta_likeness::LikenessVariant;
@@ -348,6 +348,22 @@ pub enum AlgorithmSpec {
         #[serde(default)]
         seed: u64,
     },
+    /// Lightning-style best-effort search (heuristic, anytime): the best solution found within the time
+    /// limit, proven optimal when the search ends first.
+    Lightning {
+        /// Milliseconds the search may run; 30 000 when absent.
+        time_limit_ms: Option<u64>,
+    },
+    /// Genetic search over level vectors (heuristic, anytime).
+    Genetic {
+        /// Milliseconds the search may run; 30 000 when absent.
+        time_limit_ms: Option<u64>,
+        /// Seed of every random draw; 0 when absent.
+        #[serde(default)]
+        seed: u64,
+        /// Most generations; unlimited when absent (the time limit or convergence ends the search).
+        generations: Option<u32>,
+    },
     /// Every node (small lattices only).
     Exhaustive {
         /// Largest lattice accepted.
@@ -538,6 +554,20 @@ impl AlgorithmSpec {
             }),
             AlgorithmSpec::Samarati => Method::FullDomain(Algorithm::Samarati),
             &AlgorithmSpec::Datafly { seed } => Method::FullDomain(Algorithm::Datafly { seed }),
+            &AlgorithmSpec::Lightning { time_limit_ms } => {
+                Method::FullDomain(Algorithm::Lightning {
+                    time_limit_ms: time_limit_ms.unwrap_or(DEFAULT_TIME_LIMIT_MS),
+                })
+            }
+            &AlgorithmSpec::Genetic {
+                time_limit_ms,
+                seed,
+                generations,
+            } => Method::FullDomain(Algorithm::Genetic(GeneticOptions {
+                time_limit_ms: time_limit_ms.unwrap_or(DEFAULT_TIME_LIMIT_MS),
+                seed,
+                generations,
+            })),
             &AlgorithmSpec::Exhaustive { max_nodes } => Method::FullDomain(Algorithm::Exhaustive {
                 max_nodes: max_nodes.unwrap_or(DEFAULT_EXHAUSTIVE_LIMIT),
             }),
@@ -548,6 +578,18 @@ impl AlgorithmSpec {
                     a.method()
                 }),
             local => Method::Local(local.clone()),
+        }
+    }
+
+    /// The time limit an anytime search runs with (its default when the spec gives none); `None` for
+    /// the other algorithms.
+    pub fn time_limit_ms(&self) -> Option<u64> {
+        match self {
+            AlgorithmSpec::Lightning { time_limit_ms }
+            | AlgorithmSpec::Genetic { time_limit_ms, .. } => {
+                Some(time_limit_ms.unwrap_or(DEFAULT_TIME_LIMIT_MS))
+            }
+            _ => None,
         }
     }
 
@@ -569,6 +611,8 @@ impl AlgorithmSpec {
             AlgorithmSpec::Incognito { .. } => "incognito",
             AlgorithmSpec::Samarati => "samarati",
             AlgorithmSpec::Datafly { .. } => "datafly",
+            AlgorithmSpec::Lightning { .. } => "lightning",
+            AlgorithmSpec::Genetic { .. } => "genetic",
             AlgorithmSpec::Exhaustive { .. } => "exhaustive",
             AlgorithmSpec::Mondrian { .. } => "mondrian",
             AlgorithmSpec::Mdav => "mdav",

@@ -1,0 +1,243 @@
+//! The anytime searches (Lightning, genetic) on adult and on a lattice too large for the exact searches:
+//! every result is a solution, the time limit is read on the caller's clock and honoured, the best loss so
+//! far is reported and only falls, a seed fixes the genetic search's path, Lightning run to its end proves
+//! the exact optimum, and `optimal` falls back to Lightning when the lattice exceeds the exact limit.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use anonymizer::core::control::{Control, NoControl, Phase, Progress};
+use anonymizer::core::engine::{anonymize, Outcome};
+use anonymizer::core::search::MAX_TAGGED_NODES;
+use anonymizer::domain::verify::verify;
+use anonymizer::domain::{prepare, JobSpec};
+use serde_json::json;
+
+use crate::control::run_adult;
+
+/// A clock that moves `step` milliseconds each time it is read; records the best losses and progress.
+struct Ticking {
+    step: u64,
+    now: AtomicU64,
+    best: Mutex<Vec<f64>>,
+    reports: Mutex<Vec<Progress>>,
+}
+
+impl Ticking {
+    fn new(step: u64) -> Self {
+        Self {
+            step,
+            now: AtomicU64::new(0),
+            best: Mutex::new(Vec::new()),
+            reports: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl Control for Ticking {
+    fn is_cancelled(&self) -> bool {
+        false
+    }
+    fn report(&self, progress: Progress) {
+        self.reports.lock().unwrap().push(progress);
+    }
+    fn clock_ms(&self) -> Option<u64> {
+        Some(self.now.fetch_add(self.step, Ordering::Relaxed))
+    }
+    fn best_loss(&self, loss: f64) {
+        self.best.lock().unwrap().push(loss);
+    }
+}
+
+/// The loss the outcome was chosen for (discernibility in `run_adult`).
+fn loss(outcome: &Outcome) -> f64 {
+    outcome.metrics.get(outcome.metric)
+}
+
+/// k = 5 within the 2 % budget: every kept class has 5 records or more.
+fn assert_valid(outcome: &Outcome, what: &str) {
+    assert!(
+        outcome.suppressed_records <= outcome.max_suppressed_records,
+        "{what}"
+    );
+    assert!(
+        outcome.classes.min >= 5,
+        "{what}: a class of {}",
+        outcome.classes.min
+    );
+}
+
+#[test]
+fn lightning_stops_at_its_time_limit_with_its_best_solution() {
+    let clock = Ticking::new(1);
+    let outcome = run_adult(json!({"type": "lightning", "time_limit_ms": 400}), &clock).unwrap();
+    assert_eq!(outcome.search.algorithm, "lightning");
+    assert!(!outcome.search.exact, "stopped by its limit, so not proven");
+    assert_valid(&outcome, "lightning");
+    // one clock read per check after the bottom: the limit of 400 ms bounds the checks
+    assert!(
+        outcome.search.nodes_checked <= 401,
+        "{} checks in 400 ticks",
+        outcome.search.nodes_checked
+    );
+    let exact = run_adult(json!({"type": "flash"}), &NoControl).unwrap();
+    assert!(loss(&outcome) >= loss(&exact));
+    let best = clock.best.lock().unwrap().clone();
+    assert!(!best.is_empty());
+    assert!(
+        best.windows(2).all(|w| w[1] <= w[0]),
+        "the best loss only falls: {best:?}"
+    );
+    assert_eq!(*best.last().unwrap(), loss(&outcome));
+    let reports = clock.reports.lock().unwrap();
+    let searching: Vec<&Progress> = reports
+        .iter()
+        .filter(|p| p.phase == Phase::Searching)
+        .collect();
+    assert!(searching.iter().all(|p| p.total == 400 && p.done <= 400));
+    assert!(searching.windows(2).all(|w| w[0].done <= w[1].done));
+    assert_eq!(searching.last().unwrap().done, 400);
+    drop(reports);
+    // out of time before any solution: the most general transformation is published, one check late
+    let early = Ticking::new(1);
+    let top = run_adult(json!({"type": "lightning", "time_limit_ms": 5}), &early).unwrap();
+    assert_eq!(top.transformation, vec![1, 4, 1, 2, 3, 2, 2, 2, 1]);
+    assert!(
+        top.search.nodes_checked <= 7,
+        "{}",
+        top.search.nodes_checked
+    );
+    assert!(early.best.lock().unwrap().is_empty());
+}
+
+#[test]
+fn lightning_run_to_its_end_finds_the_exact_optimum() {
+    let exact = run_adult(json!({"type": "flash"}), &NoControl).unwrap();
+    let lightning = run_adult(json!({"type": "lightning"}), &NoControl).unwrap();
+    assert!(
+        lightning.search.exact,
+        "no clock: the search ran to its end"
+    );
+    assert_eq!(lightning.transformation, exact.transformation);
+    assert_eq!(loss(&lightning), loss(&exact));
+    assert_valid(&lightning, "lightning");
+    // with a real clock and a generous limit it ends on its own, proven, too
+    let clock = Ticking::new(0);
+    let timed = run_adult(json!({"type": "lightning", "time_limit_ms": 1}), &clock).unwrap();
+    assert!(
+        timed.search.exact,
+        "a clock that never moves never stops the search"
+    );
+    assert_eq!(timed.transformation, exact.transformation);
+}
+
+#[test]
+fn the_genetic_search_is_reproducible_and_honours_its_limits() {
+    let spec = json!({"type": "genetic", "seed": 7, "generations": 3});
+    let first = run_adult(spec.clone(), &NoControl).unwrap();
+    let again = run_adult(spec, &NoControl).unwrap();
+    assert_eq!(first.search.algorithm, "genetic");
+    assert_eq!(first.transformation, again.transformation);
+    assert_eq!(first.search.nodes_checked, again.search.nodes_checked);
+    assert!(!first.search.exact);
+    assert_valid(&first, "genetic");
+    let exact = run_adult(json!({"type": "flash"}), &NoControl).unwrap();
+    assert!(loss(&first) >= loss(&exact));
+    // two subpopulations of 9 + 100, then at most 3 generations replacing all but the elite
+    assert!(
+        first.search.nodes_checked <= 2 * 109 * 4,
+        "{}",
+        first.search.nodes_checked
+    );
+    let clock = Ticking::new(1);
+    let limited = run_adult(json!({"type": "genetic", "time_limit_ms": 50}), &clock).unwrap();
+    assert!(
+        limited.search.nodes_checked <= 51,
+        "{}",
+        limited.search.nodes_checked
+    );
+    assert_valid(&limited, "genetic");
+}
+
+/// 300 records over 20 numeric quasi-identifiers with 4 levels each: a lattice of 4^20 ≈ 1.1 · 10^12.
+fn wide_job(algorithm: serde_json::Value) -> (anonymizer::core::data::Table, JobSpec) {
+    let columns: Vec<String> = (0..20).map(|j| format!("q{j}")).collect();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let rows: Vec<Vec<String>> = (0..300)
+        .map(|_| {
+            (0..20)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    (state % 20).to_string()
+                })
+                .collect()
+        })
+        .collect();
+    let names: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let cells: Vec<Vec<&str>> = rows
+        .iter()
+        .map(|r| r.iter().map(String::as_str).collect())
+        .collect();
+    let table = anonymizer::core::data::Table::from_rows(&names, &cells);
+    let attributes: serde_json::Map<String, serde_json::Value> = columns
+        .iter()
+        .map(|c| {
+            let hierarchy =
+                json!({"builder": {"type": "interval", "width": 5, "start": 0, "fanouts": [2]}});
+            (
+                c.clone(),
+                json!({"role": "quasi_identifier", "hierarchy": hierarchy}),
+            )
+        })
+        .collect();
+    let spec = json!({
+        "attributes": attributes,
+        "privacy_models": [{"type": "k_anonymity", "k": 2}],
+        "suppression_limit": 0.05,
+        "algorithm": algorithm,
+        "metric": "precision",
+    });
+    (
+        table,
+        JobSpec::from_json(spec.to_string().as_bytes()).unwrap(),
+    )
+}
+
+#[test]
+fn optimal_falls_back_to_lightning_beyond_the_exact_limit() {
+    let (table, spec) = wide_job(json!({"type": "optimal"}));
+    let prepared = prepare(&table, &spec, &|_| Err("inline only".into())).unwrap();
+    // 100 ms per clock read: the default limit of 30 s allows 300 reads
+    let clock = Ticking::new(100);
+    let outcome = anonymize(&prepared.input(&table), &prepared.plan, &clock).unwrap();
+    assert!(outcome.search.lattice_size > MAX_TAGGED_NODES);
+    assert_eq!(outcome.search.algorithm, "lightning");
+    assert!(!outcome.search.exact);
+    // one check per clock read after the bottom, and at most one more: the top, when no solution was found
+    assert!(
+        outcome.search.nodes_checked <= 302,
+        "{}",
+        outcome.search.nodes_checked
+    );
+    verify(
+        &prepared.rendering(&table, &outcome),
+        &prepared.requirements,
+    )
+    .unwrap();
+    // the exact searches refuse that lattice
+    let (table, spec) = wide_job(json!({"type": "flash"}));
+    let prepared = prepare(&table, &spec, &|_| Err("inline only".into())).unwrap();
+    assert!(anonymize(&prepared.input(&table), &prepared.plan, &clock).is_err());
+    // the genetic search runs on it and its result verifies
+    let (table, spec) = wide_job(json!({"type": "genetic", "seed": 1, "time_limit_ms": 20000}));
+    let prepared = prepare(&table, &spec, &|_| Err("inline only".into())).unwrap();
+    let outcome = anonymize(&prepared.input(&table), &prepared.plan, &Ticking::new(100)).unwrap();
+    assert_eq!(outcome.search.algorithm, "genetic");
+    verify(
+        &prepared.rendering(&table, &outcome),
+        &prepared.requirements,
+    )
+    .unwrap();
+}
