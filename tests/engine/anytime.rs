@@ -1,7 +1,8 @@
 //! The anytime searches (Lightning, genetic) on adult and on a lattice too large for the exact searches:
 //! every result is a solution, the time limit is read on the caller's clock and honoured, the best loss so
 //! far is reported and only falls, a seed fixes the genetic search's path, Lightning run to its end proves
-//! the exact optimum, and `optimal` falls back to Lightning when the lattice exceeds the exact limit.
+//! the exact optimum, and `optimal` falls back to the genetic search when the lattice exceeds the exact
+//! limit.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -98,12 +99,26 @@ fn lightning_stops_at_its_time_limit_with_its_best_solution() {
     assert!(searching.windows(2).all(|w| w[0].done <= w[1].done));
     assert_eq!(searching.last().unwrap().done, 400);
     drop(reports);
+    // Lightning opens by bisecting one path from the bottom to the top: a solution within a few checks
+    let opening = Ticking::new(1);
+    let first = run_adult(json!({"type": "lightning", "time_limit_ms": 8}), &opening).unwrap();
+    assert!(
+        first.search.nodes_checked <= 9,
+        "{}",
+        first.search.nodes_checked
+    );
+    assert_ne!(
+        first.transformation,
+        vec![1, 4, 1, 2, 3, 2, 2, 2, 1],
+        "below the top"
+    );
+    assert_eq!(opening.best.lock().unwrap().last(), Some(&loss(&first)));
     // out of time before any solution: the most general transformation is published, one check late
     let early = Ticking::new(1);
-    let top = run_adult(json!({"type": "lightning", "time_limit_ms": 5}), &early).unwrap();
+    let top = run_adult(json!({"type": "genetic", "time_limit_ms": 1}), &early).unwrap();
     assert_eq!(top.transformation, vec![1, 4, 1, 2, 3, 2, 2, 2, 1]);
     assert!(
-        top.search.nodes_checked <= 7,
+        top.search.nodes_checked <= 3,
         "{}",
         top.search.nodes_checked
     );
@@ -206,14 +221,14 @@ fn wide_job(algorithm: serde_json::Value) -> (anonymizer::core::data::Table, Job
 }
 
 #[test]
-fn optimal_falls_back_to_lightning_beyond_the_exact_limit() {
+fn optimal_falls_back_to_the_genetic_search_beyond_the_exact_limit() {
     let (table, spec) = wide_job(json!({"type": "optimal"}));
     let prepared = prepare(&table, &spec, &|_| Err("inline only".into())).unwrap();
     // 100 ms per clock read: the default limit of 30 s allows 300 reads
     let clock = Ticking::new(100);
     let outcome = anonymize(&prepared.input(&table), &prepared.plan, &clock).unwrap();
     assert!(outcome.search.lattice_size > MAX_TAGGED_NODES);
-    assert_eq!(outcome.search.algorithm, "lightning");
+    assert_eq!(outcome.search.algorithm, "genetic");
     assert!(!outcome.search.exact);
     // one check per clock read after the bottom, and at most one more: the top, when no solution was found
     assert!(
@@ -230,11 +245,11 @@ fn optimal_falls_back_to_lightning_beyond_the_exact_limit() {
     let (table, spec) = wide_job(json!({"type": "flash"}));
     let prepared = prepare(&table, &spec, &|_| Err("inline only".into())).unwrap();
     assert!(anonymize(&prepared.input(&table), &prepared.plan, &clock).is_err());
-    // the genetic search runs on it and its result verifies
-    let (table, spec) = wide_job(json!({"type": "genetic", "seed": 1, "time_limit_ms": 20000}));
+    // Lightning runs on it and its result verifies
+    let (table, spec) = wide_job(json!({"type": "lightning", "time_limit_ms": 20000}));
     let prepared = prepare(&table, &spec, &|_| Err("inline only".into())).unwrap();
     let outcome = anonymize(&prepared.input(&table), &prepared.plan, &Ticking::new(100)).unwrap();
-    assert_eq!(outcome.search.algorithm, "genetic");
+    assert_eq!(outcome.search.algorithm, "lightning");
     verify(
         &prepared.rendering(&table, &outcome),
         &prepared.requirements,

@@ -2,11 +2,17 @@
 //! "Lightning: Utility-Driven Anonymization of High-Dimensional Data", Transactions on Data Privacy 9(2)),
 //! for lattices too large for the exact searches.
 //!
-//! Checked nodes wait in a queue ordered by their loss (ties: lower height, then smaller id). The search
+//! The search opens with a cheap first solution: the path from the bottom to the top that always raises
+//! the attribute whose raise costs least by the metric's static bound, bisected for its lowest solution
+//! as Flash does, then improved as below. Then checked nodes wait in a queue ordered by their loss (ties:
+//! lower height, then smaller id). The search
 //! repeatedly takes the first and expands it: every successor not yet expanded is checked and queued.
 //! The first and every `top height`-th expansion is a greedy dive instead: from the node, the search keeps expanding the
 //! successor with the least loss until it reaches a node whose successors cannot do better, which finds
-//! a solution early on lattices with many levels. A node is never expanded twice, and a node whose
+//! a solution early on lattices with many levels. From the first solution on that climb the search then
+//! walks to better solutions nearby, an extension of ours: to the predecessor that is a solution of least
+//! loss while one lowers the loss (the climb overshoots the lowest solutions), then along the lowest
+//! solutions by moving one attribute a level up and another a level down, while that lowers the loss. A node is never expanded twice, and a node whose
 //! `bound_above` (a lower bound of the loss of every generalization) exceeds the incumbent's loss, or
 //! equals it at a height no lower than the incumbent's (a generalization would lose the tie-break), is
 //! neither expanded nor queued.
@@ -50,7 +56,8 @@ impl Walk<'_> {
         })
     }
 
-    /// Checks and queues the successors of `id` not yet expanded; returns the one with the least loss.
+    /// Checks the successors of `id` not yet expanded and queues those that may still beat the
+    /// incumbent; returns the one with the least loss.
     fn expand(
         &mut self,
         ev: &mut Evaluator<'_>,
@@ -75,14 +82,12 @@ impl Walk<'_> {
                 height: height + 1,
                 id: next,
             };
-            if !self.hopeless(ev, next) {
-                if self.queued.insert(next) {
-                    self.queue.push(entry);
-                }
-                if cheapest.is_none_or(|c| entry > c) {
-                    // `Entry` orders for a max-heap: greater means a smaller key
-                    cheapest = Some(entry);
-                }
+            if !self.hopeless(ev, next) && self.queued.insert(next) {
+                self.queue.push(entry);
+            }
+            if cheapest.is_none_or(|c| entry > c) {
+                // `Entry` orders for a max-heap: greater means a smaller key
+                cheapest = Some(entry);
             }
             if limit.expired() {
                 return Ok(Err(OutOfTime));
@@ -91,7 +96,8 @@ impl Walk<'_> {
         Ok(Ok(cheapest))
     }
 
-    /// Expands `id`, then keeps expanding the cheapest successor while it may still beat the incumbent.
+    /// Expands `id`, then keeps expanding the cheapest successor while it may still beat the incumbent;
+    /// from the first solution on that path, improves.
     fn dive(
         &mut self,
         ev: &mut Evaluator<'_>,
@@ -99,13 +105,139 @@ impl Walk<'_> {
         id: NodeId,
     ) -> Result<Result<(), OutOfTime>, CoreError> {
         let mut at = id;
+        let mut first_solution = None;
         loop {
             match self.expand(ev, limit, at)? {
                 Err(out) => return Ok(Err(out)),
-                Ok(Some(next)) if !self.hopeless(ev, next.id) => at = next.id,
-                Ok(_) => return Ok(Ok(())),
+                Ok(Some(next)) => {
+                    if first_solution.is_none() && ev.cached(next.id).is_some_and(|c| c.is_solution)
+                    {
+                        first_solution = Some(next.id);
+                    }
+                    if self.hopeless(ev, next.id) {
+                        break;
+                    }
+                    at = next.id;
+                }
+                Ok(None) => break,
             }
         }
+        match first_solution {
+            Some(solution) => self.improve(ev, limit, solution),
+            None => Ok(Ok(())),
+        }
+    }
+
+    /// From solution `id`, walks to better solutions while there are any among its neighbours: first
+    /// the predecessors (one attribute a level lower; the climb overshoots the lowest solutions), then,
+    /// at a solution none of whose predecessors is one, the nodes with one attribute a level higher and
+    /// another a level lower (a step along the lowest solutions). Each step takes the neighbour that is a
+    /// solution of least loss, if it has less loss than the node it leaves.
+    fn improve(
+        &mut self,
+        ev: &mut Evaluator<'_>,
+        limit: &TimeLimit<'_>,
+        id: NodeId,
+    ) -> Result<Result<(), OutOfTime>, CoreError> {
+        let dims = self.lattice.dimensions();
+        let mut at = id;
+        let mut at_loss = ev.cached(id).map_or(f64::INFINITY, |c| c.loss);
+        loop {
+            self.lattice.levels_into(at, &mut self.levels);
+            let levels = self.levels.clone();
+            let mut best: Option<(f64, NodeId)> = None;
+            for j in (0..dims).filter(|&j| levels[j] > 0) {
+                let next = at - self.lattice.stride(j);
+                if self.consider(ev, limit, next, (at_loss, &mut best))? {
+                    return Ok(Err(OutOfTime));
+                }
+            }
+            if best.is_none() {
+                for i in (0..dims).filter(|&i| levels[i] < self.lattice.max_levels()[i]) {
+                    for j in (0..dims).filter(|&j| j != i && levels[j] > 0) {
+                        let next = at + self.lattice.stride(i) - self.lattice.stride(j);
+                        if self.consider(ev, limit, next, (at_loss, &mut best))? {
+                            return Ok(Err(OutOfTime));
+                        }
+                    }
+                }
+            }
+            match best {
+                Some((loss, next)) => (at, at_loss) = (next, loss),
+                None => return Ok(Ok(())),
+            }
+        }
+    }
+}
+
+impl Walk<'_> {
+    /// A first solution within a few checks: the path from the bottom to the top that always raises the
+    /// attribute whose raise costs least by the metric's static bound (no check needed), searched for its
+    /// lowest solution by bisection as Flash does (Kohlmayer et al. 2012), then improved. With
+    /// monotone models the bisection finds the path's lowest solution; otherwise some solution on it.
+    fn opening(
+        &mut self,
+        ev: &mut Evaluator<'_>,
+        limit: &TimeLimit<'_>,
+    ) -> Result<Result<(), OutOfTime>, CoreError> {
+        let metric = ev.metric();
+        let dims = self.lattice.dimensions();
+        let mut levels = vec![0u8; dims];
+        let mut path = vec![0 as NodeId];
+        loop {
+            let mut cheapest: Option<(f64, usize)> = None;
+            for j in 0..dims {
+                if levels[j] == self.lattice.max_levels()[j] {
+                    continue;
+                }
+                levels[j] += 1;
+                let bound = ev.loss_model().static_bound(metric, &levels);
+                levels[j] -= 1;
+                if cheapest.is_none_or(|(b, _)| bound < b) {
+                    cheapest = Some((bound, j));
+                }
+            }
+            let Some((_, j)) = cheapest else { break };
+            levels[j] += 1;
+            path.push(self.lattice.id(&levels));
+        }
+        let (mut low, mut high) = (0, path.len() - 1);
+        let top = anytime::check(ev, &mut self.incumbent, path[high])?;
+        if limit.expired() {
+            return Ok(Err(OutOfTime));
+        }
+        if !top.is_solution {
+            return Ok(Ok(()));
+        }
+        while low < high {
+            let mid = (low + high) / 2;
+            let check = anytime::check(ev, &mut self.incumbent, path[mid])?;
+            if limit.expired() {
+                return Ok(Err(OutOfTime));
+            }
+            if check.is_solution {
+                high = mid;
+            } else {
+                low = mid + 1;
+            }
+        }
+        self.improve(ev, limit, path[high])
+    }
+
+    /// Checks neighbour `next`; keeps it in `best` when it is a solution with less loss than `best`, or
+    /// than `at_loss` while `best` is empty. Returns whether the time is up.
+    fn consider(
+        &mut self,
+        ev: &mut Evaluator<'_>,
+        limit: &TimeLimit<'_>,
+        next: NodeId,
+        (at_loss, best): (f64, &mut Option<(f64, NodeId)>),
+    ) -> Result<bool, CoreError> {
+        let check = anytime::check(ev, &mut self.incumbent, next)?;
+        if check.is_solution && check.loss < best.map_or(at_loss, |b| b.0) {
+            *best = Some((check.loss, next));
+        }
+        Ok(limit.expired())
     }
 }
 
@@ -129,6 +261,12 @@ pub fn search(ev: &mut Evaluator<'_>, time_limit_ms: u64) -> Result<AnytimeResul
         id: 0,
     });
     walk.queued.insert(0);
+    if walk.opening(ev, &limit)?.is_err() {
+        return Ok(AnytimeResult {
+            best: walk.incumbent.node(),
+            proven: false,
+        });
+    }
     let stepping = lattice.top_height().max(1);
     let mut step = 0usize;
     while let Some(entry) = walk.queue.pop() {
