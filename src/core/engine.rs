@@ -256,7 +256,7 @@ pub fn anonymize(
     let Some((best, _)) = result.best else {
         let mut error = no_solution(&mut ev, plan, max_suppressed, rows);
         if let CoreError::NoSolution { models, .. } = &mut error {
-            if !result.exact && !plan.algorithm.is_exact() && plan.private_search.is_none() {
+            if !result.exact && matches!(result.algorithm, "lightning" | "genetic") {
                 models.push_str(&format!(
                     " (the {} search is a heuristic: it found no solution it could check within its \
                      limits)",

@@ -346,8 +346,14 @@ fn check_time_limit(spec: &JobSpec, deadline: std::time::Duration) -> Result<(),
     if u128::from(limit) < deadline.as_millis() {
         return Ok(());
     }
+    let pointer = match spec.algorithm {
+        crate::domain::spec::AlgorithmSpec::Fragmentation(_) => {
+            "/algorithm/anonymizer/time_limit_ms"
+        }
+        _ => "/algorithm/time_limit_ms",
+    };
     Err(ApiError::from(SpecError::new(
-        "/algorithm/time_limit_ms",
+        pointer,
         ErrorCode::InvalidParameter,
         format!(
             "time_limit_ms must be below the service's job deadline of {} ms",

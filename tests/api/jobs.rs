@@ -618,8 +618,8 @@ async fn tenants_see_only_their_jobs(service: Service) {
 }
 
 /// Lightning and the genetic search run through the worker with the job's clock: on the toy table
-/// Lightning ends before its limit and proves its result (`exact`), the genetic search does not claim it
-/// unless it checked every node; both reports name the search that ran.
+/// Lightning ends before its limit and proves its result (`exact`, the exact search's node); both
+/// reports name the search that ran, and both outputs meet k with no less loss than the optimum.
 async fn anytime_searches_run_in_the_worker(service: Service) {
     let id = toy_dataset(&service).await;
     let flash = submit_ok(&service, &toy_spec(&id, 2)).await;
@@ -648,9 +648,11 @@ async fn anytime_searches_run_in_the_worker(service: Service) {
     assert!(flash["transformation"].is_object(), "{flash}");
     assert_eq!(lightning["transformation"], flash["transformation"]);
     assert_eq!(genetic["search"]["algorithm"], "genetic", "{genetic}");
-    let lattice = genetic["search"]["lattice_size"].as_u64().unwrap();
-    let checked = genetic["search"]["nodes_checked"].as_u64().unwrap();
-    assert_eq!(genetic["search"]["exact"], checked >= lattice, "{genetic}");
+    // the published tables meet k = 2, as the report's independent measure of the output says
+    for report in [&lightning, &genetic] {
+        assert!(report["achieved"]["k"].as_u64().unwrap() >= 2, "{report}");
+        assert!(report["loss"].as_f64().unwrap() >= flash["loss"].as_f64().unwrap());
+    }
 }
 
 async fn lifecycle_result_and_download(service: Service) {

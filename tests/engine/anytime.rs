@@ -241,6 +241,19 @@ fn optimal_falls_back_to_the_genetic_search_beyond_the_exact_limit() {
         &prepared.requirements,
     )
     .unwrap();
+    assert!(
+        outcome.transformation.iter().any(|&l| l < 3),
+        "a solution below the top: {:?}",
+        outcome.transformation
+    );
+    // without a clock the fallback's generations are capped, so it ends
+    let unclocked = anonymize(&prepared.input(&table), &prepared.plan, &NoControl).unwrap();
+    assert_eq!(unclocked.search.algorithm, "genetic");
+    assert!(
+        unclocked.search.nodes_checked <= 2 * 120 * 51,
+        "{}",
+        unclocked.search.nodes_checked
+    );
     // the exact searches refuse that lattice
     let (table, spec) = wide_job(json!({"type": "flash"}));
     let prepared = prepare(&table, &spec, &|_| Err("inline only".into())).unwrap();
@@ -255,4 +268,9 @@ fn optimal_falls_back_to_the_genetic_search_beyond_the_exact_limit() {
         &prepared.requirements,
     )
     .unwrap();
+    assert!(
+        outcome.transformation.iter().any(|&l| l < 3),
+        "a solution below the top: {:?}",
+        outcome.transformation
+    );
 }

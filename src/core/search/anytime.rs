@@ -71,9 +71,12 @@ impl Incumbent {
 
     /// Whether no generalization of a node of `height` whose `bound_above` is `bound` can become the
     /// incumbent: its loss would be at least the incumbent's, and on a tie its height would be greater.
+    /// Bounds and losses are computed by different formulas, so they are compared with a relative slack
+    /// of 10⁻⁹ (as the exact searches do): a bound within it of the incumbent's loss counts as a tie.
     pub fn excludes_above(&self, bound: f64, height: usize) -> bool {
         self.best.is_some_and(|(loss, best_height, _)| {
-            bound > loss || (bound == loss && height >= best_height)
+            let slack = loss.abs() * 1e-9 + 1e-12;
+            bound > loss + slack || (bound >= loss - slack && height >= best_height)
         })
     }
 

@@ -83,6 +83,10 @@ pub enum Algorithm {
 /// The time limit of the anytime searches when the spec gives none (ARX's default for its heuristics).
 pub const DEFAULT_TIME_LIMIT_MS: u64 = 30_000;
 
+/// Generations of a genetic search that runs without a clock and without a cap of its own (ARX's
+/// default number of iterations), so that it ends.
+pub const NO_CLOCK_GENERATIONS: u32 = 50;
+
 /// Largest lattice the anytime searches accept: node ids are 64-bit.
 pub const MAX_ANYTIME_NODES: u128 = u64::MAX as u128;
 
@@ -140,6 +144,9 @@ pub struct SearchResult {
 /// the best-first search wins when records may be suppressed and the metric's bounds prune well
 /// ([`MetricKind::suits_best_first`]); Flash wins without suppression and for metrics whose bounds are
 /// weak before grouping.
+///
+/// On a lattice larger than the exact searches accept it is the genetic search with the default time
+/// limit and seed 0.
 fn resolve_optimal(ev: &Evaluator<'_>) -> Algorithm {
     if ev.lattice().size() > MAX_TAGGED_NODES {
         return Algorithm::Genetic(GeneticOptions {
@@ -177,6 +184,14 @@ pub fn run(ev: &mut Evaluator<'_>, algorithm: Algorithm) -> Result<SearchResult,
             return run_anytime(ev, algorithm, |ev| lightning::search(ev, time_limit_ms));
         }
         Algorithm::Genetic(options) => {
+            // without a clock the time limit cannot end the search: cap its generations
+            let options = match (ev.control().clock_ms(), options.generations) {
+                (None, None) => GeneticOptions {
+                    generations: Some(NO_CLOCK_GENERATIONS),
+                    ..options
+                },
+                _ => options,
+            };
             return run_anytime(ev, algorithm, |ev| genetic::search(ev, options));
         }
         Algorithm::Exhaustive { max_nodes } => {

@@ -980,6 +980,13 @@ pub const MAX_TIME_LIMIT_MS: u64 = 86_400_000;
 
 /// An anytime search's time limit is between 1 ms and a day, and its generation cap at least 1.
 fn anytime_limits(algorithm: &AlgorithmSpec) -> Result<(), SpecError> {
+    let (algorithm, at) = match algorithm {
+        AlgorithmSpec::Fragmentation(fragmentation) => match &fragmentation.anonymizer {
+            Some(anonymizer) => (anonymizer, "/algorithm/anonymizer"),
+            None => return Ok(()),
+        },
+        other => (other, "/algorithm"),
+    };
     let (time_limit_ms, generations) = match algorithm {
         AlgorithmSpec::Lightning { time_limit_ms } => (*time_limit_ms, None),
         AlgorithmSpec::Genetic {
@@ -991,14 +998,14 @@ fn anytime_limits(algorithm: &AlgorithmSpec) -> Result<(), SpecError> {
     };
     if time_limit_ms.is_some_and(|t| !(1..=MAX_TIME_LIMIT_MS).contains(&t)) {
         return Err(SpecError::new(
-            "/algorithm/time_limit_ms",
+            format!("{at}/time_limit_ms"),
             ErrorCode::InvalidParameter,
             format!("time_limit_ms must be between 1 and {MAX_TIME_LIMIT_MS} (one day)"),
         ));
     }
     if generations == Some(0) {
         return Err(SpecError::new(
-            "/algorithm/generations",
+            format!("{at}/generations"),
             ErrorCode::InvalidParameter,
             "generations must be at least 1",
         ));
@@ -1025,6 +1032,43 @@ mod tests {
     use crate::domain::models::delta_range::DeltaRangeCheck;
     use crate::domain::models::l_categorical_diversity::LCategoricalCheck;
     use std::any::Any;
+
+    #[test]
+    fn anytime_limits_are_checked_where_they_are_given() {
+        let pointer = |json: serde_json::Value| {
+            let algorithm: AlgorithmSpec = serde_json::from_value(json).unwrap();
+            anytime_limits(&algorithm)
+                .err()
+                .map(|e| (e.pointer, e.code))
+        };
+        assert_eq!(
+            pointer(serde_json::json!({"type": "lightning", "time_limit_ms": 1})),
+            None
+        );
+        assert_eq!(pointer(serde_json::json!({"type": "genetic"})), None);
+        assert_eq!(
+            pointer(serde_json::json!({"type": "lightning", "time_limit_ms": 86_400_001u64})),
+            Some((
+                "/algorithm/time_limit_ms".to_string(),
+                ErrorCode::InvalidParameter
+            ))
+        );
+        assert_eq!(
+            pointer(serde_json::json!({"type": "genetic", "generations": 0})),
+            Some((
+                "/algorithm/generations".to_string(),
+                ErrorCode::InvalidParameter
+            ))
+        );
+        assert_eq!(
+            pointer(serde_json::json!({"type": "fragmentation", "class": "c",
+                "anonymizer": {"type": "lightning", "time_limit_ms": 0}})),
+            Some((
+                "/algorithm/anonymizer/time_limit_ms".to_string(),
+                ErrorCode::InvalidParameter
+            ))
+        );
+    }
 
     fn table() -> Table {
         Table::from_rows(

@@ -581,10 +581,14 @@ impl AlgorithmSpec {
         }
     }
 
-    /// The time limit an anytime search runs with (its default when the spec gives none); `None` for
-    /// the other algorithms.
+    /// The time limit an anytime search runs with (its default when the spec gives none; a
+    /// fragmentation job's anonymizer's); `None` for the other algorithms.
     pub fn time_limit_ms(&self) -> Option<u64> {
         match self {
+            AlgorithmSpec::Fragmentation(fragmentation) => fragmentation
+                .anonymizer
+                .as_ref()
+                .and_then(AlgorithmSpec::time_limit_ms),
             AlgorithmSpec::Lightning { time_limit_ms }
             | AlgorithmSpec::Genetic { time_limit_ms, .. } => {
                 Some(time_limit_ms.unwrap_or(DEFAULT_TIME_LIMIT_MS))
