@@ -8,13 +8,15 @@
 //! compare the nodes checked and the grouping work of OLA and Incognito with and without Super-Root
 //! (Issa 2009, Figs 33–34).
 
+#[path = "support/arx_files.rs"]
+mod arx_files;
 #[path = "support/mod.rs"]
 mod support;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anonymizer::codec::{parse_arx_hierarchy, read_table, CsvOptions};
+use anonymizer::codec::{read_table, CsvOptions};
 use anonymizer::core::control::NoControl;
 use anonymizer::core::engine::anonymize;
 use anonymizer::domain::spec::HierarchySpec;
@@ -226,17 +228,6 @@ fn cases() -> Vec<Case> {
     out
 }
 
-/// Keeps the first line of each original value. adult_full's age hierarchy (as published in ARX's
-/// benchmark repository) lists the ages 72–88 twice with different intervals; the engine rightly rejects
-/// that, so the benchmark uses the first definition (keeping the last gives a valid tree too).
-fn first_definitions(text: &str) -> String {
-    let mut seen = std::collections::HashSet::new();
-    text.lines()
-        .filter(|line| seen.insert(line.split(';').next().unwrap_or("").to_string()))
-        .flat_map(|line| [line, "\n"])
-        .collect()
-}
-
 fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
 }
@@ -276,15 +267,7 @@ fn run(case: &Case, runs: usize) {
         "metric": case.metric,
     });
     let spec = JobSpec::from_json(spec.to_string().as_bytes()).expect("spec");
-    let resolve = |source: &HierarchySpec| match source {
-        HierarchySpec::Path { path, .. } => {
-            let text = std::fs::read_to_string(dir.join(path)).map_err(|e| e.to_string())?;
-            parse_arx_hierarchy(first_definitions(&text).as_bytes(), b';')
-                .map(Into::into)
-                .map_err(|e| e.to_string())
-        }
-        _ => Err("unsupported".to_string()),
-    };
+    let resolve = |source: &HierarchySpec| arx_files::resolve_in(&dir, source);
     let prepared = prepare(&table, &spec, &resolve).expect("prepare");
     let input = prepared.input(&table);
     let mut times = Vec::with_capacity(runs);

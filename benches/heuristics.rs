@@ -12,6 +12,8 @@
 //! the seeds of the genetic search (default 3); `HEURISTIC_LIMIT_MS` the limit (default 30000);
 //! `HEURISTIC_METRIC` the metric (default `nu_entropy`).
 
+#[path = "support/arx_files.rs"]
+mod arx_files;
 #[path = "support/mod.rs"]
 mod support;
 
@@ -19,7 +21,7 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use anonymizer::codec::{parse_arx_hierarchy, read_table, CsvOptions};
+use anonymizer::codec::{read_table, CsvOptions};
 use anonymizer::core::control::{Control, Progress};
 use anonymizer::core::data::Table;
 use anonymizer::core::engine::{anonymize, Outcome};
@@ -107,15 +109,6 @@ const DATA_SETS: [DataSet; 4] = [
     },
 ];
 
-/// Keeps the first line of each original value (adult_full's age hierarchy repeats 72–88).
-fn first_definitions(text: &str) -> String {
-    let mut seen = std::collections::HashSet::new();
-    text.lines()
-        .filter(|line| seen.insert(line.split(';').next().unwrap_or("").to_string()))
-        .flat_map(|line| [line, "\n"])
-        .collect()
-}
-
 /// The table and the job with `algorithm`: every column with a hierarchy file is a quasi-identifier.
 fn job(set: &DataSet, algorithm: serde_json::Value) -> (Table, Prepared) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -145,15 +138,7 @@ fn job(set: &DataSet, algorithm: serde_json::Value) -> (Table, Prepared) {
         "metric": std::env::var("HEURISTIC_METRIC").unwrap_or_else(|_| "nu_entropy".to_string()),
     });
     let spec = JobSpec::from_json(spec.to_string().as_bytes()).expect("spec");
-    let resolve = |source: &HierarchySpec| match source {
-        HierarchySpec::Path { path, .. } => {
-            let text = std::fs::read_to_string(dir.join(path)).map_err(|e| e.to_string())?;
-            parse_arx_hierarchy(first_definitions(&text).as_bytes(), b';')
-                .map(Into::into)
-                .map_err(|e| e.to_string())
-        }
-        _ => Err("unsupported".to_string()),
-    };
+    let resolve = |source: &HierarchySpec| arx_files::resolve_in(&dir, source);
     let prepared = prepare(&table, &spec, &resolve).expect("prepare");
     (table, prepared)
 }
