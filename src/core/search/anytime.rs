@@ -14,6 +14,8 @@ pub struct TimeLimit<'c> {
     control: &'c dyn Control,
     started: Option<u64>,
     limit_ms: u64,
+    /// Set once [`TimeLimit::expired`] has seen the limit pass (time only grows).
+    passed: std::cell::Cell<bool>,
 }
 
 impl<'c> TimeLimit<'c> {
@@ -23,6 +25,7 @@ impl<'c> TimeLimit<'c> {
             control,
             started: control.clock_ms(),
             limit_ms,
+            passed: std::cell::Cell::new(false),
         }
     }
 
@@ -42,7 +45,15 @@ impl<'c> TimeLimit<'c> {
             done: spent.min(self.limit_ms),
             total: self.limit_ms,
         });
-        self.started.is_some() && spent >= self.limit_ms
+        let passed = self.started.is_some() && spent >= self.limit_ms;
+        self.passed.set(passed);
+        passed
+    }
+
+    /// Whether an earlier [`TimeLimit::expired`] saw the limit pass, without reading the clock: searches
+    /// read the clock once per check and ask this on their way out.
+    pub fn passed(&self) -> bool {
+        self.passed.get()
     }
 }
 

@@ -84,9 +84,6 @@ struct Population<'l> {
     fresh: bool,
 }
 
-/// Whether the search must stop now.
-struct Stop;
-
 impl Population<'_> {
     /// Checks the node at `levels` and returns it as an individual.
     fn individual(
@@ -94,14 +91,13 @@ impl Population<'_> {
         ev: &mut Evaluator<'_>,
         limit: &TimeLimit<'_>,
         levels: &[u8],
-    ) -> Result<Result<Individual, Stop>, CoreError> {
+    ) -> Result<Individual, CoreError> {
         let id = self.lattice.id(levels);
         self.fresh |= ev.cached(id).is_none();
         let check = anytime::check(ev, &mut self.incumbent, id)?;
-        if limit.expired() {
-            return Ok(Err(Stop));
-        }
-        Ok(Ok(Individual::new(self.lattice, id, &check)))
+        // one clock read per check; the callers stop on `limit.passed()`
+        limit.expired();
+        Ok(Individual::new(self.lattice, id, &check))
     }
 
     fn random_level(&mut self, j: usize) -> u8 {
@@ -128,7 +124,7 @@ impl Population<'_> {
         ev: &mut Evaluator<'_>,
         limit: &TimeLimit<'_>,
         population: &mut [Individual],
-    ) -> Result<Result<(), Stop>, CoreError> {
+    ) -> Result<(), CoreError> {
         let n = population.len();
         let dims = self.lattice.dimensions();
         let share = n.div_ceil(5);
@@ -145,9 +141,9 @@ impl Population<'_> {
                     a[j] = b[j];
                 }
             }
-            match self.individual(ev, limit, &a)? {
-                Ok(child) => *slot = child,
-                Err(stop) => return Ok(Err(stop)),
+            *slot = self.individual(ev, limit, &a)?;
+            if limit.passed() {
+                return Ok(());
             }
         }
         let most = dims.div_ceil(5).max(1);
@@ -160,13 +156,13 @@ impl Population<'_> {
             for &j in &order[..count] {
                 a[j] = self.random_level(j);
             }
-            match self.individual(ev, limit, &a)? {
-                Ok(mutant) => *slot = mutant,
-                Err(stop) => return Ok(Err(stop)),
+            *slot = self.individual(ev, limit, &a)?;
+            if limit.passed() {
+                return Ok(());
             }
         }
         population.sort_by(Individual::fitter);
-        Ok(Ok(()))
+        Ok(())
     }
 
     /// A subpopulation of `size`: the triangle first when `triangle`, then random nodes.
@@ -176,7 +172,7 @@ impl Population<'_> {
         limit: &TimeLimit<'_>,
         size: usize,
         triangle: bool,
-    ) -> Result<Result<Vec<Individual>, Stop>, CoreError> {
+    ) -> Result<Vec<Individual>, CoreError> {
         let dims = self.lattice.dimensions();
         let max = self.lattice.max_levels().to_vec();
         let mut out = Vec::with_capacity(size);
@@ -186,13 +182,13 @@ impl Population<'_> {
             } else {
                 (0..dims).map(|j| self.random_level(j)).collect()
             };
-            match self.individual(ev, limit, &levels)? {
-                Ok(individual) => out.push(individual),
-                Err(stop) => return Ok(Err(stop)),
+            out.push(self.individual(ev, limit, &levels)?);
+            if limit.passed() {
+                break;
             }
         }
         out.sort_by(Individual::fitter);
-        Ok(Ok(out))
+        Ok(out)
     }
 }
 
@@ -214,12 +210,14 @@ pub fn search(ev: &mut Evaluator<'_>, options: GeneticOptions) -> Result<Anytime
         })
     };
     let size = lattice.dimensions() + SUBPOPULATION;
-    let Ok(mut first) = state.seed(ev, &limit, size, true)? else {
+    let mut first = state.seed(ev, &limit, size, true)?;
+    if limit.passed() {
         return stopped(&state);
-    };
-    let Ok(mut second) = state.seed(ev, &limit, size, false)? else {
+    }
+    let mut second = state.seed(ev, &limit, size, false)?;
+    if limit.passed() {
         return stopped(&state);
-    };
+    }
     let mut stale = 0u32;
     let mut generation = 0u32;
     loop {
@@ -237,7 +235,8 @@ pub fn search(ev: &mut Evaluator<'_>, options: GeneticOptions) -> Result<Anytime
         }
         state.fresh = false;
         for population in [&mut first, &mut second] {
-            if state.breed(ev, &limit, population)?.is_err() {
+            state.breed(ev, &limit, population)?;
+            if limit.passed() {
                 return stopped(&state);
             }
         }

@@ -44,9 +44,6 @@ struct Walk<'l> {
     levels: Vec<u8>,
 }
 
-/// Whether the search ran out of time.
-struct OutOfTime;
-
 impl Walk<'_> {
     /// Whether nothing above `id` can beat the incumbent.
     fn hopeless(&self, ev: &Evaluator<'_>, id: NodeId) -> bool {
@@ -63,7 +60,7 @@ impl Walk<'_> {
         ev: &mut Evaluator<'_>,
         limit: &TimeLimit<'_>,
         id: NodeId,
-    ) -> Result<Result<Option<Entry>, OutOfTime>, CoreError> {
+    ) -> Result<Option<Entry>, CoreError> {
         self.expanded.insert(id);
         self.lattice.levels_into(id, &mut self.levels);
         let height = Lattice::height(&self.levels);
@@ -90,10 +87,10 @@ impl Walk<'_> {
                 cheapest = Some(entry);
             }
             if limit.expired() {
-                return Ok(Err(OutOfTime));
+                break;
             }
         }
-        Ok(Ok(cheapest))
+        Ok(cheapest)
     }
 
     /// Expands `id`, then keeps expanding the cheapest successor while it may still beat the incumbent;
@@ -103,13 +100,16 @@ impl Walk<'_> {
         ev: &mut Evaluator<'_>,
         limit: &TimeLimit<'_>,
         id: NodeId,
-    ) -> Result<Result<(), OutOfTime>, CoreError> {
+    ) -> Result<(), CoreError> {
         let mut at = id;
         let mut first_solution = None;
         loop {
-            match self.expand(ev, limit, at)? {
-                Err(out) => return Ok(Err(out)),
-                Ok(Some(next)) => {
+            let cheapest = self.expand(ev, limit, at)?;
+            if limit.passed() {
+                return Ok(());
+            }
+            match cheapest {
+                Some(next) => {
                     if first_solution.is_none() && ev.cached(next.id).is_some_and(|c| c.is_solution)
                     {
                         first_solution = Some(next.id);
@@ -119,12 +119,12 @@ impl Walk<'_> {
                     }
                     at = next.id;
                 }
-                Ok(None) => break,
+                None => break,
             }
         }
         match first_solution {
             Some(solution) => self.improve(ev, limit, solution),
-            None => Ok(Ok(())),
+            None => Ok(()),
         }
     }
 
@@ -138,7 +138,7 @@ impl Walk<'_> {
         ev: &mut Evaluator<'_>,
         limit: &TimeLimit<'_>,
         id: NodeId,
-    ) -> Result<Result<(), OutOfTime>, CoreError> {
+    ) -> Result<(), CoreError> {
         let dims = self.lattice.dimensions();
         let mut at = id;
         let mut at_loss = ev.cached(id).map_or(f64::INFINITY, |c| c.loss);
@@ -149,7 +149,7 @@ impl Walk<'_> {
             for j in (0..dims).filter(|&j| levels[j] > 0) {
                 let next = at - self.lattice.stride(j);
                 if self.consider(ev, limit, next, (at_loss, &mut best))? {
-                    return Ok(Err(OutOfTime));
+                    return Ok(());
                 }
             }
             if best.is_none() {
@@ -157,29 +157,23 @@ impl Walk<'_> {
                     for j in (0..dims).filter(|&j| j != i && levels[j] > 0) {
                         let next = at + self.lattice.stride(i) - self.lattice.stride(j);
                         if self.consider(ev, limit, next, (at_loss, &mut best))? {
-                            return Ok(Err(OutOfTime));
+                            return Ok(());
                         }
                     }
                 }
             }
             match best {
                 Some((loss, next)) => (at, at_loss) = (next, loss),
-                None => return Ok(Ok(())),
+                None => return Ok(()),
             }
         }
     }
-}
 
-impl Walk<'_> {
     /// A first solution within a few checks: the path from the bottom to the top that always raises the
     /// attribute whose raise costs least by the metric's static bound (no check needed), searched for its
     /// lowest solution by bisection as Flash does (Kohlmayer et al. 2012), then improved. With
     /// monotone models the bisection finds the path's lowest solution; otherwise some solution on it.
-    fn opening(
-        &mut self,
-        ev: &mut Evaluator<'_>,
-        limit: &TimeLimit<'_>,
-    ) -> Result<Result<(), OutOfTime>, CoreError> {
+    fn opening(&mut self, ev: &mut Evaluator<'_>, limit: &TimeLimit<'_>) -> Result<(), CoreError> {
         let metric = ev.metric();
         let dims = self.lattice.dimensions();
         let mut levels = vec![0u8; dims];
@@ -203,17 +197,14 @@ impl Walk<'_> {
         }
         let (mut low, mut high) = (0, path.len() - 1);
         let top = anytime::check(ev, &mut self.incumbent, path[high])?;
-        if limit.expired() {
-            return Ok(Err(OutOfTime));
-        }
-        if !top.is_solution {
-            return Ok(Ok(()));
+        if limit.expired() || !top.is_solution {
+            return Ok(());
         }
         while low < high {
             let mid = (low + high) / 2;
             let check = anytime::check(ev, &mut self.incumbent, path[mid])?;
             if limit.expired() {
-                return Ok(Err(OutOfTime));
+                return Ok(());
             }
             if check.is_solution {
                 high = mid;
@@ -261,7 +252,8 @@ pub fn search(ev: &mut Evaluator<'_>, time_limit_ms: u64) -> Result<AnytimeResul
         id: 0,
     });
     walk.queued.insert(0);
-    if walk.opening(ev, &limit)?.is_err() {
+    walk.opening(ev, &limit)?;
+    if limit.passed() {
         return Ok(AnytimeResult {
             best: walk.incumbent.node(),
             proven: false,
@@ -274,13 +266,13 @@ pub fn search(ev: &mut Evaluator<'_>, time_limit_ms: u64) -> Result<AnytimeResul
             continue;
         }
         // the first expansion dives, so that a solution is known early
-        let done = if step % stepping == 0 {
-            walk.dive(ev, &limit, entry.id)?
+        if step % stepping == 0 {
+            walk.dive(ev, &limit, entry.id)?;
         } else {
-            walk.expand(ev, &limit, entry.id)?.map(|_| ())
-        };
+            walk.expand(ev, &limit, entry.id)?;
+        }
         step += 1;
-        if done.is_err() {
+        if limit.passed() {
             return Ok(AnytimeResult {
                 best: walk.incumbent.node(),
                 proven: false,
