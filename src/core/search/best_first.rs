@@ -2,8 +2,8 @@
 //! lower bound that is monotone in the lattice.
 //!
 //! Nodes are enumerated in increasing order of the static bound (ties: lower height, then smaller id)
-//! by expanding successors from the bottom, so a node comes only after all its specializations. The
-//! enumeration stops once the bound exceeds the best loss found. An enumerated node of unknown status is
+//! by expanding successors from the bottom, so a node comes only after all its enumerated
+//! specializations. The enumeration stops once the bound exceeds the best loss found. An enumerated node of unknown status is
 //! resolved with a probe: from it, a path climbs through unknown nodes, each step taking the successor with
 //! the smallest bound that stays within the best loss, and the path is binary-searched for its lowest
 //! solution as in Flash. A non-solution high on such a path tags a large down-set at once, so most nodes
@@ -17,12 +17,22 @@
 //!
 //! Sound because the solution set is an up-set (monotone privacy models, checked by the caller) and the
 //! bound never exceeds the loss of the node or of any generalization of it.
+//!
+//! Known non-solutions are neither enumerated nor expanded: the enumeration starts from the [`Border`]
+//! (the lowest nodes not below a checked non-solution) and takes every node the border gains, so it
+//! covers the solutions and the unknown nodes only. Tags are the checked nodes' [`KnownTags`], and the
+//! enumeration's memory is hash sets of the nodes it met, so its cost follows the nodes enumerated and
+//! checked, not the lattice.
 
 use std::collections::BinaryHeap;
 
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::border::Border;
 use super::frontier::Entry;
-use super::{Evaluator, Tag, Tags};
-use crate::core::control::Pace;
+use super::known::KnownTags;
+use super::{Evaluator, Tag};
+use crate::core::control::{Pace, Phase, Progress};
 use crate::core::error::CoreError;
 use crate::core::lattice::{Lattice, NodeId};
 use crate::core::loss::LossModel;
@@ -38,79 +48,87 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
     let lattice = ev.lattice().clone();
     let metric = ev.metric();
     let exact_bound = metric.is_data_independent();
-    let mut tags = Tags::for_search(ev);
-    let mut seen = vec![false; lattice.size() as usize];
+    ev.search_reports_progress();
+    let mut tags = KnownTags::new(&lattice);
+    let mut border = Border::new(&lattice);
+    let mut seen: FxHashSet<NodeId> = FxHashSet::default();
     let mut heap = BinaryHeap::new();
     let mut levels = vec![0u8; lattice.dimensions()];
-    let bound_of = |ev: &Evaluator<'_>, levels: &[u8]| ev.loss_model().static_bound(metric, levels);
-    heap.push(Entry {
-        bound: bound_of(ev, &levels),
-        height: 0,
-        id: 0,
-    });
-    seen[0] = true;
     let mut best = f64::INFINITY;
     let mut candidates = Vec::new();
-    // bounds inherited from checked specializations (data-dependent metrics only)
-    let mut inherited = if exact_bound {
-        Vec::new()
-    } else {
-        vec![f64::NEG_INFINITY; lattice.size() as usize]
-    };
+    // bounds inherited from checked specializations (data-dependent metrics only), until the node is taken
+    let mut inherited: FxHashMap<NodeId, f64> = FxHashMap::default();
     let mut below = if LossModel::has_bound_below(metric) && lattice.size() <= DOWNWARD_LIMIT {
         Some(DownwardBounds::new(&lattice))
     } else {
         None
     };
-    // most entries are tagged or cached already; visiting them counts
+    // most entries are settled already; taking them counts
     let mut pace = ev.pace();
-    while let Some(entry) = heap.pop() {
+    let mut progress = SearchProgress::new(ev);
+    loop {
+        for id in border.take_fresh() {
+            if seen.insert(id) {
+                lattice.levels_into(id, &mut levels);
+                heap.push(Entry {
+                    bound: ev.loss_model().static_bound(metric, &levels),
+                    height: lattice.height_of(id),
+                    id,
+                });
+            }
+        }
+        let Some(entry) = heap.pop() else { break };
         pace.step(levels.len())?;
         if entry.bound > best + best.abs() * SLACK {
             break;
         }
+        progress.report(ev, entry.bound, best);
         // `up`: the best bound any checked specialization gives for all its generalizations
         let mut up = if exact_bound {
             f64::NEG_INFINITY
         } else {
-            inherited[entry.id as usize]
+            inherited.remove(&entry.id).unwrap_or(f64::NEG_INFINITY)
         };
         if let Some(c) = ev.cached(entry.id).filter(|_| !exact_bound) {
             up = up.max(c.bound_above);
         }
-        let failing = below.as_ref().map_or(0, |b| b.get(entry.id));
-        let model = ev.loss_model();
-        let bound = entry
-            .bound
-            .max(up)
-            .max(model.bound_below(metric, failing))
-            .max(model.combined_bound(metric, up, failing, best));
-        if bound <= best + best.abs() * SLACK {
-            if tags.get(entry.id) == Tag::Unknown {
-                let before = ev.checks() as usize;
-                probe(ev, &mut tags, &lattice, entry.id)?;
-                // with a data-dependent metric, every solution a probe checked bounds the optimum
-                // (with an exact bound, the enumeration order already finds the optimum first)
-                if !exact_bound {
-                    for &id in &ev.check_order()[before..] {
-                        if let Some(c) = ev.cached(id).filter(|c| c.is_solution) {
-                            best = best.min(c.loss);
-                            candidates.push(id);
+        let mut tag = tags.get(entry.id);
+        if tag != Tag::NonSolution {
+            let failing = below.as_ref().map_or(0, |b| b.get(entry.id));
+            let model = ev.loss_model();
+            let bound = entry
+                .bound
+                .max(up)
+                .max(model.bound_below(metric, failing))
+                .max(model.combined_bound(metric, up, failing, best));
+            if bound <= best + best.abs() * SLACK {
+                if tag == Tag::Unknown {
+                    let before = ev.checks() as usize;
+                    probe(ev, &mut tags, &mut border, &lattice, entry.id)?;
+                    tag = tags.get(entry.id);
+                    // with a data-dependent metric, every solution a probe checked bounds the optimum
+                    // (with an exact bound, the enumeration order already finds the optimum first)
+                    if !exact_bound {
+                        for &id in &ev.check_order()[before..] {
+                            if let Some(c) = ev.cached(id).filter(|c| c.is_solution) {
+                                best = best.min(c.loss);
+                                candidates.push(id);
+                            }
                         }
                     }
+                    if let Some(b) = below.as_mut() {
+                        b.spread_from_checks(ev, &mut pace)?;
+                    }
                 }
-                if let Some(b) = below.as_mut() {
-                    b.spread_from_checks(ev, &mut pace)?;
+                if tag == Tag::Solution {
+                    let loss = if exact_bound {
+                        entry.bound
+                    } else {
+                        ev.check(entry.id)?.loss
+                    };
+                    best = best.min(loss);
+                    candidates.push(entry.id);
                 }
-            }
-            if tags.get(entry.id) == Tag::Solution {
-                let loss = if exact_bound {
-                    entry.bound
-                } else {
-                    ev.check(entry.id)?.loss
-                };
-                best = best.min(loss);
-                candidates.push(entry.id);
             }
         }
         if !exact_bound {
@@ -118,40 +136,84 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
                 up = up.max(c.bound_above);
             }
         }
+        // every generalization is at least as costly as `max(bound, up)`: none can beat the best
+        let hopeless = entry.bound.max(up) > best + best.abs() * SLACK;
         lattice.levels_into(entry.id, &mut levels);
         for j in 0..levels.len() {
             if levels[j] == lattice.max_levels()[j] {
                 continue;
             }
             let next = entry.id + lattice.stride(j);
-            if !exact_bound {
-                let slot = &mut inherited[next as usize];
+            if !exact_bound && up > f64::NEG_INFINITY {
+                let slot = inherited.entry(next).or_insert(f64::NEG_INFINITY);
                 *slot = slot.max(up);
             }
-            if seen[next as usize] {
+            // a non-solution's generalizations outside the down-sets come from the border
+            if tag == Tag::NonSolution || hopeless || seen.contains(&next) {
                 continue;
             }
-            seen[next as usize] = true;
+            seen.insert(next);
             levels[j] += 1;
             heap.push(Entry {
-                bound: bound_of(ev, &levels),
+                bound: ev.loss_model().static_bound(metric, &levels),
                 height: entry.height + 1,
                 id: next,
             });
             levels[j] -= 1;
         }
     }
+    ev.report(Progress {
+        phase: Phase::Searching,
+        done: SearchProgress::SCALE,
+        total: SearchProgress::SCALE,
+    });
     candidates.sort_unstable();
     candidates.dedup();
     Ok(candidates)
 }
 
+/// The search's progress: the bound reached, as a share of where the search must end at the latest (the
+/// best loss found, or before one is found the top's bound, which no node exceeds).
+struct SearchProgress {
+    ceiling: f64,
+    reported: u64,
+}
+
+impl SearchProgress {
+    const SCALE: u64 = 1000;
+
+    fn new(ev: &Evaluator<'_>) -> Self {
+        let top = ev.lattice().max_levels();
+        Self {
+            ceiling: ev.loss_model().static_bound(ev.metric(), top),
+            reported: 0,
+        }
+    }
+
+    fn report(&mut self, ev: &Evaluator<'_>, bound: f64, best: f64) {
+        let end = best.min(self.ceiling);
+        if !end.is_finite() || end <= 0.0 {
+            return;
+        }
+        let done = ((bound / end).clamp(0.0, 1.0) * Self::SCALE as f64) as u64;
+        if done > self.reported {
+            self.reported = done;
+            ev.report(Progress {
+                phase: Phase::Searching,
+                done,
+                total: Self::SCALE,
+            });
+        }
+    }
+}
+
 /// Resolves `start`: climbs through unknown nodes and binary-searches the path. Each step takes the
 /// successor with the smallest static bound (ties: the first attribute), so the path stays as cheap as
-/// possible for as long as possible.
+/// possible for as long as possible. Checked non-solutions move the border.
 fn probe(
     ev: &mut Evaluator<'_>,
-    tags: &mut Tags,
+    tags: &mut KnownTags,
+    border: &mut Border,
     lattice: &Lattice,
     start: NodeId,
 ) -> Result<(), CoreError> {
@@ -165,16 +227,14 @@ fn probe(
             if levels[j] == lattice.max_levels()[j] {
                 continue;
             }
-            let next = current + lattice.stride(j);
-            if tags.get(next) != Tag::Unknown {
-                continue;
-            }
             levels[j] += 1;
-            let key = ev.loss_model().static_bound(metric, &levels);
-            levels[j] -= 1;
-            if step.is_none_or(|(k, _)| key < k) {
-                step = Some((key, j));
+            if tags.get_levels(&levels) == Tag::Unknown {
+                let key = ev.loss_model().static_bound(metric, &levels);
+                if step.is_none_or(|(k, _)| key < k) {
+                    step = Some((key, j));
+                }
             }
+            levels[j] -= 1;
         }
         let Some((_, j)) = step else { break };
         levels[j] += 1;
@@ -189,7 +249,10 @@ fn probe(
             Tag::NonSolution => false,
             Tag::Unknown => {
                 let s = ev.check(node)?.is_solution;
-                tags.tag(node, s, &mut ev.pace())?;
+                tags.tag(node, s);
+                if !s {
+                    border.exclude_below(&lattice.levels(node));
+                }
                 s
             }
         };

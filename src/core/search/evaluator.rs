@@ -62,9 +62,13 @@ pub struct Evaluator<'a> {
     levels: Vec<u8>,
     /// Checks and grouping work of pre-passes run on sibling evaluators (counted in the statistics).
     pre_pass: (u64, u64),
-    /// The search tags nodes, and its [`Tags`](super::Tags) report the settled share of the lattice;
-    /// checks then report nothing themselves (one counter per report stream).
+    /// The search reports its own progress (the settled share of the lattice, or how far its bound has
+    /// come); checks then report nothing themselves (one counter per report stream).
     progress_by_tags: bool,
+    /// Checks stop (as cancelled) once the caller's clock reaches this many milliseconds.
+    stop_at_ms: Option<u64>,
+    /// A check found the clock past `stop_at_ms`.
+    out_of_time: bool,
 }
 
 impl<'a> Evaluator<'a> {
@@ -135,6 +139,8 @@ impl<'a> Evaluator<'a> {
             levels: vec![0; dims],
             pre_pass: (0, 0),
             progress_by_tags: false,
+            stop_at_ms: None,
+            out_of_time: false,
         }
     }
 
@@ -199,6 +205,7 @@ impl<'a> Evaluator<'a> {
         );
         sibling.keep_value_sets(models);
         sibling.loss.set_frame(self.loss.frame().clone());
+        sibling.stop_at_ms = self.stop_at_ms;
         sibling
     }
 
@@ -247,6 +254,12 @@ impl<'a> Evaluator<'a> {
         }
         if self.control.is_cancelled() {
             return Err(CoreError::Cancelled);
+        }
+        if let Some(stop) = self.stop_at_ms {
+            if self.control.clock_ms().is_some_and(|now| now >= stop) {
+                self.out_of_time = true;
+                return Err(CoreError::Cancelled);
+            }
         }
         let mut levels = std::mem::take(&mut self.levels);
         self.lattice.levels_into(id, &mut levels);
@@ -298,6 +311,12 @@ impl<'a> Evaluator<'a> {
         if self.control.is_cancelled() {
             return Err(CoreError::Cancelled);
         }
+        if let Some(stop) = self.stop_at_ms {
+            if self.control.clock_ms().is_some_and(|now| now >= stop) {
+                self.out_of_time = true;
+                return Err(CoreError::Cancelled);
+            }
+        }
         let mut levels = std::mem::take(&mut self.levels);
         self.lattice.levels_into(id, &mut levels);
         let set = self.frequency_set(&levels);
@@ -310,6 +329,30 @@ impl<'a> Evaluator<'a> {
     /// or the share of its time limit spent).
     pub fn search_reports_progress(&mut self) {
         self.progress_by_tags = true;
+    }
+
+    /// Gives the following checks `ms` milliseconds on the caller's clock (`None`: no limit); once they
+    /// are spent a check returns [`CoreError::Cancelled`] and [`Evaluator::ran_out_of_time`] says why.
+    /// Without a clock there is no limit.
+    pub fn limit_checks_to(&mut self, ms: Option<u64>) {
+        self.stop_at_ms = ms.and_then(|ms| Some(self.control.clock_ms()?.saturating_add(ms)));
+        self.out_of_time = false;
+    }
+
+    /// Whether a check stopped because the time given by [`Evaluator::limit_checks_to`] was spent.
+    pub fn ran_out_of_time(&self) -> bool {
+        self.out_of_time
+    }
+
+    /// Lifts the time limit of [`Evaluator::limit_checks_to`] (the exact search ended in time; its
+    /// selection runs to its end).
+    pub fn lift_time_limit(&mut self) {
+        self.stop_at_ms = None;
+    }
+
+    /// Records that a pre-pass on a [`Evaluator::sibling`] ran out of the time it inherited.
+    pub fn mark_out_of_time(&mut self) {
+        self.out_of_time = true;
     }
 
     /// The caller's control.

@@ -8,26 +8,107 @@
 //! min-heap (same order) whose successors start further paths, so the search spreads along the border
 //! between solutions and non-solutions before moving on. With monotone models every node ends up tagged
 //! and the minimal solutions are known.
+//!
+//! Neither the levels nor the tags are kept for the whole lattice. The next node of the level-wise pass
+//! is the first unknown node of the [`Border`] in the same order (every unknown node whose
+//! specializations are all settled lies on it, so the pass visits the same nodes in the same order as
+//! one listing each height), tags are the checked nodes' [`KnownTags`], and the candidates are the border
+//! itself once everything is settled: the search costs what its checks cost, on any lattice size.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::{candidates_from_tags, Evaluator, Tag, Tags};
+use super::border::Border;
+use super::known::KnownTags;
+use super::{Evaluator, Tag};
+use crate::core::control::{Phase, Progress};
 use crate::core::error::CoreError;
 use crate::core::lattice::{Lattice, NodeId};
 
-/// Runs Flash and returns the candidates for selection.
+/// Runs Flash and returns the candidates for selection: the minimal solutions when the metric is
+/// monotone, every solution otherwise.
 pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
+    let minimal = minimal_solutions(ev)?;
+    if ev.metric().is_monotone(ev.suppression_possible()) {
+        return Ok(minimal);
+    }
+    every_solution_above(ev, ev.lattice(), minimal)
+}
+
+/// Runs Flash and returns the minimal solutions, in id order.
+pub fn minimal_solutions(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
     let lattice = ev.lattice().clone();
+    ev.search_reports_progress();
     let mut flash = Flash {
         order: Order::new(&lattice),
-        tags: Tags::for_search(ev),
+        tags: KnownTags::new(&lattice),
+        border: Border::new(&lattice),
         heap: BinaryHeap::new(),
+        pass: BinaryHeap::new(),
+        below_height: nodes_below_each_height(&lattice),
         lattice,
     };
     flash.run(ev)?;
-    let mut tags = flash.tags;
-    candidates_from_tags(ev, &mut tags)
+    let minimal = flash.border.members();
+    debug_assert!(minimal
+        .iter()
+        .all(|&id| flash.tags.get(id) == Tag::Solution));
+    Ok(minimal)
+}
+
+/// Every node above one of `minimal` (all solutions), found upwards from them. The caller keeps this to
+/// lattices of at most [`super::MAX_TAGGED_NODES`] nodes: one bit per node marks those met.
+fn every_solution_above(
+    ev: &Evaluator<'_>,
+    lattice: &Lattice,
+    minimal: Vec<NodeId>,
+) -> Result<Vec<NodeId>, CoreError> {
+    let mut pace = ev.pace();
+    let mut seen = vec![0u64; (lattice.size() as usize).div_ceil(64)];
+    let mut mark = |id: NodeId| {
+        let (word, bit) = ((id / 64) as usize, 1u64 << (id % 64));
+        let fresh = seen[word] & bit == 0;
+        seen[word] |= bit;
+        fresh
+    };
+    let mut stack: Vec<NodeId> = minimal.into_iter().filter(|&id| mark(id)).collect();
+    let mut out = Vec::new();
+    while let Some(id) = stack.pop() {
+        pace.step(lattice.dimensions())?;
+        out.push(id);
+        for j in 0..lattice.dimensions() {
+            if lattice.level(id, j) < lattice.max_levels()[j] {
+                let next = id + lattice.stride(j);
+                if mark(next) {
+                    stack.push(next);
+                }
+            }
+        }
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
+/// Nodes of height below `h`, for every height `h` up to the top (saturating at `u64::MAX`): the pass
+/// has settled them when it reaches height `h`, which is its progress.
+fn nodes_below_each_height(lattice: &Lattice) -> Vec<u64> {
+    let mut at: Vec<u128> = vec![1];
+    for &h in lattice.max_levels() {
+        let mut next = vec![0u128; at.len() + h as usize];
+        for (height, &count) in at.iter().enumerate() {
+            for level in 0..=h as usize {
+                next[height + level] = next[height + level].saturating_add(count);
+            }
+        }
+        at = next;
+    }
+    let mut below = Vec::with_capacity(at.len());
+    let mut sum = 0u128;
+    for count in at {
+        below.push(sum.min(u64::MAX as u128) as u64);
+        sum = sum.saturating_add(count);
+    }
+    below
 }
 
 /// The stable node order: generalization degree in fixed point, then id.
@@ -59,44 +140,63 @@ impl Order {
     }
 }
 
+/// A border node waiting for the level-wise pass: height, then the stable order.
+type PassEntry = Reverse<(usize, (u64, NodeId))>;
+
 struct Flash {
     lattice: Lattice,
     order: Order,
-    tags: Tags,
+    tags: KnownTags,
+    border: Border,
     heap: BinaryHeap<Reverse<(u64, NodeId)>>,
+    pass: BinaryHeap<PassEntry>,
+    below_height: Vec<u64>,
 }
 
 impl Flash {
     fn run(&mut self, ev: &mut Evaluator<'_>) -> Result<(), CoreError> {
-        let bottom = vec![0u8; self.lattice.dimensions()];
-        let top = self.lattice.max_levels().to_vec();
-        // most nodes of a large lattice are tagged by the time their level comes: visiting them counts
+        let total = self.lattice.size().min(u64::MAX as u128) as u64;
         let mut pace = ev.pace();
-        for height in 0..=self.lattice.top_height() {
-            let mut level = Vec::new();
-            Lattice::for_each_at_height(&bottom, &top, height, &mut |v| {
-                level.push(self.lattice.id(v));
-                true
-            });
-            level.sort_by_cached_key(|&id| self.order.key(&self.lattice, id));
-            for id in level {
-                pace.step(1)?;
-                if self.tags.get(id) != Tag::Unknown {
-                    continue;
-                }
-                let path = self.find_path(id);
-                self.check_path(ev, &path)?;
-                while let Some(Reverse((_, node))) = self.heap.pop() {
-                    for successor in self.successors(node) {
-                        pace.step(1)?;
-                        if self.tags.get(successor) == Tag::Unknown {
-                            let path = self.find_path(successor);
-                            self.check_path(ev, &path)?;
-                        }
+        pace.check()?;
+        let mut reached = None;
+        loop {
+            for id in self.border.take_fresh() {
+                let height = self.lattice.height_of(id);
+                self.pass
+                    .push(Reverse((height, self.order.key(&self.lattice, id))));
+            }
+            let Some(Reverse((height, (_, id)))) = self.pass.pop() else {
+                break;
+            };
+            pace.step(1)?;
+            if !self.border.contains(id) || self.tags.get(id) != Tag::Unknown {
+                continue;
+            }
+            if reached.is_none_or(|r| height > r) {
+                reached = Some(height);
+                ev.report(Progress {
+                    phase: Phase::Searching,
+                    done: self.below_height[height],
+                    total,
+                });
+            }
+            let path = self.find_path(id);
+            self.check_path(ev, &path)?;
+            while let Some(Reverse((_, node))) = self.heap.pop() {
+                for successor in self.successors(node) {
+                    pace.step(1)?;
+                    if self.tags.get(successor) == Tag::Unknown {
+                        let path = self.find_path(successor);
+                        self.check_path(ev, &path)?;
                     }
                 }
             }
         }
+        ev.report(Progress {
+            phase: Phase::Searching,
+            done: total,
+            total,
+        });
         Ok(())
     }
 
@@ -112,7 +212,7 @@ impl Flash {
     }
 
     /// Greedy upward path through untagged nodes, starting at `start`.
-    fn find_path(&self, start: NodeId) -> Vec<NodeId> {
+    fn find_path(&mut self, start: NodeId) -> Vec<NodeId> {
         let mut path = vec![start];
         let mut current = start;
         while let Some(next) = self
@@ -126,7 +226,7 @@ impl Flash {
         path
     }
 
-    /// Binary search for the lowest solution on `path`; non-solutions go to the heap.
+    /// Binary search for the lowest solution on `path`; non-solutions go to the heap and move the border.
     fn check_path(&mut self, ev: &mut Evaluator<'_>, path: &[NodeId]) -> Result<(), CoreError> {
         let (mut low, mut high) = (0isize, path.len() as isize - 1);
         while low <= high {
@@ -137,9 +237,10 @@ impl Flash {
                 Tag::NonSolution => false,
                 Tag::Unknown => {
                     let solution = ev.check(node)?.is_solution;
-                    self.tags.tag(node, solution, &mut ev.pace())?;
+                    self.tags.tag(node, solution);
                     if !solution {
                         self.heap.push(Reverse(self.order.key(&self.lattice, node)));
+                        self.border.exclude_below(&self.lattice.levels(node));
                     }
                     solution
                 }
@@ -151,5 +252,19 @@ impl Flash {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_the_nodes_below_each_height() {
+        // levels 0..=2 and 0..=1: heights 0 1 1 2 2 3 → 1, 2, 2, 1 nodes
+        assert_eq!(
+            nodes_below_each_height(&Lattice::new(vec![2, 1])),
+            vec![0, 1, 3, 5]
+        );
     }
 }

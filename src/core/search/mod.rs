@@ -11,14 +11,17 @@
 
 mod anytime;
 mod best_first;
+mod border;
 mod bounded;
 mod datafly;
+mod dominance;
 mod evaluator;
 mod exhaustive;
 mod flash;
 mod frontier;
 mod genetic;
 mod incognito;
+mod known;
 mod lightning;
 mod ola;
 mod safepub;
@@ -66,9 +69,10 @@ pub enum Algorithm {
     },
     /// The engine's best-first bounded search (exact).
     BestFirst,
-    /// The fastest exact algorithm for the job: best-first or Flash; on a lattice larger than the exact
-    /// searches accept ([`MAX_TAGGED_NODES`]), the genetic search (seed 0) with [`DEFAULT_TIME_LIMIT_MS`],
-    /// which came closest to the optimum in the benchmark (`benches/heuristics.rs`).
+    /// The fastest exact algorithm for the job: best-first or Flash. On a lattice of more than
+    /// [`OPTIMAL_UNTIMED_NODES`] the exact search gets [`DEFAULT_TIME_LIMIT_MS`] on the caller's clock;
+    /// if it has not ended by then (or there is no clock), the genetic search (seed 0) runs with the same
+    /// limit: it came closest to the optimum in the benchmark (`benches/heuristics.rs`).
     Optimal,
     /// Lightning-style best-effort search (Prasser et al. 2016), anytime: the best solution found within
     /// the time limit; optimal when it ends before the limit.
@@ -87,8 +91,13 @@ pub const DEFAULT_TIME_LIMIT_MS: u64 = 30_000;
 /// default number of iterations), so that it ends.
 pub const NO_CLOCK_GENERATIONS: u32 = 50;
 
-/// Largest lattice the anytime searches accept: node ids are 64-bit.
+/// Largest lattice the searches without a per-node array accept (the anytime searches, best-first, and
+/// Flash with a monotone metric): node ids are 64-bit.
 pub const MAX_ANYTIME_NODES: u128 = u64::MAX as u128;
+
+/// Largest lattice on which `optimal` runs its exact search without a time limit; above it the exact
+/// search gets [`DEFAULT_TIME_LIMIT_MS`] before the genetic search takes over.
+pub const OPTIMAL_UNTIMED_NODES: u128 = 1 << 28;
 
 impl Algorithm {
     /// The wire name.
@@ -145,16 +154,8 @@ pub struct SearchResult {
 /// ([`MetricKind::suits_best_first`]); Flash wins without suppression and for metrics whose bounds are
 /// weak before grouping.
 ///
-/// On a lattice larger than the exact searches accept it is the genetic search with the default time
-/// limit and seed 0.
+/// Measured on adult, fars and adult_full at 0 and 2 % (docs/benchmarks.md).
 fn resolve_optimal(ev: &Evaluator<'_>) -> Algorithm {
-    if ev.lattice().size() > MAX_TAGGED_NODES {
-        return Algorithm::Genetic(GeneticOptions {
-            time_limit_ms: DEFAULT_TIME_LIMIT_MS,
-            seed: 0,
-            generations: None,
-        });
-    }
     // those metrics' static bounds are monotone too, as best_first needs
     if ev.suppression_possible() && ev.metric().suits_best_first() {
         Algorithm::BestFirst
@@ -163,22 +164,62 @@ fn resolve_optimal(ev: &Evaluator<'_>) -> Algorithm {
     }
 }
 
+/// The genetic search `optimal` falls back to on a large lattice.
+const OPTIMAL_FALLBACK: Algorithm = Algorithm::Genetic(GeneticOptions {
+    time_limit_ms: DEFAULT_TIME_LIMIT_MS,
+    seed: 0,
+    generations: None,
+});
+
+/// `optimal` on a lattice of more than [`OPTIMAL_UNTIMED_NODES`]: the exact search while its time limit
+/// lasts (what it checked stays memoised), then the genetic search.
+fn run_optimal_timed(ev: &mut Evaluator<'_>) -> Result<SearchResult, CoreError> {
+    if ev.control().clock_ms().is_some() {
+        ev.limit_checks_to(Some(DEFAULT_TIME_LIMIT_MS));
+        let exact = run(ev, resolve_optimal(ev));
+        let out_of_time = ev.ran_out_of_time();
+        ev.limit_checks_to(None);
+        match exact {
+            Err(CoreError::Cancelled) if out_of_time => {}
+            // the exact search refuses this lattice with this metric (Flash listing every solution)
+            Err(CoreError::LatticeTooLarge { .. }) => {}
+            other => return other,
+        }
+    }
+    run(ev, OPTIMAL_FALLBACK)
+}
+
 /// Runs `algorithm` and selects the best candidate.
 pub fn run(ev: &mut Evaluator<'_>, algorithm: Algorithm) -> Result<SearchResult, CoreError> {
     let size = ev.lattice().size();
     let algorithm = match algorithm {
+        Algorithm::Optimal if size > OPTIMAL_UNTIMED_NODES => return run_optimal_timed(ev),
         Algorithm::Optimal => resolve_optimal(ev),
         other => other,
     };
-    let needs_tags = !matches!(algorithm, Algorithm::Datafly { .. }) && !algorithm.is_anytime();
-    if needs_tags && size > MAX_TAGGED_NODES {
+    // the literature's level-wise searches tag a per-node array; the others keep what they met
+    let dense = matches!(
+        algorithm,
+        Algorithm::Ola | Algorithm::Incognito { .. } | Algorithm::Samarati
+    );
+    let pruning = ev.is_monotone();
+    // Flash hands every solution to the selection when the metric is not monotone (without pruning
+    // the exact searches run the bounded search, which keeps only what it met)
+    let every_solution = matches!(algorithm, Algorithm::Flash)
+        && pruning
+        && !ev.metric().is_monotone(ev.suppression_possible());
+    let limit = if dense || every_solution {
+        MAX_TAGGED_NODES
+    } else {
+        MAX_ANYTIME_NODES
+    };
+    if !matches!(algorithm, Algorithm::Datafly { .. }) && !algorithm.is_anytime() && size > limit {
         return Err(CoreError::LatticeTooLarge {
             size,
             algorithm: algorithm.name(),
-            limit: MAX_TAGGED_NODES,
+            limit,
         });
     }
-    let pruning = ev.is_monotone();
     let candidates = match algorithm {
         Algorithm::Lightning { time_limit_ms } => {
             return run_anytime(ev, algorithm, |ev| lightning::search(ev, time_limit_ms));
@@ -215,6 +256,8 @@ pub fn run(ev: &mut Evaluator<'_>, algorithm: Algorithm) -> Result<SearchResult,
         Algorithm::Samarati => samarati::search(ev)?,
         Algorithm::Datafly { seed } => datafly::search(ev, seed)?,
     };
+    // the candidates are proven: a time limit on the search does not cut their selection short
+    ev.lift_time_limit();
     let best = select::select(ev, &candidates)?;
     Ok(SearchResult {
         best,
@@ -306,14 +349,18 @@ fn relaxed_floor(ev: &mut Evaluator<'_>) -> Result<Vec<Vec<u8>>, CoreError> {
     }
     let mut models: Vec<Box<dyn PrivacyModel>> = vec![Box::new(KAnonymity { k })];
     models.extend(relaxations);
-    let (floor, work) = {
+    let (floor, work, out_of_time) = {
         let mut sibling = ev.sibling(&models);
-        let solutions = flash::search(&mut sibling)?;
-        let floor: Vec<Vec<u8>> = solutions.iter().map(|&id| lattice.levels(id)).collect();
-        (floor, (sibling.checks(), sibling.grouping_work()))
+        let floor = flash::minimal_solutions(&mut sibling)
+            .map(|solutions| solutions.iter().map(|&id| lattice.levels(id)).collect());
+        let work = (sibling.checks(), sibling.grouping_work());
+        (floor, work, sibling.ran_out_of_time())
     };
     ev.absorb(work);
-    Ok(floor)
+    if out_of_time {
+        ev.mark_out_of_time();
+    }
+    floor
 }
 
 /// The candidates an exact search must hand to [`select`] once every node is tagged: the minimal

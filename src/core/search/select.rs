@@ -5,10 +5,11 @@
 //! visited in bound order and checked until the next bound exceeds the best loss found. Ties are broken by
 //! lower height, then by the lexicographically smaller node, so results are deterministic.
 
+use super::dominance::{Direction, Dominance};
 use super::Evaluator;
 use crate::core::control::{Phase, Progress};
 use crate::core::error::CoreError;
-use crate::core::lattice::{Lattice, NodeId};
+use crate::core::lattice::NodeId;
 
 /// Returns the best candidate and its loss.
 pub fn select(
@@ -67,53 +68,35 @@ pub fn select(
     Ok(best.map(|(loss, _, id)| (id, loss)))
 }
 
-/// Lower bounds of the metric for each candidate.
+/// Lower bounds of the metric for each candidate: its static bound, and the best `bound_above` of the
+/// checked nodes below it, found with one [`Dominance`] query per candidate over the checked nodes in
+/// decreasing order of that bound (the first one below the candidate gives the best).
 fn inherited_bounds(ev: &Evaluator<'_>, candidates: &[NodeId]) -> Result<Vec<f64>, CoreError> {
     let mut pace = ev.pace();
     let lattice = ev.lattice();
     let metric = ev.metric();
     let model = ev.loss_model();
-    let known: Vec<(Vec<u8>, f64)> = ev
+    let mut known: Vec<(f64, NodeId)> = ev
         .known()
         .iter()
-        .map(|(&id, c)| (lattice.levels(id), c.bound_above))
+        .map(|(&id, c)| (c.bound_above, id))
         .collect();
-    let static_bound = |levels: &[u8]| model.static_bound(metric, levels);
-    // pairwise dominance tests, or one sweep over the lattice when that is cheaper
-    if (known.len() as u128) * (candidates.len() as u128) <= lattice.size() {
-        return candidates
-            .iter()
-            .map(|&id| {
-                pace.step(known.len())?;
-                let levels = lattice.levels(id);
-                Ok(known
-                    .iter()
-                    .filter(|(k, _)| Lattice::le(k, &levels))
-                    .fold(static_bound(&levels), |acc, (_, b)| acc.max(*b)))
-            })
-            .collect();
-    }
-    // sweep in id order, which is topological: bound(v) = max(own, bound(v - e_j))
-    let size = lattice.size() as usize;
-    let mut bound = vec![f64::NEG_INFINITY; size];
-    for (&id, c) in ev.known() {
-        bound[id as usize] = c.bound_above;
-    }
-    let dims = lattice.dimensions();
-    let mut levels = vec![0u8; dims];
-    for id in 0..size as u64 {
-        pace.step(1)?;
+    known.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut index = Dominance::new(lattice.max_levels(), Direction::Below);
+    let mut levels = vec![0u8; lattice.dimensions()];
+    for &(_, id) in &known {
         lattice.levels_into(id, &mut levels);
-        let mut b = bound[id as usize];
-        for (j, &level) in levels.iter().enumerate() {
-            if level > 0 {
-                b = b.max(bound[(id - lattice.stride(j)) as usize]);
-            }
-        }
-        bound[id as usize] = b;
+        index.push(&levels);
     }
-    Ok(candidates
+    candidates
         .iter()
-        .map(|&id| bound[id as usize].max(static_bound(&lattice.levels(id))))
-        .collect())
+        .map(|&id| {
+            pace.step(1 + known.len() / 64)?;
+            lattice.levels_into(id, &mut levels);
+            let own = model.static_bound(metric, &levels);
+            Ok(index
+                .first(&levels)
+                .map_or(own, |first| own.max(known[first].0)))
+        })
+        .collect()
 }
