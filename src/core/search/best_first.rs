@@ -3,17 +3,18 @@
 //!
 //! Nodes are enumerated in increasing order of the static bound (ties: lower height, then smaller id)
 //! by expanding successors from the bottom, so a node comes only after all its enumerated
-//! specializations. The enumeration stops once the bound exceeds the best loss found. An enumerated node of unknown status is
-//! resolved with a probe: from it, a path climbs through unknown nodes, each step taking the successor with
-//! the smallest bound that stays within the best loss, and the path is binary-searched for its lowest
-//! solution as in Flash. A non-solution high on such a path tags a large down-set at once, so most nodes
-//! below the optimum are never checked. Every solution enumerated within the bound is a candidate; for
-//! data-dependent metrics its exact loss (one check) lowers the best loss further, and the bound a check
-//! yields for all generalizations of the checked node (`bound_above`) is passed on to successors, so whole
-//! up-sets whose bound exceeds the best loss are skipped without checks. Metrics that charge suppressed
-//! records (discernibility, granularity) also bound every solution below a checked node by what its
-//! failing records would cost; that bound is spread down the lattice, so regions that would need too
-//! much suppression are never probed.
+//! specializations. The enumeration stops once the bound exceeds the best loss found. An enumerated
+//! node of unknown status is resolved with a probe: from it, a path climbs through unknown nodes, each
+//! step taking the successor with the smallest bound that stays within the best loss, and the path is
+//! searched for its lowest solution as in Flash, but starting where earlier paths had theirs (see
+//! `probe`). A non-solution high on such a path tags a large down-set at once, so most nodes below
+//! the optimum are never checked. Every solution enumerated within the bound is a candidate; for
+//! data-dependent metrics its exact loss (one check) lowers the best loss further, and the bound a
+//! check yields for all generalizations of the checked node (`bound_above`) is passed on to successors,
+//! so whole up-sets whose bound exceeds the best loss are skipped without checks. Metrics that charge
+//! suppressed records (discernibility, granularity) also bound every solution below a checked node by
+//! what its failing records would cost; that bound is spread down the lattice, so regions that would
+//! need too much suppression are never probed.
 //!
 //! Sound because the solution set is an up-set (monotone privacy models, checked by the caller) and the
 //! bound never exceeds the loss of the node or of any generalization of it.
