@@ -106,7 +106,7 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
             if bound <= best + best.abs() * SLACK {
                 if tag == Tag::Unknown {
                     let before = ev.checks() as usize;
-                    probe(ev, &mut tags, &mut border, &mut aim, entry.id)?;
+                    probe(ev, &mut tags, &mut border, &lattice, &mut aim, entry.id)?;
                     tag = tags.get(entry.id);
                     // with a data-dependent metric, every solution a probe checked bounds the optimum
                     // (with an exact bound, the enumeration order already finds the optimum first)
@@ -230,6 +230,8 @@ impl Aim {
         ((self.share * (len - 1) as f64).round() as usize).min(len - 1)
     }
 
+    /// Learns where a path of `len` nodes had its lowest solution (`len` when it had none: that counts
+    /// as the top, where one check settles a path without solutions).
     fn learn(&mut self, lowest: usize, len: usize) {
         if len > 1 {
             let share = lowest.min(len - 1) as f64 / (len - 1) as f64;
@@ -248,10 +250,10 @@ fn probe(
     ev: &mut Evaluator<'_>,
     tags: &mut KnownTags,
     border: &mut Border,
+    lattice: &Lattice,
     aim: &mut Aim,
     start: NodeId,
 ) -> Result<(), CoreError> {
-    let lattice = ev.lattice().clone();
     let metric = ev.metric();
     let mut path = vec![start];
     let mut levels = lattice.levels(start);
@@ -275,7 +277,7 @@ fn probe(
         levels[j] += 1;
         path.push(current + lattice.stride(j));
     }
-    let mut is_solution = |i: usize| -> Result<bool, CoreError> {
+    let is_solution = |i: usize| -> Result<bool, CoreError> {
         let node = path[i];
         Ok(match tags.get(node) {
             Tag::Solution => true,
@@ -290,9 +292,27 @@ fn probe(
             }
         })
     };
-    // below `low` every node is a non-solution; from `high` on every node is a solution
-    let (mut low, mut high) = (0usize, path.len());
-    let first = aim.index(path.len());
+    let low = lowest_solution(path.len(), aim.index(path.len()), is_solution)?;
+    aim.learn(low, path.len());
+    debug_assert!(tags.get(start) != Tag::Unknown);
+    Ok(())
+}
+
+/// The lowest index of `0..len` where the monotone predicate `is_solution` (false… then true…) holds,
+/// or `len` when it holds nowhere: first at `first`, then galloping away from it (1, 2, 4, … steps)
+/// until the change is bracketed, then by bisection. With `first` on the change it asks twice; it never
+/// asks more than about twice a bisection, and only for indices below `len`.
+fn lowest_solution<E>(
+    len: usize,
+    first: usize,
+    mut is_solution: impl FnMut(usize) -> Result<bool, E>,
+) -> Result<usize, E> {
+    if len == 0 {
+        return Ok(0);
+    }
+    let first = first.min(len - 1);
+    // below `low` every index fails; from `high` on every index holds
+    let (mut low, mut high) = (0usize, len);
     if is_solution(first)? {
         high = first;
         let mut step = 1;
@@ -327,9 +347,7 @@ fn probe(
             low = mid + 1;
         }
     }
-    aim.learn(low, path.len());
-    debug_assert!(tags.get(start) != Tag::Unknown);
-    Ok(())
+    Ok(low)
 }
 
 /// Failing-record counts spread from checked nodes to their specializations: a solution below a node
@@ -394,5 +412,37 @@ impl DownwardBounds {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_aimed_search_finds_the_lowest_solution_within_twice_a_bisection() {
+        for len in 1..=24usize {
+            let bisection = usize::BITS - len.leading_zeros();
+            for boundary in 0..=len {
+                for first in 0..len {
+                    let mut asked = Vec::new();
+                    let found = lowest_solution::<()>(len, first, |i| {
+                        asked.push(i);
+                        Ok(i >= boundary)
+                    })
+                    .unwrap();
+                    assert_eq!(found, boundary, "len {len} first {first}");
+                    assert!(asked.iter().all(|&i| i < len));
+                    assert!(
+                        asked.len() <= 2 * bisection as usize + 1,
+                        "len {len} first {first} boundary {boundary}: {asked:?}"
+                    );
+                    if boundary < len && (first == boundary || first + 1 == boundary) {
+                        assert!(asked.len() <= 2, "{asked:?}");
+                    }
+                }
+            }
+        }
+        assert_eq!(lowest_solution::<()>(0, 0, |_| Ok(true)), Ok(0));
     }
 }

@@ -333,7 +333,8 @@ impl<'a> Evaluator<'a> {
 
     /// Gives the following checks `ms` milliseconds on the caller's clock (`None`: no limit); once they
     /// are spent a check returns [`CoreError::Cancelled`] and [`Evaluator::ran_out_of_time`] says why.
-    /// Without a clock there is no limit.
+    /// Without a clock there is no limit. The clock is read at each check, so a search overruns the limit
+    /// by at most one check and the work it does between two checks.
     pub fn limit_checks_to(&mut self, ms: Option<u64>) {
         self.stop_at_ms = ms.and_then(|ms| Some(self.control.clock_ms()?.saturating_add(ms)));
         self.out_of_time = false;
