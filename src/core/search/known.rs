@@ -4,6 +4,8 @@
 //! nothing is spread, and a query costs O(d · checks / 64) word operations.
 
 use super::dominance::{Direction, Dominance};
+use rustc_hash::FxHashMap;
+
 use super::Tag;
 use crate::core::lattice::{Lattice, NodeId};
 
@@ -14,6 +16,8 @@ pub struct KnownTags {
     solutions: Dominance,
     non_solutions: Dominance,
     scratch: Vec<u8>,
+    /// Nodes already found settled (a settled node stays settled).
+    settled: FxHashMap<NodeId, Tag>,
 }
 
 impl KnownTags {
@@ -24,6 +28,7 @@ impl KnownTags {
             solutions: Dominance::new(lattice.max_levels(), Direction::Below),
             non_solutions: Dominance::new(lattice.max_levels(), Direction::Above),
             scratch: vec![0; lattice.dimensions()],
+            settled: FxHashMap::default(),
         }
     }
 
@@ -40,10 +45,16 @@ impl KnownTags {
 
     /// What is known about node `id`.
     pub fn get(&mut self, id: NodeId) -> Tag {
+        if let Some(&tag) = self.settled.get(&id) {
+            return tag;
+        }
         let mut levels = std::mem::take(&mut self.scratch);
         self.lattice.levels_into(id, &mut levels);
         let tag = self.get_levels(&levels);
         self.scratch = levels;
+        if tag != Tag::Unknown {
+            self.settled.insert(id, tag);
+        }
         tag
     }
 
