@@ -151,10 +151,9 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
                 *slot = slot.max(up);
             }
             // a non-solution's generalizations outside the down-sets come from the border
-            if tag == Tag::NonSolution || hopeless || seen.contains(&next) {
+            if tag == Tag::NonSolution || hopeless || !seen.insert(next) {
                 continue;
             }
-            seen.insert(next);
             levels[j] += 1;
             heap.push(Entry {
                 bound: ev.loss_model().static_bound(metric, &levels),

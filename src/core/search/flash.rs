@@ -32,7 +32,7 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
     if ev.metric().is_monotone(ev.suppression_possible()) {
         return Ok(minimal);
     }
-    every_solution_above(ev, ev.lattice(), minimal)
+    every_solution_above(ev, minimal)
 }
 
 /// Runs Flash and returns the minimal solutions, in id order.
@@ -60,9 +60,9 @@ pub fn minimal_solutions(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreErro
 /// lattices of at most [`super::MAX_TAGGED_NODES`] nodes: one bit per node marks those met.
 fn every_solution_above(
     ev: &Evaluator<'_>,
-    lattice: &Lattice,
     minimal: Vec<NodeId>,
 ) -> Result<Vec<NodeId>, CoreError> {
+    let lattice = ev.lattice();
     let mut pace = ev.pace();
     let mut seen = vec![0u64; (lattice.size() as usize).div_ceil(64)];
     let mut mark = |id: NodeId| {
