@@ -6,8 +6,9 @@ use super::differential::PrivateSearch;
 use super::error::CoreError;
 use super::input::{EngineInput, QuasiIdentifier};
 use super::lattice::Lattice;
-use super::loss::{AttributeFrame, MetricKind, MetricValues};
+use super::loss::{AttributeFrame, MetricKind, MetricValues, NodeSummary};
 use super::privacy::PrivacyModel;
+use super::risk::ClassSizes;
 use super::search::{self, Algorithm, Evaluator};
 
 /// A resolved job: what to guarantee and how to search.
@@ -26,6 +27,8 @@ pub struct Plan {
     pub private_search: Option<PrivateSearch>,
     /// The user's level bounds and attribute weights.
     pub steering: Steering,
+    /// How many of the best transformations to rank and describe (0 or 1: the chosen one only).
+    pub candidates: usize,
 }
 
 /// What a user steers in a full-domain search, per quasi-identifier in lattice order (ARX's minimum and
@@ -113,6 +116,22 @@ pub struct ClassStatistics {
     pub mean: f64,
 }
 
+impl ClassStatistics {
+    /// The kept classes of `summary`, which hold `kept_rows` records.
+    fn of(summary: &NodeSummary, kept_rows: u64) -> Self {
+        Self {
+            count: summary.kept_classes,
+            min: summary.min_kept_class,
+            max: summary.max_kept_class,
+            mean: if summary.kept_classes == 0 {
+                0.0
+            } else {
+                kept_rows as f64 / summary.kept_classes as f64
+            },
+        }
+    }
+}
+
 /// How the search went.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SearchStatistics {
@@ -151,6 +170,26 @@ pub struct Outcome {
     pub classes: ClassStatistics,
     /// Search statistics.
     pub search: SearchStatistics,
+    /// The best transformations, the chosen one first, when the plan asked for more than one.
+    pub candidates: Vec<Candidate>,
+    /// Whether `candidates` are proven to be the best (an exact search ranked them), rather than the best
+    /// a heuristic search checked.
+    pub candidates_exact: bool,
+}
+
+/// One of the best transformations a search ranked, described for comparison.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// Level per quasi-identifier (the hierarchies' levels).
+    pub transformation: Vec<u8>,
+    /// Every metric at the transformation.
+    pub metrics: MetricValues,
+    /// Records it suppresses.
+    pub suppressed_records: u64,
+    /// Its published classes.
+    pub classes: ClassStatistics,
+    /// The sizes of its published classes (for the risk profile).
+    pub class_sizes: ClassSizes,
 }
 
 /// `floor(limit × rows)`, robust to binary fractions (0.29 × 100 is 29, not 28).
@@ -248,6 +287,7 @@ pub fn anonymize(
         control,
     );
     ev.set_frame(frame.clone());
+    ev.rank_best(plan.candidates);
     let result = match &plan.private_search {
         Some(private) => search::run_private(&mut ev, private)?,
         None => search::run(&mut ev, plan.algorithm)?,
@@ -275,22 +315,24 @@ pub fn anonymize(
     let kept_rows = rows - summary.suppressed_records;
     let metrics = ev.loss_model().all(&levels, &summary);
     debug_assert!(set.len() as u64 == summary.classes);
+    let candidates = if plan.candidates > 1 {
+        result
+            .ranked
+            .iter()
+            .map(|&(id, _)| describe(&mut ev, &frame, &lattice.levels(id), rows))
+            .collect()
+    } else {
+        Vec::new()
+    };
     Ok(Outcome {
+        candidates,
+        candidates_exact: result.ranked_exact,
         suppressed,
         suppressed_records: summary.suppressed_records,
         max_suppressed_records: max_suppressed,
         metrics,
         metric: plan.metric,
-        classes: ClassStatistics {
-            count: summary.kept_classes,
-            min: summary.min_kept_class,
-            max: summary.max_kept_class,
-            mean: if summary.kept_classes == 0 {
-                0.0
-            } else {
-                kept_rows as f64 / summary.kept_classes as f64
-            },
-        },
+        classes: ClassStatistics::of(&summary, kept_rows),
         search: SearchStatistics {
             algorithm: result.algorithm,
             nodes_checked,
@@ -303,6 +345,18 @@ pub fn anonymize(
         // the hierarchies' levels, not the window's
         transformation: frame.hierarchy_levels(&levels),
     })
+}
+
+/// Describes the transformation at lattice `levels` for the candidates' comparison.
+fn describe(ev: &mut Evaluator<'_>, frame: &AttributeFrame, levels: &[u8], rows: u64) -> Candidate {
+    let (summary, class_sizes) = ev.summarize(levels);
+    Candidate {
+        transformation: frame.hierarchy_levels(levels),
+        metrics: ev.loss_model().all(levels, &summary),
+        suppressed_records: summary.suppressed_records,
+        classes: ClassStatistics::of(&summary, rows - summary.suppressed_records),
+        class_sizes,
+    }
 }
 
 /// Explains why nothing satisfies the models, from the top of the lattice.

@@ -8,6 +8,7 @@ use crate::core::loss::MetricValues;
 use crate::core::measures::LossMeasures;
 
 use crate::domain::analysis::achieved::Achieved;
+use crate::domain::analysis::candidates::CandidatesReport;
 use crate::domain::analysis::risk::RiskReport;
 use crate::domain::analysis::warnings::Warning;
 
@@ -44,6 +45,9 @@ pub struct Report {
     /// How the search went (full-domain runs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub search: Option<SearchReport>,
+    /// The best transformations for comparison, when the spec asks for `candidates` (full-domain runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub candidates: Option<CandidatesReport>,
     /// What the local recoding did (local recodings).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recoding: Option<RecodingReport>,
@@ -171,6 +175,7 @@ impl Report {
                 pruning: outcome.search.pruning,
                 elapsed_ms,
             }),
+            candidates: None,
             recoding: None,
             loss_measures,
             risk,
@@ -225,6 +230,7 @@ impl Report {
                 },
             },
             search: None,
+            candidates: None,
             recoding: Some(recoding),
             loss_measures,
             risk,

@@ -109,6 +109,7 @@ impl Fixture {
             algorithm,
             private_search: None,
             steering: Default::default(),
+            candidates: 1,
         };
         anonymize(&self.input(), &plan, &NoControl).expect("a solution exists")
     }

@@ -5,6 +5,7 @@
 mod support;
 
 mod anytime;
+mod candidates;
 mod control;
 mod golden_adult;
 mod golden_sensitive;

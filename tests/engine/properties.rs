@@ -66,19 +66,19 @@ impl Rng {
 }
 
 /// Suppression limits in percent (so the budget is exact integer arithmetic: n · p / 100).
-const LIMITS_PERCENT: [u64; 5] = [0, 5, 10, 30, 100];
+pub(crate) const LIMITS_PERCENT: [u64; 5] = [0, 5, 10, 30, 100];
 
 /// A random job.
 #[derive(Debug, Clone)]
-struct Job {
-    header: Vec<String>,
-    rows: Vec<Vec<String>>,
+pub(crate) struct Job {
+    pub(crate) header: Vec<String>,
+    pub(crate) rows: Vec<Vec<String>>,
     /// `(column, hierarchy rows)` per quasi-identifier, in table order.
-    hierarchies: Vec<(usize, Vec<Vec<String>>)>,
-    insensitive: usize,
-    sensitive: usize,
-    k: u64,
-    percent: u64,
+    pub(crate) hierarchies: Vec<(usize, Vec<Vec<String>>)>,
+    pub(crate) insensitive: usize,
+    pub(crate) sensitive: usize,
+    pub(crate) k: u64,
+    pub(crate) percent: u64,
 }
 
 /// A random hierarchy over `leaves` values of column `j`: 2–4 levels, each level's labels grouped into
@@ -118,7 +118,7 @@ fn random_hierarchy(rng: &mut Rng, j: usize, leaves: usize) -> Vec<Vec<String>> 
     labels
 }
 
-fn generate(seed: u64, qis: usize, n: usize, k_pick: u64, limit: usize) -> Job {
+pub(crate) fn generate(seed: u64, qis: usize, n: usize, k_pick: u64, limit: usize) -> Job {
     let mut rng = Rng(seed);
     let width = qis + 2;
     let insensitive = rng.below(width);
@@ -209,7 +209,7 @@ fn spec_json(job: &Job) -> serde_json::Value {
     json
 }
 
-const ALGORITHMS: [Algorithm; 11] = [
+pub(crate) const ALGORITHMS: [Algorithm; 11] = [
     Algorithm::Exhaustive {
         max_nodes: 1_000_000,
     },
@@ -237,7 +237,7 @@ fn proven_without_clock(algorithm: Algorithm) -> bool {
 }
 
 /// The engine's table and prepared job (through JobSpec JSON and `prepare`), and the checker's view.
-fn build(job: &Job) -> Result<(Table, Prepared, Dataset), String> {
+pub(crate) fn build(job: &Job) -> Result<(Table, Prepared, Dataset), String> {
     let rows: Vec<Vec<&str>> = job
         .rows
         .iter()
@@ -330,6 +330,7 @@ fn check_job(job: &Job, datafly_seed: u64) -> Result<(), String> {
                 algorithm,
                 private_search: None,
                 steering: Default::default(),
+                candidates: 1,
             };
             let result = anonymize(&input, &plan, &NoControl);
             let outcome = match (result, oracle) {
@@ -870,6 +871,7 @@ fn reported_granularity_counts_suppressed_cells_once() {
             algorithm: Algorithm::Exhaustive { max_nodes: 100 },
             private_search: None,
             steering: Default::default(),
+            candidates: 1,
         };
         let o = anonymize(&input, &plan, &NoControl).unwrap();
         if metric == MetricKind::Height {
@@ -1392,6 +1394,7 @@ fn check_steered_job(job: &Job, seed: u64) -> Result<(), String> {
                     level_bounds: Some(bounds.clone()),
                     weights: Some(weights.clone()),
                 },
+                candidates: 1,
             };
             let outcome = match (anonymize(&input, &plan, &NoControl), oracle) {
                 (Ok(o), Some(_)) => o,

@@ -23,5 +23,5 @@ pub mod zayatz;
 pub use classes::{ClassSizes, KeyColumn};
 pub use journalist::MatchedClass;
 pub use profile::{RiskProfile, RiskSettings};
-pub use prosecutor::DEFAULT_THRESHOLD;
+pub use prosecutor::{prosecutor_risk, ProsecutorRisk, DEFAULT_THRESHOLD};
 pub use uniqueness::{population_unique_share, UniquenessModel};

@@ -32,6 +32,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::border::Border;
 use super::frontier::Entry;
 use super::known::KnownTags;
+use super::ranking::TopLosses;
 use super::{Evaluator, Tag};
 use crate::core::control::{Pace, Phase, Progress};
 use crate::core::error::CoreError;
@@ -55,6 +56,8 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
     let mut seen: FxHashSet<NodeId> = FxHashSet::default();
     let mut heap = BinaryHeap::new();
     let mut levels = vec![0u8; lattice.dimensions()];
+    // the best loss found, or with a ranking of N the N-th best: the search ends beyond it
+    let mut top = TopLosses::new(ev.ranked());
     let mut best = f64::INFINITY;
     let mut candidates = Vec::new();
     // bounds inherited from checked specializations (data-dependent metrics only), until the node is taken
@@ -113,7 +116,8 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
                     if !exact_bound {
                         for &id in &ev.check_order()[before..] {
                             if let Some(c) = ev.cached(id).filter(|c| c.is_solution) {
-                                best = best.min(c.loss);
+                                top.offer(id, c.loss);
+                                best = top.threshold();
                                 candidates.push(id);
                             }
                         }
@@ -128,7 +132,8 @@ pub fn search(ev: &mut Evaluator<'_>) -> Result<Vec<NodeId>, CoreError> {
                     } else {
                         ev.check(entry.id)?.loss
                     };
-                    best = best.min(loss);
+                    top.offer(entry.id, loss);
+                    best = top.threshold();
                     candidates.push(entry.id);
                 }
             }

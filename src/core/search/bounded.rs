@@ -15,6 +15,7 @@ use std::collections::BinaryHeap;
 use rustc_hash::FxHashSet;
 
 use super::frontier::Entry;
+use super::ranking::TopLosses;
 use super::Evaluator;
 use crate::core::error::CoreError;
 use crate::core::lattice::NodeId;
@@ -53,6 +54,8 @@ pub fn search(ev: &mut Evaluator<'_>, floor: &[Vec<u8>]) -> Result<Vec<NodeId>, 
             });
         }
     }
+    // the best loss found, or with a ranking of N the N-th best
+    let mut top = TopLosses::new(ev.ranked());
     let mut best = f64::INFINITY;
     let mut solutions = Vec::new();
     while let Some(entry) = heap.pop() {
@@ -62,8 +65,10 @@ pub fn search(ev: &mut Evaluator<'_>, floor: &[Vec<u8>]) -> Result<Vec<NodeId>, 
         let check = ev.check(entry.id)?;
         if check.is_solution {
             solutions.push(entry.id);
-            best = best.min(check.loss);
-            if stop_at_first {
+            top.offer(entry.id, check.loss);
+            best = top.threshold();
+            // in bound order the first N solutions met are the N best
+            if stop_at_first && top.is_full() {
                 break;
             }
         }

@@ -69,6 +69,8 @@ pub struct Evaluator<'a> {
     stop_at_ms: Option<u64>,
     /// A check found the clock past `stop_at_ms`.
     out_of_time: bool,
+    /// How many of the best solutions the search must rank (1: only the optimum).
+    ranked: usize,
 }
 
 impl<'a> Evaluator<'a> {
@@ -141,6 +143,7 @@ impl<'a> Evaluator<'a> {
             progress_by_tags: false,
             stop_at_ms: None,
             out_of_time: false,
+            ranked: 1,
         }
     }
 
@@ -214,6 +217,17 @@ impl<'a> Evaluator<'a> {
     pub fn set_frame(&mut self, frame: AttributeFrame) {
         debug_assert!(self.known.is_empty(), "the frame is set before any check");
         self.loss.set_frame(frame);
+    }
+
+    /// Asks the search for its `n` best solutions instead of the optimum alone: exact searches then
+    /// enumerate until their bound exceeds the n-th best loss.
+    pub fn rank_best(&mut self, n: usize) {
+        self.ranked = n.max(1);
+    }
+
+    /// How many of the best solutions the search ranks (1: the optimum alone).
+    pub fn ranked(&self) -> usize {
+        self.ranked
     }
 
     /// Counts a sibling's `(checks, grouping work)` in this run's statistics.
@@ -470,6 +484,23 @@ impl<'a> Evaluator<'a> {
         let set = self.grouper.rollup(self.input, &base, levels);
         self.cache.insert(base);
         set
+    }
+
+    /// Summarises the published table at `levels` (every metric's inputs, granularity's spans included)
+    /// and the sizes of its kept classes, grouping through the cache.
+    pub fn summarize(&mut self, levels: &[u8]) -> (NodeSummary, ClassSizes) {
+        self.with_spans = true;
+        let set = self.frequency_set(levels);
+        let summary = self.classify(&set);
+        let kept = set
+            .counts()
+            .iter()
+            .zip(&self.kept)
+            .filter(|(_, &keep)| keep)
+            .map(|(&c, _)| u64::from(c));
+        let sizes = ClassSizes::from_sizes(kept);
+        self.cache.insert(set);
+        (summary, sizes)
     }
 
     /// Groups the original records at `levels` without the cache: the per-record class ids, the sizes, and

@@ -24,6 +24,7 @@ mod incognito;
 mod known;
 mod lightning;
 mod ola;
+mod ranking;
 mod safepub;
 mod samarati;
 mod select;
@@ -147,6 +148,12 @@ pub struct SearchResult {
     /// Whether the result is proven optimal: an exact algorithm ran, or an anytime search ended before
     /// its time limit with nothing left to explore.
     pub exact: bool,
+    /// The best solutions with their losses, `best` first, as many as [`Evaluator::rank_best`] asked
+    /// for (fewer when there are fewer solutions): the proven N best when `exact`, else the best the
+    /// search checked.
+    pub ranked: Vec<(NodeId, f64)>,
+    /// Whether `ranked` is proven to be the best solutions (an exact search ranked them).
+    pub ranked_exact: bool,
 }
 
 /// The concrete algorithm `optimal` stands for, chosen by measurement (see docs/benchmarks.md):
@@ -258,13 +265,25 @@ pub fn run(ev: &mut Evaluator<'_>, algorithm: Algorithm) -> Result<SearchResult,
     };
     // the candidates are proven: a time limit on the search does not cut their selection short
     ev.lift_time_limit();
-    let best = select::select(ev, &candidates)?;
+    let n = ev.ranked();
+    let (best, ranked) = if n > 1 && algorithm.is_exact() {
+        // minimal solutions stand for the solutions above them (monotone models and metric)
+        let expand = pruning && ev.metric().is_monotone(ev.suppression_possible());
+        let ranked = ranking::rank(ev, &candidates, n, expand)?;
+        (ranked.first().copied(), ranked)
+    } else {
+        let best = select::select(ev, &candidates)?;
+        let ranked = best.map_or_else(Vec::new, |b| ranking::best_seen(ev, b, n));
+        (best, ranked)
+    };
     Ok(SearchResult {
         best,
         algorithm: algorithm.name(),
         candidates: candidates.len() as u64,
         pruning,
         exact: algorithm.is_exact(),
+        ranked_exact: algorithm.is_exact(),
+        ranked,
     })
 }
 
@@ -294,12 +313,15 @@ fn run_anytime(
         }
         None => None,
     };
+    let ranked = best.map_or_else(Vec::new, |b| ranking::best_seen(ev, b, ev.ranked()));
     Ok(SearchResult {
         best,
         algorithm: algorithm.name(),
         candidates: u64::from(best.is_some()),
         pruning: false,
         exact: found.proven,
+        ranked_exact: found.proven && ev.ranked() == 1,
+        ranked,
     })
 }
 
@@ -326,6 +348,8 @@ pub fn run_private(
         candidates: walk.pivots.len() as u64,
         pruning: false,
         exact: false,
+        ranked: vec![(walk.chosen, loss)],
+        ranked_exact: false,
     })
 }
 

@@ -71,7 +71,10 @@ pub fn select(
 /// Lower bounds of the metric for each candidate: its static bound, and the best `bound_above` of the
 /// checked nodes below it, found with one [`Dominance`] query per candidate over the checked nodes in
 /// decreasing order of that bound (the first one below the candidate gives the best).
-fn inherited_bounds(ev: &Evaluator<'_>, candidates: &[NodeId]) -> Result<Vec<f64>, CoreError> {
+pub(super) fn inherited_bounds(
+    ev: &Evaluator<'_>,
+    candidates: &[NodeId],
+) -> Result<Vec<f64>, CoreError> {
     let mut pace = ev.pace();
     let lattice = ev.lattice();
     let metric = ev.metric();

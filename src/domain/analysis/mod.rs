@@ -4,6 +4,7 @@
 
 pub mod achieved;
 pub mod assessment;
+pub mod candidates;
 pub mod classification;
 pub mod dependencies;
 pub mod hierarchy_preview;

@@ -29,6 +29,7 @@ use crate::core::search::Algorithm;
 
 use crate::core::identifiers::{OperatedTexts, PseudonymKey};
 use crate::domain::analysis::achieved::{achieved, Achieved, PopulationAchieved};
+use crate::domain::analysis::candidates::MAX_CANDIDATES;
 use crate::domain::analysis::dependencies::DependencyColumns;
 use crate::domain::analysis::loss_measures::original_classes;
 use crate::domain::analysis::risk::{risk_settings, run_risk, RiskReport};
@@ -776,6 +777,7 @@ pub fn prepare_with(
             ));
         }
     }
+    problems.keep(candidates(spec, &method));
     let steering = problems.keep(steering::steering(
         &steered,
         &heights,
@@ -855,6 +857,7 @@ pub fn prepare_with(
         },
         private_search: None,
         steering,
+        candidates: spec.candidates.unwrap_or(1) as usize,
     };
     Ok(Prepared {
         job: ResolvedJob {
@@ -977,6 +980,29 @@ fn build(builder: &BuilderSpec, column: &Column, pointer: &str) -> Result<Hierar
 
 /// Longest time limit an anytime search accepts: one day, in milliseconds.
 pub const MAX_TIME_LIMIT_MS: u64 = 86_400_000;
+
+/// `candidates` is 1 to [`MAX_CANDIDATES`], on a full-domain job that is not differentially private.
+fn candidates(spec: &JobSpec, method: &Method) -> Result<(), SpecError> {
+    let Some(n) = spec.candidates else {
+        return Ok(());
+    };
+    if !(1..=MAX_CANDIDATES).contains(&n) {
+        return Err(SpecError::new(
+            "/candidates",
+            ErrorCode::InvalidParameter,
+            format!("candidates is a number of transformations from 1 to {MAX_CANDIDATES}"),
+        ));
+    }
+    if !matches!(method, Method::FullDomain(_)) || differential::is_private(spec) {
+        return Err(SpecError::new(
+            "/candidates",
+            ErrorCode::UnsupportedOption,
+            "candidates are transformations of a full-domain search (not local recodings, \
+             fragmentation or differential privacy)",
+        ));
+    }
+    Ok(())
+}
 
 /// An anytime search's time limit is between 1 ms and a day, and its generation cap at least 1.
 fn anytime_limits(algorithm: &AlgorithmSpec) -> Result<(), SpecError> {

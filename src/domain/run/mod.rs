@@ -23,6 +23,7 @@ use crate::core::local::local_metrics;
 use crate::core::render::Rendering;
 
 use crate::core::measures::CellColumn;
+use crate::domain::analysis::candidates::candidates_report;
 use crate::domain::analysis::classification::{
     self, ClassificationReport, ClassificationSkipped, OriginalTable, TrainingTable,
 };
@@ -728,9 +729,10 @@ impl View<'_> {
                     },
                     || self.job.achieved(self.table, outcome),
                 );
-                Report::new(
+                let names = self.job.quasi_identifier_names(self.table);
+                let mut report = Report::new(
                     outcome,
-                    &self.job.quasi_identifier_names(self.table),
+                    &names,
                     models,
                     self.job.remove_suppressed,
                     self.elapsed_ms,
@@ -739,7 +741,14 @@ impl View<'_> {
                         risk,
                         achieved,
                     },
-                )
+                );
+                report.candidates = candidates_report(
+                    outcome,
+                    self.job.plan.candidates as u64,
+                    &names,
+                    &self.job.risk,
+                );
+                report
             }
         }
     }

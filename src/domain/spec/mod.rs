@@ -71,6 +71,10 @@ pub struct JobSpec {
     /// `no_solution` when the node needs more suppression than the limit allows.
     #[serde(default)]
     pub transformation: Option<BTreeMap<String, u64>>,
+    /// How many of the best transformations a full-domain job's report lists for comparison (2 to
+    /// 100; absent or 1: the chosen one only), each with every metric, suppression, classes and risk.
+    #[serde(default)]
+    pub candidates: Option<u64>,
 }
 
 /// The classification-utility measure (`"utility"`).

@@ -1,0 +1,150 @@
+//! `"candidates": N`: the N best transformations of an exact search equal the exhaustive oracle's N best
+//! solutions (by loss, then lower height, then the smaller node) on random small tables, for every
+//! metric and exact algorithm; a heuristic lists the chosen node first and then solutions it checked.
+
+use anonymizer::core::control::NoControl;
+use anonymizer::core::engine::{anonymize, Outcome};
+use anonymizer::core::loss::MetricKind;
+use proptest::prelude::*;
+use proptest::test_runner::Config;
+
+use crate::properties::{build, generate, Job, ALGORITHMS, LIMITS_PERCENT};
+use crate::support::close;
+
+/// Runs every algorithm and metric on `job` asking for `n` candidates; `Err` describes the first
+/// violation.
+fn check_candidates(job: &Job, n: usize) -> Result<(), String> {
+    let rows = job.rows.len() as u64;
+    let budget = rows * job.percent / 100;
+    let (table, mut prepared, dataset) = build(job)?;
+    let nodes = dataset.all_nodes();
+    let facts: Vec<_> = nodes.iter().map(|v| dataset.facts(v, job.k)).collect();
+    let solutions: Vec<usize> = (0..nodes.len())
+        .filter(|&i| facts[i].failing_records <= budget)
+        .collect();
+    let height = |i: usize| nodes[i].iter().map(|&l| u64::from(l)).sum::<u64>();
+    for metric in MetricKind::ALL {
+        let mut expected = solutions.clone();
+        expected.sort_by(|&a, &b| {
+            facts[a].metrics[&metric]
+                .total_cmp(&facts[b].metrics[&metric])
+                .then(height(a).cmp(&height(b)))
+                .then(nodes[a].cmp(&nodes[b]))
+        });
+        expected.truncate(n);
+        // metrics whose values are exact integers designate the nodes, ties included
+        let integer_metric = matches!(
+            metric,
+            MetricKind::Height | MetricKind::DmStar | MetricKind::Discernibility
+        );
+        for algorithm in ALGORITHMS {
+            let what = format!("{} / {} / n = {n}", algorithm.name(), metric.name());
+            prepared.plan.metric = metric;
+            prepared.plan.algorithm = algorithm;
+            prepared.plan.candidates = n;
+            let outcome = match anonymize(&prepared.input(&table), &prepared.plan, &NoControl) {
+                Ok(o) => o,
+                Err(_) if solutions.is_empty() => continue,
+                Err(e) => return Err(format!("{what}: {e}")),
+            };
+            let listed = listed_nodes(&outcome, &nodes, &what)?;
+            if listed.first()
+                != nodes
+                    .iter()
+                    .position(|v| *v == outcome.transformation)
+                    .as_ref()
+            {
+                return Err(format!(
+                    "{what}: the first candidate is not the chosen node"
+                ));
+            }
+            for (&i, c) in listed.iter().zip(&outcome.candidates) {
+                let reported = c.metrics.get(metric);
+                if !close(reported, facts[i].metrics[&metric])
+                    || c.suppressed_records != facts[i].failing_records
+                    || facts[i].failing_records > budget
+                {
+                    return Err(format!(
+                        "{what}: candidate {:?} reports loss {reported} and {} suppressed; the \
+                         checker finds {} and {} (budget {budget})",
+                        nodes[i],
+                        c.suppressed_records,
+                        facts[i].metrics[&metric],
+                        facts[i].failing_records
+                    ));
+                }
+            }
+            let proven = algorithm.is_exact();
+            if outcome.candidates_exact != proven {
+                return Err(format!(
+                    "{what}: candidates_exact = {}",
+                    outcome.candidates_exact
+                ));
+            }
+            if !proven {
+                continue;
+            }
+            if listed.len() != expected.len() {
+                return Err(format!(
+                    "{what}: {} candidates, the oracle has {} solutions within the {n} best",
+                    listed.len(),
+                    expected.len()
+                ));
+            }
+            for (rank, (&got, &want)) in listed.iter().zip(&expected).enumerate() {
+                let (g, w) = (facts[got].metrics[&metric], facts[want].metrics[&metric]);
+                if !close(g, w) || (integer_metric && got != want) {
+                    return Err(format!(
+                        "{what}: candidate {} is {:?} (loss {g}), the oracle's is {:?} (loss {w}); \
+                         listed {:?}, expected {:?}",
+                        rank + 1,
+                        nodes[got],
+                        nodes[want],
+                        listed.iter().map(|&i| &nodes[i]).collect::<Vec<_>>(),
+                        expected.iter().map(|&i| &nodes[i]).collect::<Vec<_>>()
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The oracle's index of every candidate, each listed once.
+fn listed_nodes(outcome: &Outcome, nodes: &[Vec<u8>], what: &str) -> Result<Vec<usize>, String> {
+    let mut listed = Vec::with_capacity(outcome.candidates.len());
+    for c in &outcome.candidates {
+        let i = nodes
+            .iter()
+            .position(|v| *v == c.transformation)
+            .ok_or_else(|| format!("{what}: unknown candidate {:?}", c.transformation))?;
+        if listed.contains(&i) {
+            return Err(format!("{what}: {:?} listed twice", c.transformation));
+        }
+        listed.push(i);
+    }
+    Ok(listed)
+}
+
+proptest! {
+    #![proptest_config(Config {
+        cases: 48,
+        failure_persistence: None,
+        ..Config::default()
+    })]
+
+    #[test]
+    fn exact_searches_rank_the_oracles_best_solutions(
+        seed in any::<u64>(),
+        qis in 1usize..=4,
+        rows in 5usize..=40,
+        k_pick in any::<u64>(),
+        limit in 0usize..LIMITS_PERCENT.len(),
+        n in 2usize..=8,
+    ) {
+        let job = generate(seed, qis, rows, k_pick, limit);
+        if let Err(e) = check_candidates(&job, n) {
+            prop_assert!(false, "{e}\nk = {}, limit = {}%, rows = {:?}", job.k, job.percent, job.rows);
+        }
+    }
+}
