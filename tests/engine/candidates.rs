@@ -8,7 +8,11 @@ use anonymizer::core::loss::MetricKind;
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 
-use crate::properties::{build, generate, Job, ALGORITHMS, LIMITS_PERCENT};
+use anonymizer::domain::prepare;
+
+use crate::properties::{
+    build, failing_records_by, generate, recursive_passes, spec, Job, ALGORITHMS, LIMITS_PERCENT,
+};
 use crate::support::close;
 
 /// Runs every algorithm and metric on `job` asking for `n` candidates; `Err` describes the first
@@ -126,6 +130,62 @@ fn listed_nodes(outcome: &Outcome, nodes: &[Vec<u8>], what: &str) -> Result<Vec<
     Ok(listed)
 }
 
+/// With recursive (c,l)-diversity, not monotone under suppression (the bounded search ranks): every
+/// exact algorithm lists the exhaustive search's candidates' losses, each a solution by the checker.
+fn check_candidates_recursive(job: &Job, n: usize, c2: u64, l: u64) -> Result<(), String> {
+    let budget = job.rows.len() as u64 * job.percent / 100;
+    let (table, _, dataset) = build(job)?;
+    let nodes = dataset.all_nodes();
+    let failing: Vec<u64> = nodes
+        .iter()
+        .map(|v| {
+            failing_records_by(&dataset, job.sensitive, v, job.k, |counts| {
+                recursive_passes(counts, c2, l)
+            })
+        })
+        .collect();
+    let mut spec = spec(job);
+    spec.privacy_models.push(
+        serde_json::from_value(serde_json::json!({
+            "type": "recursive_cl_diversity", "attribute": "diagnosis", "c": c2 as f64 / 2.0, "l": l
+        }))
+        .map_err(|e| e.to_string())?,
+    );
+    for metric in MetricKind::ALL {
+        let mut oracle: Option<Vec<f64>> = None;
+        for algorithm in ALGORITHMS.into_iter().filter(|a| a.is_exact()) {
+            let what = format!("{} / {} / c = {c2}/2, l = {l}", algorithm.name(), metric.name());
+            let mut prepared = prepare(&table, &spec, &|_| Err("inline only".into()))
+                .map_err(|e| format!("{what}: prepare: {e}"))?;
+            prepared.plan.metric = metric;
+            prepared.plan.algorithm = algorithm;
+            prepared.plan.candidates = n;
+            let Ok(outcome) = anonymize(&prepared.input(&table), &prepared.plan, &NoControl) else {
+                if failing.iter().any(|&f| f <= budget) {
+                    return Err(format!("{what}: failed, but a solution exists"));
+                }
+                continue;
+            };
+            let listed = listed_nodes(&outcome, &nodes, &what)?;
+            if listed.iter().any(|&i| failing[i] > budget) {
+                return Err(format!("{what}: a candidate is not a solution"));
+            }
+            let losses: Vec<f64> = outcome.candidates.iter().map(|c| c.metrics.get(metric)).collect();
+            match &oracle {
+                None => oracle = Some(losses),
+                Some(want)
+                    if want.len() != losses.len()
+                        || want.iter().zip(&losses).any(|(&w, &g)| !close(w, g)) =>
+                {
+                    return Err(format!("{what}: losses {losses:?}, exhaustive ranks {want:?}"))
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(Config {
         cases: 48,
@@ -144,6 +204,23 @@ proptest! {
     ) {
         let job = generate(seed, qis, rows, k_pick, limit);
         if let Err(e) = check_candidates(&job, n) {
+            prop_assert!(false, "{e}\nk = {}, limit = {}%, rows = {:?}", job.k, job.percent, job.rows);
+        }
+    }
+
+    #[test]
+    fn exact_searches_rank_as_exhaustive_under_recursive_diversity(
+        seed in any::<u64>(),
+        qis in 1usize..=3,
+        rows in 5usize..=40,
+        k_pick in any::<u64>(),
+        limit in 1usize..LIMITS_PERCENT.len(),
+        n in 2usize..=6,
+        c2 in 2u64..=8,
+        l in 2u64..=3,
+    ) {
+        let job = generate(seed, qis, rows, k_pick, limit);
+        if let Err(e) = check_candidates_recursive(&job, n, c2, l) {
             prop_assert!(false, "{e}\nk = {}, limit = {}%, rows = {:?}", job.k, job.percent, job.rows);
         }
     }

@@ -177,7 +177,7 @@ pub(crate) fn generate(seed: u64, qis: usize, n: usize, k_pick: u64, limit: usiz
 }
 
 /// The job spec JSON, with inline `{"levels": ...}` hierarchies.
-fn spec(job: &Job) -> JobSpec {
+pub(crate) fn spec(job: &Job) -> JobSpec {
     JobSpec::from_json(spec_json(job).to_string().as_bytes()).expect("valid spec")
 }
 
@@ -587,7 +587,7 @@ fn failing_records_l(dataset: &Dataset, sensitive: usize, levels: &[u8], k: u64,
 }
 
 /// Records in classes with fewer than `k` records or whose sensitive value counts fail `passes`.
-fn failing_records_by(
+pub(crate) fn failing_records_by(
     dataset: &Dataset,
     sensitive: usize,
     levels: &[u8],
@@ -613,7 +613,7 @@ fn failing_records_by(
 
 /// Recursive (c,l)-diversity with `c = c2 / 2`, from the definition: with the counts sorted
 /// `r_1 ≥ r_2 ≥ …`, `r_1 < c·(r_l + … + r_m)`; always true for `l ≤ 1`.
-fn recursive_passes(counts: &[u64], c2: u64, l: u64) -> bool {
+pub(crate) fn recursive_passes(counts: &[u64], c2: u64, l: u64) -> bool {
     if l <= 1 {
         return true;
     }
