@@ -56,6 +56,7 @@ pub fn operation(method: &Method, route: &str) -> Option<&'static str> {
         ("GET", "/v1/jobs/{id}") => "job.read",
         ("DELETE", "/v1/jobs/{id}") => "job.delete",
         ("POST", "/v1/jobs/{id}/cancel") => "job.cancel",
+        ("POST", "/v1/jobs/{id}/publish") => "job.publish",
         ("GET", "/v1/jobs/{id}/result") => "job.result",
         ("GET", "/v1/jobs/{id}/output") => "job.download",
         ("POST", "/v1/jobs/{id}/assessments") => "job.assessment",

@@ -60,6 +60,12 @@ pub fn router(body_limit: usize) -> Router<AppState> {
             post(cancel_job).layer(timeout_layer(REQUEST_TIMEOUT)),
         )
         .route(
+            "/v1/jobs/{id}/publish",
+            post(super::publish::publish_job)
+                .layer::<_, std::convert::Infallible>(DefaultBodyLimit::max(body_limit))
+                .layer(timeout_layer(REQUEST_TIMEOUT)),
+        )
+        .route(
             "/v1/jobs/{id}/result",
             get(get_result).layer(timeout_layer(REQUEST_TIMEOUT)),
         )
@@ -114,8 +120,19 @@ async fn create_job(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     require_media_type(&headers, "application/json")?;
-    let idempotency_key = idempotency_key(&headers)?;
-    let request = parse_request(&body)?;
+    submit(state, caller, &headers, &body).await
+}
+
+/// Validates and queues the job request `body` (a job request's JSON, `dataset_id` included) for the
+/// caller, honouring `Idempotency-Key`: 202 with `Location` and the job.
+pub(super) async fn submit(
+    state: AppState,
+    caller: Caller,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Response, ApiError> {
+    let idempotency_key = idempotency_key(headers)?;
+    let request = parse_request(body)?;
     let (dataset_id, spec) = (request.dataset_id, &request.spec);
     let tenant = caller.tenant();
 

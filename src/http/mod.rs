@@ -32,6 +32,7 @@ pub mod linger;
 pub mod metrics;
 pub mod proposals;
 pub mod pseudonym_key;
+pub mod publish;
 pub mod ready;
 pub mod request;
 pub mod request_body;

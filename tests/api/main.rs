@@ -14,6 +14,7 @@ mod hospital;
 mod assessments;
 mod audit;
 mod auth;
+mod candidates;
 mod datasets;
 mod fragmentation;
 mod guard_rails;

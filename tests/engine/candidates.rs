@@ -154,7 +154,11 @@ fn check_candidates_recursive(job: &Job, n: usize, c2: u64, l: u64) -> Result<()
     for metric in MetricKind::ALL {
         let mut oracle: Option<Vec<f64>> = None;
         for algorithm in ALGORITHMS.into_iter().filter(|a| a.is_exact()) {
-            let what = format!("{} / {} / c = {c2}/2, l = {l}", algorithm.name(), metric.name());
+            let what = format!(
+                "{} / {} / c = {c2}/2, l = {l}",
+                algorithm.name(),
+                metric.name()
+            );
             let mut prepared = prepare(&table, &spec, &|_| Err("inline only".into()))
                 .map_err(|e| format!("{what}: prepare: {e}"))?;
             prepared.plan.metric = metric;
@@ -170,14 +174,20 @@ fn check_candidates_recursive(job: &Job, n: usize, c2: u64, l: u64) -> Result<()
             if listed.iter().any(|&i| failing[i] > budget) {
                 return Err(format!("{what}: a candidate is not a solution"));
             }
-            let losses: Vec<f64> = outcome.candidates.iter().map(|c| c.metrics.get(metric)).collect();
+            let losses: Vec<f64> = outcome
+                .candidates
+                .iter()
+                .map(|c| c.metrics.get(metric))
+                .collect();
             match &oracle {
                 None => oracle = Some(losses),
                 Some(want)
                     if want.len() != losses.len()
                         || want.iter().zip(&losses).any(|(&w, &g)| !close(w, g)) =>
                 {
-                    return Err(format!("{what}: losses {losses:?}, exhaustive ranks {want:?}"))
+                    return Err(format!(
+                        "{what}: losses {losses:?}, exhaustive ranks {want:?}"
+                    ))
                 }
                 Some(_) => {}
             }
