@@ -10,7 +10,7 @@ use serde_json::Value;
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 
 /// Every route of the service, as `METHOD path`.
-const ROUTES: [&str; 25] = [
+const ROUTES: [&str; 26] = [
     "POST /v1/datasets",
     "GET /v1/datasets",
     "GET /v1/datasets/{id}",
@@ -27,6 +27,7 @@ const ROUTES: [&str; 25] = [
     "GET /v1/jobs/{id}",
     "DELETE /v1/jobs/{id}",
     "POST /v1/jobs/{id}/cancel",
+    "POST /v1/jobs/{id}/publish",
     "POST /v1/jobs/{id}/assessments",
     "GET /v1/jobs/{id}/result",
     "GET /v1/jobs/{id}/output",
