@@ -213,7 +213,12 @@ impl Dataset {
             }
             total / (n * q) as f64
         };
+        let (arx_entropy, arx_loss, arx_precision) =
+            self.arx_metrics(levels, &suppressed, nu_entropy, weights);
         let metrics = HashMap::from([
+            (MetricKind::ArxEntropy, arx_entropy),
+            (MetricKind::ArxLoss, arx_loss),
+            (MetricKind::ArxPrecision, arx_precision),
             (MetricKind::Precision, precision),
             (MetricKind::Height, height),
             (MetricKind::DmStar, dm_star),
@@ -227,6 +232,61 @@ impl Dataset {
             failing_records,
             metrics,
         }
+    }
+
+    /// ARX's non-monotonic entropy, Loss (geometric mean) and precision, record by record, from the
+    /// definitions in `src/core/loss/mod.rs` (ARX's `MetricMDNUNMEntropy`, `MetricMDNMLoss`,
+    /// `MetricMDNMPrecision` with the default gs-factor 0.5).
+    fn arx_metrics(
+        &self,
+        levels: &[u8],
+        suppressed: &[bool],
+        nu_entropy: f64,
+        weights: &[f64],
+    ) -> (f64, f64, f64) {
+        let n = self.rows.len() as f64;
+        let q = self.qis.len();
+        let s_total = suppressed.iter().filter(|&&s| s).count() as f64;
+        let (mut penalty, mut log_loss, mut precision) = (0.0, 0.0, 0.0);
+        for (((c, h), &l), w) in self.qis.iter().zip(levels).zip(weights) {
+            let mut by_label: HashMap<&str, u64> = HashMap::new();
+            let (mut raw, mut cells) = (0.0, 0.0);
+            for (row, &s) in self.rows.iter().zip(suppressed) {
+                let label = h.label(&row[*c], l as usize);
+                if s {
+                    *by_label.entry(label).or_insert(0) += 1;
+                    raw += 1.0;
+                    cells += 1.0;
+                } else {
+                    raw += h.leaves_under(&row[*c], l as usize) as f64 / h.leaf_count() as f64;
+                    if h.max_level() > 0 {
+                        cells += l as f64 / h.max_level() as f64;
+                    }
+                }
+            }
+            penalty += w * by_label
+                .values()
+                .map(|&c| c as f64 * (s_total / c as f64).log2())
+                .sum::<f64>();
+            let floor = n / h.leaf_count() as f64;
+            let normalised = if h.leaf_count() <= 1 || n == 0.0 {
+                0.0
+            } else {
+                ((raw - floor) / (n - floor)).max(0.0)
+            };
+            log_loss += (w * normalised + 1.0).ln();
+            if n > 0.0 {
+                precision += w * cells / n;
+            }
+        }
+        if q == 0 {
+            return (nu_entropy, 0.0, 0.0);
+        }
+        (
+            nu_entropy + penalty,
+            (log_loss / q as f64).exp() - 1.0,
+            precision / q as f64,
+        )
     }
 
     /// Every node of the lattice spanned by the hierarchies, in mixed-radix order.

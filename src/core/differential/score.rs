@@ -99,7 +99,12 @@ pub fn score(context: &ScoreContext, node: &NodeFacts<'_>) -> Option<f64> {
             let total = node.loss * context.sample_rows as f64 * q;
             -total / (q * above_one)
         }
-        MetricKind::DmStar | MetricKind::Height | MetricKind::NuEntropy => return None,
+        MetricKind::DmStar
+        | MetricKind::Height
+        | MetricKind::NuEntropy
+        | MetricKind::ArxEntropy
+        | MetricKind::ArxLoss
+        | MetricKind::ArxPrecision => return None,
     })
 }
 

@@ -17,9 +17,15 @@
 //!   all suppressed records look alike (`*`) and form one class.
 //! - `granularity`: Iyengar's loss metric, the mean over all n·q cells of `(leaves under the label − 1) /
 //!   (leaves of the hierarchy − 1)`; a suppressed cell counts 1 (a one-leaf hierarchy counts 0).
+//! - `arx_entropy`, `arx_loss`, `arx_precision`: ARX 3.9's default entropy (non-monotonic: `nu_entropy`
+//!   plus `Σ_v c(v) · log2(S / c(v))` per column over the S suppressed records' generalized values),
+//!   Loss (share of the hierarchy's leaves under a kept record's label, 1 per suppressed record,
+//!   normalised per column and aggregated by the geometric mean) and precision (a suppressed cell
+//!   counts as fully generalized), with ARX's default gs-factor 0.5 (`MetricMDNUNMEntropy`,
+//!   `MetricMDNMLoss`, `MetricMDNMPrecision`).
 //!
 //! Attribute weights ([`AttributeFrame`]) scale each quasi-identifier's term of the four metrics that
-//! sum over attributes (precision, height, nu_entropy, granularity), as ARX's attribute weights do
+//! sum over attributes (precision, height, nu_entropy, granularity and the `arx_` ones), as ARX's attribute weights do
 //! (normalized so that the largest is 1; Prasser et al., "Flexible data anonymization using ARX", 2020).
 //! When the lattice is a window of each hierarchy (level bounds), `v_j` and `H_j` above are the
 //! hierarchy's own levels, not the window's.
@@ -48,11 +54,18 @@ pub enum MetricKind {
     Height,
     /// Iyengar's loss metric.
     Granularity,
+    /// ARX's default entropy metric (non-monotonic non-uniform entropy): `nu_entropy` plus a penalty
+    /// for the suppressed records.
+    ArxEntropy,
+    /// ARX's Loss metric with its default geometric-mean aggregation (ARX's default metric).
+    ArxLoss,
+    /// ARX's (non-monotonic) precision: a suppressed cell counts as fully generalized.
+    ArxPrecision,
 }
 
 impl MetricKind {
     /// Every metric, in report order.
-    pub const ALL: [MetricKind; 7] = [
+    pub const ALL: [MetricKind; 10] = [
         MetricKind::Precision,
         MetricKind::DmStar,
         MetricKind::Discernibility,
@@ -60,6 +73,9 @@ impl MetricKind {
         MetricKind::Aecs,
         MetricKind::Height,
         MetricKind::Granularity,
+        MetricKind::ArxEntropy,
+        MetricKind::ArxLoss,
+        MetricKind::ArxPrecision,
     ];
 
     /// The wire name.
@@ -72,7 +88,19 @@ impl MetricKind {
             MetricKind::Aecs => "aecs",
             MetricKind::Height => "height",
             MetricKind::Granularity => "granularity",
+            MetricKind::ArxEntropy => "arx_entropy",
+            MetricKind::ArxLoss => "arx_loss",
+            MetricKind::ArxPrecision => "arx_precision",
         }
+    }
+
+    /// Whether the value reads the suppressed records' generalized values (their share of spans, or
+    /// their values' counts), which the class summary then collects.
+    pub fn reads_suppressed_values(self) -> bool {
+        matches!(
+            self,
+            MetricKind::Granularity | MetricKind::ArxEntropy | MetricKind::ArxLoss
+        )
     }
 
     /// Whether the value depends on the node only (no grouping needed).
@@ -95,6 +123,9 @@ impl MetricKind {
                 | MetricKind::DmStar
                 | MetricKind::Discernibility
                 | MetricKind::Aecs
+                | MetricKind::ArxEntropy
+                | MetricKind::ArxLoss
+                | MetricKind::ArxPrecision
         )
     }
 
@@ -110,6 +141,9 @@ impl MetricKind {
                 | MetricKind::NuEntropy
                 | MetricKind::Granularity
                 | MetricKind::Discernibility
+                | MetricKind::ArxEntropy
+                | MetricKind::ArxLoss
+                | MetricKind::ArxPrecision
         )
     }
 
@@ -121,9 +155,12 @@ impl MetricKind {
             | MetricKind::Height
             | MetricKind::NuEntropy
             | MetricKind::DmStar => true,
-            MetricKind::Discernibility | MetricKind::Aecs | MetricKind::Granularity => {
-                !suppression_possible
-            }
+            MetricKind::Discernibility
+            | MetricKind::Aecs
+            | MetricKind::Granularity
+            | MetricKind::ArxEntropy
+            | MetricKind::ArxLoss
+            | MetricKind::ArxPrecision => !suppression_possible,
         }
     }
 }
@@ -145,6 +182,12 @@ pub struct MetricValues {
     pub height: f64,
     /// See [`MetricKind::Granularity`].
     pub granularity: f64,
+    /// See [`MetricKind::ArxEntropy`].
+    pub arx_entropy: f64,
+    /// See [`MetricKind::ArxLoss`].
+    pub arx_loss: f64,
+    /// See [`MetricKind::ArxPrecision`].
+    pub arx_precision: f64,
 }
 
 impl MetricValues {
@@ -158,6 +201,9 @@ impl MetricValues {
             MetricKind::Aecs => self.aecs,
             MetricKind::Height => self.height,
             MetricKind::Granularity => self.granularity,
+            MetricKind::ArxEntropy => self.arx_entropy,
+            MetricKind::ArxLoss => self.arx_loss,
+            MetricKind::ArxPrecision => self.arx_precision,
         }
     }
 }
@@ -345,6 +391,58 @@ impl LossModel {
         (total + suppressed as f64 * self.weight_sum) / (self.rows as f64 * q)
     }
 
+    /// ARX's precision (`MetricMDNMPrecision`, gs-factor 0.5): per quasi-identifier `(U · v/H + S) / n`
+    /// with U kept and S suppressed records, averaged over the quasi-identifiers with their weights.
+    fn arx_precision(&self, levels: &[u8], suppressed: u64) -> f64 {
+        if levels.is_empty() || self.rows == 0 {
+            return 0.0;
+        }
+        let (n, s) = (self.rows as f64, suppressed as f64);
+        let frame = &self.frame;
+        let sum: f64 = levels
+            .iter()
+            .enumerate()
+            .map(|(j, &v)| {
+                let h = frame.heights[j];
+                let share = if h == 0 {
+                    0.0
+                } else {
+                    f64::from(v + frame.offsets[j]) / f64::from(h)
+                };
+                frame.weights[j] * ((n - s) * share + s) / n
+            })
+            .sum();
+        sum / levels.len() as f64
+    }
+
+    /// ARX's Loss (`MetricMDNMLoss`, gs-factor 0.5, geometric mean): per quasi-identifier the raw loss
+    /// is `Σ_kept records share + S`, a record's share being the hierarchy's leaves under its label over
+    /// all leaves |D|, normalised to `(raw − n/|D|) / (n − n/|D|)` (0 when |D| = 1); the aggregate is
+    /// `Π_j (w_j · L_j + 1)^(1/q) − 1`. `suppressed_spans` and `suppressed` give the suppressed
+    /// records' part (`None`: none, the lower bound).
+    fn arx_loss(&self, levels: &[u8], suppressed_spans: Option<&[u64]>, suppressed: u64) -> f64 {
+        if levels.is_empty() || self.rows == 0 {
+            return 0.0;
+        }
+        let n = self.rows as f64;
+        let mut log_sum = 0.0;
+        for (j, &v) in levels.iter().enumerate() {
+            let leaves = (self.span_denominator[j] + 1) as f64;
+            let floor = n / leaves;
+            let normalised = if self.span_denominator[j] == 0 {
+                0.0
+            } else {
+                // Σ_records leaves under the label = spans + n; the suppressed records' part leaves
+                let all = (self.spans[j][v as usize] + self.rows) as f64;
+                let removed = suppressed_spans.map_or(0, |s| s[j] + suppressed) as f64;
+                let raw = (all - removed) / leaves + suppressed as f64;
+                ((raw - floor) / (n - floor)).max(0.0)
+            };
+            log_sum += (self.frame.weights[j] * normalised + 1.0).ln();
+        }
+        (log_sum / levels.len() as f64).exp() - 1.0
+    }
+
     /// The loss of `kind` at a node whose classes are summarised by `summary`.
     pub fn loss(&self, kind: MetricKind, levels: &[u8], summary: &NodeSummary) -> f64 {
         match kind {
@@ -369,6 +467,21 @@ impl LossModel {
                 Some(&summary.suppressed_spans),
                 summary.suppressed_records,
             ),
+            MetricKind::ArxEntropy => {
+                self.nu_entropy(levels)
+                    + summary
+                        .suppressed_entropy
+                        .iter()
+                        .zip(&self.frame.weights)
+                        .map(|(e, w)| w * e)
+                        .sum::<f64>()
+            }
+            MetricKind::ArxLoss => self.arx_loss(
+                levels,
+                Some(&summary.suppressed_spans),
+                summary.suppressed_records,
+            ),
+            MetricKind::ArxPrecision => self.arx_precision(levels, summary.suppressed_records),
         }
     }
 
@@ -383,6 +496,9 @@ impl LossModel {
             aecs: get(MetricKind::Aecs),
             height: get(MetricKind::Height),
             granularity: get(MetricKind::Granularity),
+            arx_entropy: get(MetricKind::ArxEntropy),
+            arx_loss: get(MetricKind::ArxLoss),
+            arx_precision: get(MetricKind::ArxPrecision),
         }
     }
 
@@ -419,6 +535,11 @@ impl LossModel {
                 }
             }
             MetricKind::Granularity => self.granularity(levels, None, 0),
+            // the penalty is not negative
+            MetricKind::ArxEntropy => self.nu_entropy(levels),
+            // a suppressed record costs 1 ≥ its share, a suppressed cell 1 ≥ its level's share
+            MetricKind::ArxLoss => self.arx_loss(levels, None, 0),
+            MetricKind::ArxPrecision => self.arx_precision(levels, 0),
         }
     }
 
@@ -474,7 +595,10 @@ impl LossModel {
                     self.rows as f64 / (summary.classes + 1) as f64
                 }
             }
-            MetricKind::Granularity => self.granularity(levels, None, 0),
+            MetricKind::Granularity
+            | MetricKind::ArxEntropy
+            | MetricKind::ArxLoss
+            | MetricKind::ArxPrecision => self.static_bound(kind, levels),
         }
     }
 }
@@ -485,15 +609,56 @@ mod tests {
     use crate::core::data::{GeneralizationMap, Hierarchy, Table};
     use crate::core::input::QuasiIdentifier;
 
-    /// Four records: a ∈ {a1, a1, a2, a3} (a1, a2 → A12; a3 → A3; then *), b ∈ {b1, b2, b1, b2}
-    /// (→ *). At node [1, 1] with weights [1, ½]:
-    /// - precision (1 · ½ + ½ · 1) / 2 = ½ (unweighted ¾); height 1 + ½ = 1.5;
-    /// - nu_entropy: a gives 2 · log2(3/2) + log2(3/1), b gives 4 · log2(4/2) = 4, so a's + 2;
-    /// - granularity: a's spans 3 · (2 − 1) over 3 − 1 leaves = 1.5, b's 4 · 1 / 1 = 4, so
-    ///   (1.5 + ½ · 4) / (4 · 2) = 0.4375.
+    /// The four records of `weights_scale_each_attribute_term` at node [1, 0] with k = 2: (A12, b1) holds r1 and r3; r2
+    /// (A12, b2) and r4 (A3, b2) are suppressed (S = 2, U = 2):
+    /// - arx_precision: a's (U · ½ + S) / n = ¾, b's (0 + 2) / 4 = ½, mean ⅝;
+    /// - arx_entropy: nu_entropy 2 · log2(3/2) + log2(3), plus a's penalty 1 · log2(2/1) twice (A12,
+    ///   A3) and b's 2 · log2(2/2) = 0;
+    /// - arx_loss: a's shares A12 ⅔ (kept r1, r3), raw ⅔ + ⅔ + 2 = 10/3, floor 4/3, so (10/3 − 4/3) /
+    ///   (4 − 4/3) = ¾; b's shares ½, raw ½ + ½ + 2 = 3, floor 2, (3 − 2) / (4 − 2) = ½; the geometric
+    ///   aggregate √(1¾ · 1½) − 1.
     #[test]
-    fn weights_scale_each_attribute_term() {
-        let table = Table::from_rows(
+    fn arx_metrics_on_a_hand_computed_table() {
+        use crate::core::control::NoControl;
+        use crate::core::privacy::{KAnonymity, PrivacyModel};
+        use crate::core::search::Evaluator;
+        let table = four_records();
+        let maps = four_record_maps(&table);
+        let input = four_record_input(&table, &maps);
+        let models: Vec<Box<dyn PrivacyModel>> = vec![Box::new(KAnonymity { k: 2 })];
+        let mut ev = Evaluator::new(&input, &models, 2, MetricKind::ArxLoss, &NoControl);
+        let (summary, _) = ev.summarize(&[1, 0]);
+        assert_eq!(summary.suppressed_records, 2);
+        let values = ev.loss_model().all(&[1, 0], &summary);
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        assert!(close(values.arx_precision, 0.625), "{values:?}");
+        let entropy = 2.0 * 1.5f64.log2() + 3f64.log2();
+        assert!(close(values.nu_entropy, entropy), "{values:?}");
+        assert!(close(values.arx_entropy, entropy + 2.0), "{values:?}");
+        assert!(
+            close(values.arx_loss, (1.75f64 * 1.5).sqrt() - 1.0),
+            "{values:?}"
+        );
+        // the static bounds leave the suppressed records out, and stay below
+        let model = ev.loss_model();
+        assert!(close(
+            model.static_bound(MetricKind::ArxEntropy, &[1, 0]),
+            entropy
+        ));
+        // precision: a's ½, b's 0; Loss: a's raw 4 · … = (⅔ · 3 + ⅓) = 7/3, (7/3 − 4/3) / (8/3) = ⅜,
+        // b's raw 2, 0
+        assert!(close(
+            model.static_bound(MetricKind::ArxPrecision, &[1, 0]),
+            0.25
+        ));
+        assert!(close(
+            model.static_bound(MetricKind::ArxLoss, &[1, 0]),
+            1.375f64.sqrt() - 1.0
+        ));
+    }
+
+    fn four_records() -> Table {
+        Table::from_rows(
             &["a", "b"],
             &[
                 vec!["a1", "b1"],
@@ -501,7 +666,10 @@ mod tests {
                 vec!["a2", "b1"],
                 vec!["a3", "b2"],
             ],
-        );
+        )
+    }
+
+    fn four_record_maps(table: &Table) -> [GeneralizationMap; 2] {
         let a = Hierarchy::from_rows(&[
             vec!["a1", "A12", "*"],
             vec!["a2", "A12", "*"],
@@ -509,11 +677,17 @@ mod tests {
         ])
         .unwrap();
         let b = Hierarchy::from_rows(&[vec!["b1", "*"], vec!["b2", "*"]]).unwrap();
-        let maps = [
+        [
             GeneralizationMap::bind(a, table.column(0)).unwrap(),
             GeneralizationMap::bind(b, table.column(1)).unwrap(),
-        ];
-        let input = EngineInput {
+        ]
+    }
+
+    fn four_record_input<'a>(
+        table: &'a Table,
+        maps: &'a [GeneralizationMap; 2],
+    ) -> EngineInput<'a> {
+        EngineInput {
             rows: 4,
             quasi_identifiers: (0..2)
                 .map(|j| QuasiIdentifier {
@@ -523,7 +697,20 @@ mod tests {
                 })
                 .collect(),
             sensitive: Vec::new(),
-        };
+        }
+    }
+
+    /// Four records: a ∈ {a1, a1, a2, a3} (a1, a2 → A12; a3 → A3; then *), b ∈ {b1, b2, b1, b2}
+    /// (→ *). At node [1, 1] with weights [1, ½]:
+    /// - precision (1 · ½ + ½ · 1) / 2 = ½ (unweighted ¾); height 1 + ½ = 1.5;
+    /// - nu_entropy: a gives 2 · log2(3/2) + log2(3/1), b gives 4 · log2(4/2) = 4, so a's + 2;
+    /// - granularity: a's spans 3 · (2 − 1) over 3 − 1 leaves = 1.5, b's 4 · 1 / 1 = 4, so
+    ///   (1.5 + ½ · 4) / (4 · 2) = 0.4375.
+    #[test]
+    fn weights_scale_each_attribute_term() {
+        let table = four_records();
+        let maps = four_record_maps(&table);
+        let input = four_record_input(&table, &maps);
         let mut model = LossModel::new(&input, 1, 0);
         let node = [1, 1];
         let plain = |kind| model.static_bound(kind, &node);

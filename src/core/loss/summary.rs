@@ -1,11 +1,13 @@
 //! Integer aggregates of a classified frequency set: everything the metrics need.
 
+use rustc_hash::FxHashMap;
+
 use crate::core::data::Hierarchy;
 use crate::core::groupify::FrequencySet;
 use crate::core::input::EngineInput;
 
 /// Aggregates of one node's classes after deciding which classes are suppressed.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct NodeSummary {
     /// Classes before suppression.
     pub classes: u64,
@@ -21,6 +23,9 @@ pub struct NodeSummary {
     pub discernibility_bound: u128,
     /// Per quasi-identifier, `Σ_{suppressed records} (leaves under the label − 1)`.
     pub suppressed_spans: Vec<u64>,
+    /// Per quasi-identifier, `Σ_v c(v) · log2(S / c(v))` over the generalized values v of the S
+    /// suppressed records, `c(v)` of them showing v: the penalty of ARX's non-monotonic entropy.
+    pub suppressed_entropy: Vec<f64>,
     /// Smallest kept class (0 when none).
     pub min_kept_class: u64,
     /// Largest kept class (0 when none).
@@ -54,6 +59,7 @@ impl NodeSummary {
         let mut s = NodeSummary {
             classes: set.len() as u64,
             suppressed_spans: vec![0; input.quasi_identifiers.len()],
+            suppressed_entropy: vec![0.0; input.quasi_identifiers.len()],
             min_kept_class: u64::MAX,
             ..Default::default()
         };
@@ -85,13 +91,30 @@ impl NodeSummary {
                 })
                 .collect();
             let suppressed = set.counts().iter().zip(kept).zip(set.representative_rows());
+            // the suppressed records per generalized value, per column
+            let mut by_value: Vec<FxHashMap<u32, u64>> = vec![FxHashMap::default(); columns.len()];
             for ((&count, _), &row) in suppressed.filter(|((_, &keep), _)| !keep) {
                 for (j, &(labels, hierarchy, level)) in columns.iter().enumerate() {
                     let label = labels[code_of(row, j) as usize];
                     s.suppressed_spans[j] +=
                         u64::from(count) * (hierarchy.leaves_under(level, label) - 1);
+                    *by_value[j].entry(label).or_default() += u64::from(count);
                 }
             }
+            let total = s.suppressed_records as f64;
+            s.suppressed_entropy = by_value
+                .iter()
+                .map(|counts| {
+                    // a fixed order, so that the same node always sums to the same value
+                    let mut counts: Vec<(u32, u64)> =
+                        counts.iter().map(|(&v, &c)| (v, c)).collect();
+                    counts.sort_unstable();
+                    counts
+                        .iter()
+                        .map(|&(_, c)| c as f64 * (total / c as f64).log2())
+                        .sum()
+                })
+                .collect();
         }
         if s.kept_classes == 0 {
             s.min_kept_class = 0;

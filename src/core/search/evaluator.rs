@@ -127,7 +127,7 @@ impl<'a> Evaluator<'a> {
             loss: LossModel::new(input, min_class_size, max_suppressed),
             metric,
             with_histograms: models.iter().any(|m| m.sensitive_slot().is_some()),
-            with_spans: metric == MetricKind::Granularity,
+            with_spans: metric.reads_suppressed_values(),
             with_table_levels: models.iter().any(|m| m.is_table_level()),
             with_class_sizes: models.iter().any(|m| m.needs_class_sizes()),
             control,

@@ -9,11 +9,14 @@ use crate::domain::spec::{AttributeSpec, Problems, Role, SpecError};
 use crate::error_code::ErrorCode;
 
 /// The metrics whose value sums a term per quasi-identifier, which weights scale.
-const WEIGHTED_METRICS: [MetricKind; 4] = [
+const WEIGHTED_METRICS: [MetricKind; 7] = [
     MetricKind::Precision,
     MetricKind::Height,
     MetricKind::NuEntropy,
     MetricKind::Granularity,
+    MetricKind::ArxEntropy,
+    MetricKind::ArxLoss,
+    MetricKind::ArxPrecision,
 ];
 
 /// Refuses the steering fields of a column that is not a generalized quasi-identifier of a full-domain
