@@ -23,7 +23,7 @@ use anonymizer::domain::{prepare, JobSpec};
 use support::{close, parse_csv, Dataset, PlainHierarchy};
 
 /// The columns of adult.csv, in file order; all are quasi-identifiers.
-const COLUMNS: [&str; 9] = [
+pub(crate) const COLUMNS: [&str; 9] = [
     "sex",
     "age",
     "race",
@@ -60,7 +60,7 @@ const WITHOUT_SUPPRESSION: Golden = Golden {
     loss: 407289.53889253,
 };
 
-fn data_dir() -> PathBuf {
+pub(crate) fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/adult")
 }
 
@@ -90,7 +90,7 @@ fn spec(limit: f64, algorithm: serde_json::Value) -> JobSpec {
 }
 
 /// Resolves `{"path": ...}` hierarchies the way the CLI does (ARX CSV relative to the spec's folder).
-fn resolve(source: &HierarchySpec) -> Result<anonymizer::domain::Resolved, String> {
+pub(crate) fn resolve(source: &HierarchySpec) -> Result<anonymizer::domain::Resolved, String> {
     match source {
         HierarchySpec::Path { path, delimiter } => {
             assert!(delimiter.is_none());

@@ -5,6 +5,7 @@
 mod support;
 
 mod anytime;
+mod arx_metrics;
 mod candidates;
 mod control;
 mod golden_adult;
