@@ -147,10 +147,31 @@ async fn publish_requests_are_checked(service: Service) {
     );
     worker(&service).run_once().await.unwrap();
     let unknown = "00000000-0000-4000-8000-000000000000";
-    expect_problem(
+    let missing = expect_problem(
         publish(&service, unknown, &body, None).await,
         404,
         "not_found",
+    )
+    .await;
+    // another tenant's job answers exactly as an unknown one
+    let foreign = service
+        .client
+        .post(service.url(&format!("/v1/jobs/{queued}/publish")))
+        .bearer_auth(&service.other_key)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let foreign = expect_problem(foreign, 404, "not_found").await;
+    assert_eq!(foreign["detail"], missing["detail"]);
+    // the same key with another transformation is a conflict
+    let first = publish(&service, &queued, &body, Some("key-1")).await;
+    assert_eq!(first.status(), 202);
+    let other = json!({"transformation": {"age": 2, "gender": 0, "zipcode": 1}});
+    expect_problem(
+        publish(&service, &queued, &other, Some("key-1")).await,
+        409,
+        "idempotency_conflict",
     )
     .await;
     for (body, pointer) in [
@@ -197,4 +218,17 @@ async fn publish_requests_are_checked(service: Service) {
     let response = submit(&service, &local).await;
     let problem = expect_problem(response, 422, "unsupported_option").await;
     assert!(problem.to_string().contains("/candidates"), "{problem}");
+    // a local recoding has no transformation to publish
+    local.as_object_mut().unwrap().remove("candidates");
+    let recoded = submit_ok(&service, &local).await;
+    let recoded = recoded["id"].as_str().unwrap().to_string();
+    worker(&service).run_once().await.unwrap();
+    worker(&service).run_once().await.unwrap();
+    let problem = expect_problem(
+        publish(&service, &recoded, &body, None).await,
+        422,
+        "unsupported_option",
+    )
+    .await;
+    assert!(problem.to_string().contains("/transformation"), "{problem}");
 }

@@ -24,7 +24,7 @@
 //!   counts as fully generalized), with ARX's default gs-factor 0.5 (`MetricMDNUNMEntropy`,
 //!   `MetricMDNMLoss`, `MetricMDNMPrecision`).
 //!
-//! Attribute weights ([`AttributeFrame`]) scale each quasi-identifier's term of the four metrics that
+//! Attribute weights ([`AttributeFrame`]) scale each quasi-identifier's term of the seven metrics that
 //! sum over attributes (precision, height, nu_entropy, granularity and the `arx_` ones), as ARX's attribute weights do
 //! (normalized so that the largest is 1; Prasser et al., "Flexible data anonymization using ARX", 2020).
 //! When the lattice is a window of each hierarchy (level bounds), `v_j` and `H_j` above are the

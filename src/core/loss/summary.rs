@@ -47,14 +47,15 @@ impl NodeSummary {
     }
 
     /// Summarises `set` where `kept[i]` says whether class i passes. `suppressed_spans` is only filled
-    /// when `spans` gives the reader of a record's codes (`spans(row, column)`; granularity needs
-    /// them).
+    /// when `spans` gives the reader of a record's codes (`spans(row, column)`; granularity and ARX's
+    /// Loss need them), and `suppressed_entropy` only when `value_counts` is set too (ARX's entropy).
     pub fn new(
         input: &EngineInput<'_>,
         set: &FrequencySet,
         kept: &[bool],
         min_class_size: u64,
         spans: Option<impl Fn(u32, usize) -> u32>,
+        value_counts: bool,
     ) -> Self {
         let mut s = NodeSummary {
             classes: set.len() as u64,
@@ -98,7 +99,9 @@ impl NodeSummary {
                     let label = labels[code_of(row, j) as usize];
                     s.suppressed_spans[j] +=
                         u64::from(count) * (hierarchy.leaves_under(level, label) - 1);
-                    *by_value[j].entry(label).or_default() += u64::from(count);
+                    if value_counts {
+                        *by_value[j].entry(label).or_default() += u64::from(count);
+                    }
                 }
             }
             let total = s.suppressed_records as f64;

@@ -46,6 +46,8 @@ pub struct Evaluator<'a> {
     metric: MetricKind,
     with_histograms: bool,
     with_spans: bool,
+    /// Summaries count the suppressed records per generalized value (ARX's entropy penalty).
+    with_value_counts: bool,
     /// Some model judges the whole table: checks give it the node's levels.
     with_table_levels: bool,
     /// Some model reads the kept classes' sizes: checks count them.
@@ -128,6 +130,7 @@ impl<'a> Evaluator<'a> {
             metric,
             with_histograms: models.iter().any(|m| m.sensitive_slot().is_some()),
             with_spans: metric.reads_suppressed_values(),
+            with_value_counts: metric == MetricKind::ArxEntropy,
             with_table_levels: models.iter().any(|m| m.is_table_level()),
             with_class_sizes: models.iter().any(|m| m.needs_class_sizes()),
             control,
@@ -443,6 +446,7 @@ impl<'a> Evaluator<'a> {
             self.loss.min_class_size(),
             self.with_spans
                 .then(|| self.grouper.code_reader(self.input)),
+            self.with_value_counts,
         )
     }
 
@@ -489,9 +493,12 @@ impl<'a> Evaluator<'a> {
     /// Summarises the published table at `levels` (every metric's inputs, granularity's spans included)
     /// and the sizes of its kept classes, grouping through the cache.
     pub fn summarize(&mut self, levels: &[u8]) -> (NodeSummary, ClassSizes) {
-        self.with_spans = true;
+        let with_spans = std::mem::replace(&mut self.with_spans, true);
+        let with_value_counts = std::mem::replace(&mut self.with_value_counts, true);
         let set = self.frequency_set(levels);
         let summary = self.classify(&set);
+        self.with_spans = with_spans;
+        self.with_value_counts = with_value_counts;
         let kept = set
             .counts()
             .iter()
@@ -515,6 +522,7 @@ impl<'a> Evaluator<'a> {
         let class_of = self.grouper.class_of().to_vec();
         // the report needs every metric, granularity's spans included
         self.with_spans = true;
+        self.with_value_counts = true;
         let summary = self.classify(&set);
         (class_of, set, self.kept.clone(), summary)
     }

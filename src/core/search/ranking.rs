@@ -172,6 +172,9 @@ pub fn rank(
 
 /// The best solutions a heuristic search checked, `chosen` first: what it saw, not a proven ranking.
 pub fn best_seen(ev: &Evaluator<'_>, chosen: (NodeId, f64), n: usize) -> Vec<(NodeId, f64)> {
+    if n <= 1 {
+        return vec![chosen];
+    }
     let lattice = ev.lattice();
     let mut seen: Vec<(f64, usize, NodeId)> = ev
         .known()
