@@ -18,6 +18,7 @@ use crate::codec::{parse_arx_hierarchy, CsvOptions};
 use crate::core::control::{Control, Stage};
 use crate::core::engine::Outcome;
 use crate::core::identifiers::PseudonymKey;
+use crate::domain::analysis::candidates::CandidatesReport;
 use crate::domain::analysis::warnings::refuse;
 use crate::domain::resolve::document::parse_hierarchy_document;
 use crate::domain::resolve::identifiers::missing_key;
@@ -199,14 +200,15 @@ fn summary(report: &Report, outcome: Option<&Outcome>, elapsed_ms: f64) -> Strin
     }
     match (outcome, &report.search, &report.recoding) {
         (Some(outcome), Some(search), _) => format!(
-            "transformation {:?}, {} records suppressed, {} = {}, {} classes, {} nodes checked in {:.1} ms",
+            "transformation {:?}, {} records suppressed, {} = {}, {} classes, {} nodes checked in {:.1} ms{}",
             outcome.transformation,
             report.suppressed_records,
             report.metric.unwrap_or_default(),
             report.loss.unwrap_or_default(),
             report.equivalence_classes.count,
             search.nodes_checked,
-            elapsed_ms
+            elapsed_ms,
+            report.candidates.as_ref().map_or_else(String::new, candidate_lines)
         ),
         (_, _, Some(recoding)) => format!(
             "{}: {} groups (smallest {}), {} records suppressed, GCP = {:.4} in {:.1} ms",
@@ -219,6 +221,35 @@ fn summary(report: &Report, outcome: Option<&Outcome>, elapsed_ms: f64) -> Strin
         ),
         _ => format!("finished in {elapsed_ms:.1} ms"),
     }
+}
+
+/// One line per candidate after the chosen one, each as `--transformation` takes it.
+fn candidate_lines(candidates: &CandidatesReport) -> String {
+    let mut out = format!(
+        "\ncandidates ({}; publish one with --transformation):",
+        if candidates.exact {
+            "the proven best"
+        } else {
+            "the best the heuristic checked"
+        }
+    );
+    for c in &candidates.list {
+        let levels: Vec<String> = c
+            .transformation
+            .iter()
+            .map(|(name, level)| format!("{name}={level}"))
+            .collect();
+        out.push_str(&format!(
+            "\n  {}. {} loss {}, {} suppressed, {} classes, highest risk {:.4}",
+            c.rank,
+            levels.join(","),
+            c.loss,
+            c.suppressed_records,
+            c.equivalence_classes.count,
+            c.risk.highest
+        ));
+    }
+    out
 }
 
 /// Reads and parses the job spec at `path`.

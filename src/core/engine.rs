@@ -315,15 +315,16 @@ pub fn anonymize(
     let kept_rows = rows - summary.suppressed_records;
     let metrics = ev.loss_model().all(&levels, &summary);
     debug_assert!(set.len() as u64 == summary.classes);
-    let candidates = if plan.candidates > 1 {
-        result
-            .ranked
-            .iter()
-            .map(|&(id, _)| describe(&mut ev, &frame, &lattice.levels(id), rows))
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let mut candidates = Vec::new();
+    if plan.candidates > 1 {
+        for &(id, _) in &result.ranked {
+            // one grouping each: a cancel is honoured between them
+            if control.is_cancelled() {
+                return Err(CoreError::Cancelled);
+            }
+            candidates.push(describe(&mut ev, &frame, &lattice.levels(id), rows));
+        }
+    }
     Ok(Outcome {
         candidates,
         candidates_exact: result.ranked_exact,

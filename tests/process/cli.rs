@@ -314,6 +314,58 @@ fn a_fixed_transformation_on_the_command_line_publishes_that_node() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("/transformation/nope"));
 }
 
+/// `"candidates": 3`: the report lists the three best, the terminal summary (without `--report`) names
+/// them as `--transformation` takes them, and the third passed to `--transformation` publishes the
+/// table whose report matches the third candidate.
+#[test]
+fn candidates_are_listed_and_one_is_published_with_the_transformation_flag() {
+    let case = Case::new();
+    let (spec, input) = adult_k5_case(&case);
+    let mut ranked: Value = serde_json::from_slice(&std::fs::read(&spec).expect("spec")).unwrap();
+    ranked["candidates"] = json!(3);
+    let ranked_spec = case.write_spec("ranked.json", &ranked);
+    assert_success(&case.run_to(&input, &ranked_spec, "ranked.csv"));
+    let report = case.report("ranked.csv");
+    let list = report["candidates"]["list"].as_array().expect("candidates");
+    assert_eq!(list.len(), 3, "{report}");
+    assert_eq!(report["candidates"]["exact"], true);
+    assert_eq!(list[0]["transformation"], report["transformation"]);
+    let third: Vec<String> = list[2]["transformation"]
+        .as_object()
+        .expect("levels")
+        .iter()
+        .map(|(name, level)| format!("{name}={level}"))
+        .collect();
+    let third = third.join(",");
+    assert_success(&run_with(
+        &case,
+        &input,
+        &spec,
+        &["--transformation", &third],
+        &[],
+    ));
+    let fixed = case.report("out.csv");
+    assert_eq!(fixed["transformation"], list[2]["transformation"]);
+    assert_eq!(fixed["metrics"], list[2]["metrics"]);
+    assert_eq!(fixed["suppressed_records"], list[2]["suppressed_records"]);
+    let summary = Command::new(BIN)
+        .current_dir(std::env::temp_dir())
+        .arg("anonymize")
+        .arg("--input")
+        .arg(&input)
+        .arg("--spec")
+        .arg(&ranked_spec)
+        .arg("--output")
+        .arg(case.path("summary.csv"))
+        .arg("--quiet")
+        .output()
+        .expect("run the anonymizer binary");
+    assert_success(&summary);
+    let stderr = String::from_utf8_lossy(&summary.stderr);
+    assert!(stderr.contains("candidates (the proven best"), "{stderr}");
+    assert!(stderr.contains(&format!("  3. {third} loss")), "{stderr}");
+}
+
 #[test]
 fn adult_k5_flash_nu_entropy() {
     let case = Case::new();
