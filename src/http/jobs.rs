@@ -225,14 +225,7 @@ struct JobRequest {
 /// Splits the request into the dataset id, the spec text, the request's hash for idempotency, the
 /// parsed spec, the name and labels, and the summary.
 fn parse_request(body: &[u8]) -> Result<JobRequest, ApiError> {
-    let document: Value = serde_json::from_slice(body).map_err(|e| {
-        let code = if e.is_syntax() || e.is_eof() {
-            ErrorCode::MalformedJson
-        } else {
-            ErrorCode::InvalidSpec
-        };
-        ApiError::from(SpecError::new("", code, e.to_string()))
-    })?;
+    let document = parse_json(body)?;
     let Value::Object(mut object) = document else {
         return Err(SpecError::new(
             "",
@@ -278,6 +271,19 @@ fn parse_request(body: &[u8]) -> Result<JobRequest, ApiError> {
         spec,
         meta,
         summary_json,
+    })
+}
+
+/// A request body as JSON: 422 `malformed_json` when it is not JSON, `invalid_spec` when serde reads
+/// it but not as a document.
+pub(super) fn parse_json(body: &[u8]) -> Result<Value, ApiError> {
+    serde_json::from_slice(body).map_err(|e| {
+        let code = if e.is_syntax() || e.is_eof() {
+            ErrorCode::MalformedJson
+        } else {
+            ErrorCode::InvalidSpec
+        };
+        ApiError::from(SpecError::new("", code, e.to_string()))
     })
 }
 

@@ -13,7 +13,7 @@ use axum::response::Response;
 use serde_json::{Map, Value};
 
 use super::auth::Caller;
-use super::jobs::submit;
+use super::jobs::{parse_json, submit};
 use super::request::{path_id, require_media_type, store_error};
 use super::state::AppState;
 use super::ApiError;
@@ -58,15 +58,7 @@ pub(super) async fn publish_job(
 /// The publish request's fields, checked: an object with `transformation` (an object) and at most
 /// `name` and `labels` besides.
 fn parse_body(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
-    let document: Value = serde_json::from_slice(body).map_err(|e| {
-        let code = if e.is_syntax() || e.is_eof() {
-            ErrorCode::MalformedJson
-        } else {
-            ErrorCode::InvalidSpec
-        };
-        ApiError::from(SpecError::new("", code, e.to_string()))
-    })?;
-    let Value::Object(object) = document else {
+    let Value::Object(object) = parse_json(body)? else {
         return Err(invalid("", "the request must be a JSON object"));
     };
     if let Some(field) = object.keys().find(|k| !FIELDS.contains(&k.as_str())) {

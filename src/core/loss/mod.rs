@@ -341,17 +341,22 @@ impl LossModel {
         if levels.is_empty() {
             return 0.0;
         }
-        let frame = &self.frame;
         let sum: f64 = levels
             .iter()
             .enumerate()
-            .map(|(j, &v)| {
-                let h = frame.heights[j];
-                let v = v + frame.offsets[j];
-                frame.weights[j] * if h == 0 { 0.0 } else { v as f64 / h as f64 }
-            })
+            .map(|(j, &v)| self.frame.weights[j] * self.level_share(j, v))
             .sum();
         sum / levels.len() as f64
+    }
+
+    /// Column j's hierarchy level at lattice level `v` over the hierarchy's height (0 for a height 0).
+    fn level_share(&self, j: usize, v: u8) -> f64 {
+        let h = self.frame.heights[j];
+        if h == 0 {
+            0.0
+        } else {
+            f64::from(v + self.frame.offsets[j]) / f64::from(h)
+        }
     }
 
     fn height(&self, levels: &[u8]) -> f64 {
@@ -398,19 +403,10 @@ impl LossModel {
             return 0.0;
         }
         let (n, s) = (self.rows as f64, suppressed as f64);
-        let frame = &self.frame;
         let sum: f64 = levels
             .iter()
             .enumerate()
-            .map(|(j, &v)| {
-                let h = frame.heights[j];
-                let share = if h == 0 {
-                    0.0
-                } else {
-                    f64::from(v + frame.offsets[j]) / f64::from(h)
-                };
-                frame.weights[j] * ((n - s) * share + s) / n
-            })
+            .map(|(j, &v)| self.frame.weights[j] * ((n - s) * self.level_share(j, v) + s) / n)
             .sum();
         sum / levels.len() as f64
     }
