@@ -10,8 +10,12 @@ use proptest::test_runner::Config;
 
 use anonymizer::domain::prepare;
 
+use anonymizer::core::engine::{Plan, Steering};
+use anonymizer::core::privacy::KAnonymity;
+
 use crate::properties::{
-    build, failing_records_by, generate, recursive_passes, spec, Job, ALGORITHMS, LIMITS_PERCENT,
+    build, failing_records_by, generate, recursive_passes, spec, steering_for, Job, ALGORITHMS,
+    LIMITS_PERCENT,
 };
 use crate::support::close;
 
@@ -196,6 +200,82 @@ fn check_candidates_recursive(job: &Job, n: usize, c2: u64, l: u64) -> Result<()
     Ok(())
 }
 
+/// With level bounds and weights: every exact algorithm lists the N best weighted losses among the
+/// nodes within the bounds (the checker's brute force, filtered), as hierarchy levels within them.
+fn check_steered_candidates(job: &Job, n: usize, seed: u64) -> Result<(), String> {
+    let budget = job.rows.len() as u64 * job.percent / 100;
+    let (table, prepared, dataset) = build(job)?;
+    let input = prepared.input(&table);
+    let (bounds, weights) = steering_for(job, &dataset, seed);
+    let within = |v: &[u8]| {
+        v.iter()
+            .zip(&bounds)
+            .all(|(&l, &(lo, hi))| lo <= l && l <= hi)
+    };
+    let facts: Vec<(Vec<u8>, _)> = dataset
+        .all_nodes()
+        .into_iter()
+        .filter(|v| within(v))
+        .map(|v| {
+            let f = dataset.weighted_facts(&v, job.k, &weights);
+            (v, f)
+        })
+        .filter(|(_, f)| f.failing_records <= budget)
+        .collect();
+    for metric in MetricKind::ALL {
+        let mut expected: Vec<f64> = facts.iter().map(|(_, f)| f.metrics[&metric]).collect();
+        expected.sort_by(f64::total_cmp);
+        expected.truncate(n);
+        for algorithm in ALGORITHMS.into_iter().filter(|a| a.is_exact()) {
+            let what = format!(
+                "{} / {} with bounds {bounds:?}, weights {weights:?}, n = {n}",
+                algorithm.name(),
+                metric.name()
+            );
+            let plan = Plan {
+                privacy_models: vec![Box::new(KAnonymity { k: job.k })],
+                suppression_limit: job.percent as f64 / 100.0,
+                metric,
+                algorithm,
+                private_search: None,
+                steering: Steering {
+                    level_bounds: Some(bounds.clone()),
+                    weights: Some(weights.clone()),
+                },
+                candidates: n,
+            };
+            let Ok(outcome) = anonymize(&input, &plan, &NoControl) else {
+                if facts.is_empty() {
+                    continue;
+                }
+                return Err(format!(
+                    "{what}: failed, but a node within the bounds is a solution"
+                ));
+            };
+            if outcome
+                .candidates
+                .iter()
+                .any(|c| !within(&c.transformation))
+            {
+                return Err(format!("{what}: a candidate lies outside the bounds"));
+            }
+            let losses: Vec<f64> = outcome
+                .candidates
+                .iter()
+                .map(|c| c.metrics.get(metric))
+                .collect();
+            if losses.len() != expected.len()
+                || losses.iter().zip(&expected).any(|(&g, &w)| !close(g, w))
+            {
+                return Err(format!(
+                    "{what}: losses {losses:?}, the oracle's {expected:?}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(Config {
         cases: 48,
@@ -231,6 +311,21 @@ proptest! {
     ) {
         let job = generate(seed, qis, rows, k_pick, limit);
         if let Err(e) = check_candidates_recursive(&job, n, c2, l) {
+            prop_assert!(false, "{e}\nk = {}, limit = {}%, rows = {:?}", job.k, job.percent, job.rows);
+        }
+    }
+
+    #[test]
+    fn steered_exact_searches_rank_within_the_bounds(
+        seed in any::<u64>(),
+        qis in 1usize..=3,
+        rows in 5usize..=40,
+        k_pick in any::<u64>(),
+        limit in 0usize..LIMITS_PERCENT.len(),
+        n in 2usize..=6,
+    ) {
+        let job = generate(seed, qis, rows, k_pick, limit);
+        if let Err(e) = check_steered_candidates(&job, n, seed) {
             prop_assert!(false, "{e}\nk = {}, limit = {}%, rows = {:?}", job.k, job.percent, job.rows);
         }
     }

@@ -1325,7 +1325,7 @@ proptest! {
 
 /// Level bounds and weights drawn for `job`: per quasi-identifier a window of its hierarchy's levels
 /// and a weight in {0, ¼, ½, 1}, the largest 1 (so the engine's normalization leaves them as drawn).
-fn steering_for(job: &Job, dataset: &Dataset, seed: u64) -> (Vec<(u8, u8)>, Vec<f64>) {
+pub(crate) fn steering_for(job: &Job, dataset: &Dataset, seed: u64) -> (Vec<(u8, u8)>, Vec<f64>) {
     let mut rng = Rng(seed ^ 0x5eed);
     let bounds: Vec<(u8, u8)> = dataset
         .qis
