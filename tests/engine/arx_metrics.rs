@@ -4,17 +4,10 @@
 //! transformation and its loss (ARX rounds each attribute's entropy and Loss down to 10 decimals, so
 //! the values agree to about 1e-10).
 
-use std::fs::File;
-use std::io::BufReader;
-
-use anonymizer::codec::read_table;
-use anonymizer::core::control::NoControl;
-use anonymizer::core::engine::anonymize;
-use anonymizer::domain::resolve::input_format;
-use anonymizer::domain::{prepare, JobSpec};
+use anonymizer::domain::JobSpec;
 use serde_json::{json, Value};
 
-use crate::golden_adult::{data_dir, resolve, COLUMNS};
+use crate::golden_adult::{run_spec, COLUMNS};
 
 /// One of ARX's test cases: the suppression limit, the privacy model, the metric, and ARX's optimum.
 struct ArxCase {
@@ -91,21 +84,13 @@ fn spec(case: &ArxCase) -> JobSpec {
 fn arx_metrics_find_arx_optima_with_arx_losses() {
     for case in &CASES {
         let spec = spec(case);
-        let options = input_format(&spec.csv)
-            .unwrap()
-            .delimiter
-            .unwrap_or_default();
-        let file = File::open(data_dir().join("adult.csv")).unwrap();
-        let table = read_table(BufReader::new(file), &options).unwrap();
-        let prepared = prepare(&table, &spec, &resolve).expect("spec matches the data");
-        let outcome = anonymize(&prepared.input(&table), &prepared.plan, &NoControl)
-            .unwrap_or_else(|e| panic!("{}: {e}", case.source));
+        let (outcome, _) = run_spec(&spec);
         assert_eq!(
             outcome.transformation, case.transformation,
             "{}: transformation",
             case.source
         );
-        let loss = outcome.metrics.get(prepared.plan.metric);
+        let loss = outcome.metrics.get(spec.metric);
         assert!(
             ((loss - case.loss) / case.loss).abs() < 1e-9,
             "{}: loss {loss}, ARX's {}",

@@ -60,7 +60,7 @@ const WITHOUT_SUPPRESSION: Golden = Golden {
     loss: 407289.53889253,
 };
 
-pub(crate) fn data_dir() -> PathBuf {
+fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/adult")
 }
 
@@ -90,7 +90,7 @@ fn spec(limit: f64, algorithm: serde_json::Value) -> JobSpec {
 }
 
 /// Resolves `{"path": ...}` hierarchies the way the CLI does (ARX CSV relative to the spec's folder).
-pub(crate) fn resolve(source: &HierarchySpec) -> Result<anonymizer::domain::Resolved, String> {
+fn resolve(source: &HierarchySpec) -> Result<anonymizer::domain::Resolved, String> {
     match source {
         HierarchySpec::Path { path, delimiter } => {
             assert!(delimiter.is_none());
@@ -123,7 +123,11 @@ fn dataset() -> &'static Dataset {
 
 /// Runs the job the CLI's way and returns the outcome and the output CSV bytes.
 fn run(limit: f64, algorithm: serde_json::Value) -> (Outcome, Vec<u8>) {
-    let spec = spec(limit, algorithm);
+    run_spec(&spec(limit, algorithm))
+}
+
+/// Runs `spec` on adult.csv the CLI's way and returns the outcome and the output CSV bytes.
+pub(crate) fn run_spec(spec: &JobSpec) -> (Outcome, Vec<u8>) {
     let options = input_format(&spec.csv)
         .unwrap()
         .delimiter
@@ -131,7 +135,7 @@ fn run(limit: f64, algorithm: serde_json::Value) -> (Outcome, Vec<u8>) {
     let file = File::open(data_dir().join("adult.csv")).unwrap();
     let table = read_table(BufReader::new(file), &options).unwrap();
     assert_eq!(table.row_count(), 30_162);
-    let prepared = prepare(&table, &spec, &resolve).expect("spec matches the data");
+    let prepared = prepare(&table, spec, &resolve).expect("spec matches the data");
     let input = prepared.input(&table);
     let outcome = anonymize(&input, &prepared.plan, &NoControl).expect("a solution exists");
     let mut bytes = Vec::new();

@@ -24,7 +24,8 @@ pub struct NodeSummary {
     /// Per quasi-identifier, `Σ_{suppressed records} (leaves under the label − 1)`.
     pub suppressed_spans: Vec<u64>,
     /// Per quasi-identifier, `Σ_v c(v) · log2(S / c(v))` over the generalized values v of the S
-    /// suppressed records, `c(v)` of them showing v: the penalty of ARX's non-monotonic entropy.
+    /// suppressed records, `c(v)` of them showing v: the penalty of ARX's non-monotonic entropy
+    /// (empty when not collected or when no record is suppressed: no penalty).
     pub suppressed_entropy: Vec<f64>,
     /// Smallest kept class (0 when none).
     pub min_kept_class: u64,
@@ -60,7 +61,6 @@ impl NodeSummary {
         let mut s = NodeSummary {
             classes: set.len() as u64,
             suppressed_spans: vec![0; input.quasi_identifiers.len()],
-            suppressed_entropy: vec![0.0; input.quasi_identifiers.len()],
             min_kept_class: u64::MAX,
             ..Default::default()
         };
@@ -93,14 +93,18 @@ impl NodeSummary {
                 .collect();
             let suppressed = set.counts().iter().zip(kept).zip(set.representative_rows());
             // the suppressed records per generalized value, per column
-            let mut by_value: Vec<FxHashMap<u32, u64>> = vec![FxHashMap::default(); columns.len()];
+            let mut by_value: Vec<FxHashMap<u32, u64>> = if value_counts {
+                vec![FxHashMap::default(); columns.len()]
+            } else {
+                Vec::new()
+            };
             for ((&count, _), &row) in suppressed.filter(|((_, &keep), _)| !keep) {
                 for (j, &(labels, hierarchy, level)) in columns.iter().enumerate() {
                     let label = labels[code_of(row, j) as usize];
                     s.suppressed_spans[j] +=
                         u64::from(count) * (hierarchy.leaves_under(level, label) - 1);
-                    if value_counts {
-                        *by_value[j].entry(label).or_default() += u64::from(count);
+                    if let Some(counts) = by_value.get_mut(j) {
+                        *counts.entry(label).or_default() += u64::from(count);
                     }
                 }
             }

@@ -103,17 +103,24 @@ pub fn rank(
     // `pending`: keyed by a lower bound, not checked yet; `ready`: keyed by the loss
     let mut pending = BinaryHeap::new();
     let mut ready = BinaryHeap::new();
-    let inherited = super::select::inherited_bounds(ev, candidates)?;
-    for (&id, bound) in candidates.iter().zip(inherited) {
-        let entry = Entry {
-            bound,
-            height: lattice.height_of(id),
-            id,
-        };
-        if exact_bound {
-            ready.push(entry);
-        } else {
-            pending.push(entry);
+    if exact_bound {
+        // the static bound is the loss itself
+        for &id in candidates {
+            pace.step(1)?;
+            ready.push(Entry {
+                bound: ev.loss_model().static_bound(metric, &lattice.levels(id)),
+                height: lattice.height_of(id),
+                id,
+            });
+        }
+    } else {
+        let inherited = super::select::inherited_bounds(ev, candidates)?;
+        for (&id, bound) in candidates.iter().zip(inherited) {
+            pending.push(Entry {
+                bound,
+                height: lattice.height_of(id),
+                id,
+            });
         }
     }
     let mut ranked = Vec::with_capacity(n);
