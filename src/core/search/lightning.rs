@@ -5,32 +5,43 @@
 //! The search opens with a cheap first solution: the path from the bottom to the top that always raises
 //! the attribute whose raise costs least by the metric's static bound, bisected for its lowest solution
 //! as Flash does, then improved as below. Then checked nodes wait in a queue ordered by their loss (ties:
-//! lower height, then smaller id). The search
-//! repeatedly takes the first and expands it: every successor not yet expanded is checked and queued.
-//! The first and every `top height`-th expansion is a greedy dive instead: from the node, the search keeps expanding the
-//! successor with the least loss until it reaches a node whose successors cannot do better, which finds
-//! a solution early on lattices with many levels. From the first solution on that climb the search then
-//! walks to better solutions nearby, an extension of ours: to the predecessor that is a solution of least
-//! loss while one lowers the loss (the climb overshoots the lowest solutions), then along the lowest
-//! solutions by moving one attribute a level up and another a level down, while that lowers the loss. A node is never expanded twice, and a node whose
-//! `bound_above` (a lower bound of the loss of every generalization) exceeds the incumbent's loss, or
-//! equals it at a height no lower than the incumbent's (a generalization would lose the tie-break), is
-//! neither expanded nor queued.
+//! lower height, then smaller id). The search repeatedly takes the first and expands it: every successor
+//! not yet expanded is checked and queued.
+//! The first and every `top height`-th expansion is a greedy dive instead: from the node, the search
+//! keeps expanding the successor with the least loss until it reaches a node whose successors cannot do
+//! better, which finds a solution early on lattices with many levels. From the first solution on that
+//! climb the search then walks to better solutions nearby, an extension of ours: to the predecessor that
+//! is a solution of least loss while one lowers the loss (the climb overshoots the lowest solutions),
+//! then along the lowest solutions by moving one attribute a level up and another a level down, while
+//! that lowers the loss. A node is never expanded twice, and a node whose `bound_above` (a lower bound
+//! of the loss of every generalization) exceeds the incumbent's loss, or equals it at a height no lower
+//! than the incumbent's (a generalization would lose the tie-break), is neither expanded nor queued.
+//!
+//! Those walks end in local optima, and on wide tables the queue, ordered by loss from the bottom,
+//! rarely reaches solutions again after the first dive. So between expansions the search also kicks
+//! (another extension of ours, an iterated local search): one attribute of the incumbent, or of an
+//! earlier kick's end, jumps to its top or its bottom level and stays there while the others settle
+//! around it; see [`Walk::kick`]. Kicks get at most as many checks as the queue, and stop when every
+//! solution they reached has been kicked in every way. On adult_full (14 quasi-identifiers, k = 5, 2 %)
+//! they take the search from +2.0 % to the exact optimum in the same 1,300 checks; on mach2019 and
+//! creditcard the search reaches within 30 s what the genetic search found in 10 minutes, or better
+//! (README, "Heuristic searches").
 //!
 //! Every node is a generalization of the bottom, so a node never reached lies above a pruned node and
 //! cannot beat the incumbent: when the queue runs empty the incumbent is the optimum the exact searches
 //! designate (least loss, then lower height, then smaller id), for any privacy model (the search needs no
-//! monotonicity, only sound bounds). When the time limit comes first the incumbent is
-//! the best solution checked (or, when none was, the most general transformation). The search keeps hash sets of the nodes it touched, never an array over the
+//! monotonicity, only sound bounds); kicks only check nodes, so they change no proof. When the time
+//! limit comes first the incumbent is the best solution checked (or, when none was, the most general
+//! transformation). The search keeps hash sets of the nodes it touched, never an array over the
 //! lattice, so its memory follows the nodes it checks.
 
 use std::collections::BinaryHeap;
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::anytime::{self, AnytimeResult, Incumbent, TimeLimit};
 use super::frontier::Entry;
-use super::Evaluator;
+use super::{Evaluator, NodeCheck};
 use crate::core::error::CoreError;
 use crate::core::lattice::{Lattice, NodeId};
 
@@ -42,6 +53,17 @@ struct Walk<'l> {
     queued: FxHashSet<NodeId>,
     expanded: FxHashSet<NodeId>,
     levels: Vec<u8>,
+    kicks: Kicks,
+}
+
+/// The local optima the kicks start from, and how far each has been kicked.
+#[derive(Default)]
+struct Kicks {
+    /// Solutions to kick, least loss first: the incumbents and the ends of earlier kicks.
+    pool: BinaryHeap<Entry>,
+    /// Kicks tried from each pooled node; kick `t` moves attribute `t / 2`, to its top when `t` is
+    /// even, to its bottom when odd.
+    tried: FxHashMap<NodeId, usize>,
 }
 
 impl Walk<'_> {
@@ -123,7 +145,7 @@ impl Walk<'_> {
             }
         }
         match first_solution {
-            Some(solution) => self.improve(ev, limit, solution),
+            Some(solution) => self.improve(ev, limit, solution, None).map(|_| ()),
             None => Ok(()),
         }
     }
@@ -132,41 +154,135 @@ impl Walk<'_> {
     /// the predecessors (one attribute a level lower; the climb overshoots the lowest solutions), then,
     /// at a solution none of whose predecessors is one, the nodes with one attribute a level higher and
     /// another a level lower (a step along the lowest solutions). Each step takes the neighbour that is a
-    /// solution of least loss, if it has less loss than the node it leaves.
+    /// solution of least loss, if it has less loss than the node it leaves. The attribute `frozen`, if
+    /// any, keeps its level. Returns the node where the walk ended (`None` when the time ran out).
     fn improve(
         &mut self,
         ev: &mut Evaluator<'_>,
         limit: &TimeLimit<'_>,
         id: NodeId,
-    ) -> Result<(), CoreError> {
+        frozen: Option<usize>,
+    ) -> Result<Option<NodeId>, CoreError> {
         let dims = self.lattice.dimensions();
+        let movable = |j: &usize| Some(*j) != frozen;
         let mut at = id;
-        let mut at_loss = ev.cached(id).map_or(f64::INFINITY, |c| c.loss);
         loop {
+            let Some(from) = ev.cached(at) else {
+                return Ok(Some(at));
+            };
+            let mut step = Step {
+                from,
+                by_rate: frozen.is_some(),
+                best: None,
+            };
             self.lattice.levels_into(at, &mut self.levels);
             let levels = self.levels.clone();
-            let mut best: Option<(f64, NodeId)> = None;
-            for j in (0..dims).filter(|&j| levels[j] > 0) {
+            for j in (0..dims).filter(movable).filter(|&j| levels[j] > 0) {
                 let next = at - self.lattice.stride(j);
-                if self.consider(ev, limit, next, (at_loss, &mut best))? {
-                    return Ok(());
+                if self.consider(ev, limit, next, &mut step)? {
+                    return Ok(None);
                 }
             }
-            if best.is_none() {
-                for i in (0..dims).filter(|&i| levels[i] < self.lattice.max_levels()[i]) {
-                    for j in (0..dims).filter(|&j| j != i && levels[j] > 0) {
+            if step.best.is_none() {
+                let raisable = (0..dims)
+                    .filter(movable)
+                    .filter(|&i| levels[i] < self.lattice.max_levels()[i]);
+                for i in raisable {
+                    for j in (0..dims)
+                        .filter(movable)
+                        .filter(|&j| j != i && levels[j] > 0)
+                    {
                         let next = at + self.lattice.stride(i) - self.lattice.stride(j);
-                        if self.consider(ev, limit, next, (at_loss, &mut best))? {
-                            return Ok(());
+                        if self.consider(ev, limit, next, &mut step)? {
+                            return Ok(None);
                         }
                     }
                 }
             }
-            match best {
-                Some((loss, next)) => (at, at_loss) = (next, loss),
-                None => return Ok(()),
+            match step.best {
+                Some((_, next)) => at = next,
+                None => return Ok(Some(at)),
             }
         }
+    }
+
+    /// One kick, an extension of ours that escapes the local optima the walks of [`Walk::improve`] end
+    /// in (an iterated local search): one attribute of a pooled solution jumps to its top level or to its
+    /// bottom and keeps it while the others settle around it. From there the search climbs, while the
+    /// node is no solution, to the successor of least loss; walks down to better solutions, ranking them
+    /// by the loss they save per record they add to the failing classes (the kick made room; steepest
+    /// descent spends it on the first large saving and ends worse); and walks again with every attribute
+    /// free, by loss. The end joins the pool. The pool holds the incumbent and the ends of earlier kicks;
+    /// the one of least loss is kicked next, attribute by attribute, top then bottom, until all `2 ×
+    /// dimensions` kicks of it were tried. Returns whether a kick was tried (false once the pool is
+    /// spent).
+    fn kick(&mut self, ev: &mut Evaluator<'_>, limit: &TimeLimit<'_>) -> Result<bool, CoreError> {
+        let dims = self.lattice.dimensions();
+        if let Some(incumbent) = self.incumbent.node() {
+            self.pool(ev, incumbent);
+        }
+        let (start, kind) = loop {
+            let Some(head) = self.kicks.pool.peek().copied() else {
+                return Ok(false);
+            };
+            let tried = self.kicks.tried.entry(head.id).or_default();
+            if *tried < 2 * dims {
+                *tried += 1;
+                break (head.id, *tried - 1);
+            }
+            self.kicks.pool.pop();
+        };
+        let j = kind / 2;
+        let target = if kind % 2 == 0 {
+            self.lattice.max_levels()[j]
+        } else {
+            0
+        };
+        let level = self.lattice.level(start, j);
+        if level == target {
+            return Ok(true);
+        }
+        let mut at = if target > level {
+            start + u64::from(target - level) * self.lattice.stride(j)
+        } else {
+            start - u64::from(level - target) * self.lattice.stride(j)
+        };
+        loop {
+            let check = anytime::check(ev, &mut self.incumbent, at)?;
+            if limit.expired() {
+                return Ok(true);
+            }
+            if check.is_solution {
+                break;
+            }
+            // the climb only goes up: nothing there can beat the incumbent
+            if self.hopeless(ev, at) {
+                return Ok(true);
+            }
+            self.lattice.levels_into(at, &mut self.levels);
+            let levels = self.levels.clone();
+            let mut cheapest: Option<(f64, NodeId)> = None;
+            for i in (0..dims).filter(|&i| i != j && levels[i] < self.lattice.max_levels()[i]) {
+                let next = at + self.lattice.stride(i);
+                let check = anytime::check(ev, &mut self.incumbent, next)?;
+                if cheapest.is_none_or(|(loss, _)| check.loss < loss) {
+                    cheapest = Some((check.loss, next));
+                }
+                if limit.expired() {
+                    return Ok(true);
+                }
+            }
+            match cheapest {
+                Some((_, next)) => at = next,
+                None => return Ok(true),
+            }
+        }
+        if let Some(settled) = self.improve(ev, limit, at, Some(j))? {
+            if let Some(end) = self.improve(ev, limit, settled, None)? {
+                self.pool(ev, end);
+            }
+        }
+        Ok(true)
     }
 
     /// A first solution within a few checks: the path from the bottom to the top that always raises the
@@ -212,23 +328,67 @@ impl Walk<'_> {
                 low = mid + 1;
             }
         }
-        self.improve(ev, limit, path[high])
+        self.improve(ev, limit, path[high], None).map(|_| ())
     }
 
-    /// Checks neighbour `next`; keeps it in `best` when it is a solution with less loss than `best`, or
-    /// than `at_loss` while `best` is empty. Returns whether the time is up.
+    /// Adds solution `id` to the kicks' pool unless it is there or was.
+    fn pool(&mut self, ev: &Evaluator<'_>, id: NodeId) {
+        if self.kicks.tried.contains_key(&id) {
+            return;
+        }
+        if let Some(c) = ev.cached(id).filter(|c| c.is_solution) {
+            self.kicks.tried.insert(id, 0);
+            self.kicks.pool.push(Entry {
+                bound: c.loss,
+                height: self.lattice.height_of(id),
+                id,
+            });
+        }
+    }
+
+    /// Checks neighbour `next` and offers it to `step`. Returns whether the time is up.
     fn consider(
         &mut self,
         ev: &mut Evaluator<'_>,
         limit: &TimeLimit<'_>,
         next: NodeId,
-        (at_loss, best): (f64, &mut Option<(f64, NodeId)>),
+        step: &mut Step,
     ) -> Result<bool, CoreError> {
         let check = anytime::check(ev, &mut self.incumbent, next)?;
-        if check.is_solution && check.loss < best.map_or(at_loss, |b| b.0) {
-            *best = Some((check.loss, next));
-        }
+        step.offer(next, &check);
         Ok(limit.expired())
+    }
+}
+
+/// One step of a walk to better solutions: the node it leaves and the best neighbour seen.
+struct Step {
+    from: NodeCheck,
+    /// Whether neighbours are ranked by the loss they save per record they add to the failing classes
+    /// (the walks after a kick, which must spend the room the kick made well) rather than by loss.
+    by_rate: bool,
+    /// The best neighbour so far: its rank (greater is better) and id.
+    best: Option<(f64, NodeId)>,
+}
+
+impl Step {
+    /// Keeps `next` when it is a solution with less loss than the node left, ranked above the best so
+    /// far.
+    fn offer(&mut self, next: NodeId, check: &NodeCheck) {
+        if !check.is_solution || check.loss >= self.from.loss {
+            return;
+        }
+        let saved = self.from.loss - check.loss;
+        let rank = if self.by_rate {
+            let added = check
+                .failing_records
+                .saturating_sub(self.from.failing_records);
+            saved / (added as f64 + 1.0)
+        } else {
+            saved
+        };
+        if self.best.is_none_or(|(r, _)| rank > r) {
+            self.best = Some((rank, next));
+        }
     }
 }
 
@@ -244,6 +404,7 @@ pub fn search(ev: &mut Evaluator<'_>, time_limit_ms: u64) -> Result<AnytimeResul
         queued: FxHashSet::default(),
         expanded: FxHashSet::default(),
         levels: vec![0; lattice.dimensions()],
+        kicks: Kicks::default(),
     };
     let bottom = anytime::check(ev, &mut walk.incumbent, 0)?;
     walk.queue.push(Entry {
@@ -261,6 +422,8 @@ pub fn search(ev: &mut Evaluator<'_>, time_limit_ms: u64) -> Result<AnytimeResul
     }
     let stepping = lattice.top_height().max(1);
     let mut step = 0usize;
+    // checks spent on kicks, kept at most those spent on the queue
+    let mut kick_checks = 0u64;
     while let Some(entry) = walk.queue.pop() {
         if walk.expanded.contains(&entry.id) || walk.hopeless(ev, entry.id) {
             continue;
@@ -272,6 +435,13 @@ pub fn search(ev: &mut Evaluator<'_>, time_limit_ms: u64) -> Result<AnytimeResul
             walk.expand(ev, &limit, entry.id)?;
         }
         step += 1;
+        while !limit.passed() && 2 * kick_checks < ev.checks() {
+            let before = ev.checks();
+            if !walk.kick(ev, &limit)? {
+                break;
+            }
+            kick_checks += ev.checks() - before;
+        }
         if limit.passed() {
             return Ok(AnytimeResult {
                 best: walk.incumbent.node(),
@@ -283,4 +453,52 @@ pub fn search(ev: &mut Evaluator<'_>, time_limit_ms: u64) -> Result<AnytimeResul
         best: walk.incumbent.node(),
         proven: true,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(is_solution: bool, loss: f64, failing_records: u64) -> NodeCheck {
+        NodeCheck {
+            is_solution,
+            loss,
+            bound_above: 0.0,
+            failing_records,
+            classes: 0,
+            kept_classes: 0,
+        }
+    }
+
+    #[test]
+    fn a_step_takes_the_most_loss_saved_or_the_most_saved_per_failing_record() {
+        let from = check(true, 100.0, 10);
+        // node 1 saves 40 and adds 30 failing records (1.29 per record), node 2 saves 20 and adds 3 (5.0);
+        // node 3 is no solution, node 4 has more loss than the node left
+        let neighbours = [
+            (1, check(true, 60.0, 40)),
+            (2, check(true, 80.0, 13)),
+            (3, check(false, 10.0, 10)),
+            (4, check(true, 101.0, 0)),
+        ];
+        for (by_rate, chosen) in [(false, 1), (true, 2)] {
+            let mut step = Step {
+                from,
+                by_rate,
+                best: None,
+            };
+            for (id, c) in &neighbours {
+                step.offer(*id, c);
+            }
+            assert_eq!(step.best.map(|b| b.1), Some(chosen), "by rate: {by_rate}");
+        }
+        let mut none = Step {
+            from,
+            by_rate: false,
+            best: None,
+        };
+        none.offer(3, &neighbours[2].1);
+        none.offer(4, &neighbours[3].1);
+        assert_eq!(none.best, None);
+    }
 }
