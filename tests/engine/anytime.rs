@@ -1,7 +1,8 @@
 //! The anytime searches (Lightning, genetic) on adult and on a lattice too large for the exact searches:
 //! every result is a solution, the time limit is read on the caller's clock and honoured, the best loss so
 //! far is reported and only falls, a seed fixes the genetic search's path, Lightning run to its end proves
-//! the exact optimum, `optimal` falls back to the genetic search when its exact search has not ended
+//! the exact optimum, `optimal` falls back to Lightning (without a clock: the genetic search) when its
+//! exact search has not ended
 //! within the default limit on a lattice above 2^28 nodes, and Flash and best-first find the optimum on
 //! such a lattice when it is easy.
 
@@ -260,25 +261,25 @@ fn assert_verified_below_the_top(
 }
 
 #[test]
-fn optimal_falls_back_to_the_genetic_search_beyond_the_exact_limit() {
+fn optimal_falls_back_to_lightning_beyond_the_exact_limit() {
     let (table, spec) = wide_job(json!({"type": "optimal"}));
     let prepared = prepare(&table, &spec, &|_| Err("inline only".into())).unwrap();
     // 100 ms per clock read: the default limit of 30 s allows 300 reads to the exact search, then 300
-    // to the genetic search
+    // to Lightning
     let clock = Ticking::new(100);
     let outcome = anonymize(&prepared.input(&table), &prepared.plan, &clock).unwrap();
     assert!(outcome.search.lattice_size > OPTIMAL_UNTIMED_NODES);
-    assert_eq!(outcome.search.algorithm, "genetic");
+    assert_eq!(outcome.search.algorithm, "lightning");
     assert!(!outcome.search.exact);
-    // one check per clock read, and at most one more per search (the genetic search's bottom; the top
-    // when no solution was found)
+    // one check per clock read, and at most one more per search (Lightning's bottom; the top when no
+    // solution was found)
     assert!(
         (300..=603).contains(&outcome.search.nodes_checked),
         "{}",
         outcome.search.nodes_checked
     );
     assert_verified_below_the_top(&table, &prepared, &outcome);
-    // without a clock the fallback's generations are capped, so it ends
+    // without a clock nothing would end Lightning: the genetic search runs, its generations capped
     let unclocked = anonymize(&prepared.input(&table), &prepared.plan, &NoControl).unwrap();
     assert_eq!(unclocked.search.algorithm, "genetic");
     assert!(
@@ -287,11 +288,11 @@ fn optimal_falls_back_to_the_genetic_search_beyond_the_exact_limit() {
         unclocked.search.nodes_checked
     );
     // with a metric that is not monotone under suppression (AECS) Flash would list every solution,
-    // which it refuses on that lattice: optimal goes straight to the genetic search
+    // which it refuses on that lattice: optimal goes straight to Lightning
     let (table, spec) = wide_job_with(json!({"type": "optimal"}), 20, "aecs");
     let prepared = prepare(&table, &spec, &|_| Err("inline only".into())).unwrap();
     let outcome = anonymize(&prepared.input(&table), &prepared.plan, &Ticking::new(100)).unwrap();
-    assert_eq!(outcome.search.algorithm, "genetic");
+    assert_eq!(outcome.search.algorithm, "lightning");
     assert!(
         outcome.search.nodes_checked <= 302,
         "{}",

@@ -72,8 +72,8 @@ pub enum Algorithm {
     BestFirst,
     /// The fastest exact algorithm for the job: best-first or Flash. On a lattice of more than
     /// [`OPTIMAL_UNTIMED_NODES`] the exact search gets [`DEFAULT_TIME_LIMIT_MS`] on the caller's clock;
-    /// if it has not ended by then (or there is no clock), the genetic search (seed 0) runs with the same
-    /// limit: it came closest to the optimum in the benchmark (`benches/heuristics.rs`).
+    /// if it has not ended by then, Lightning runs with the same limit (without a clock: the genetic
+    /// search, seed 0, with its generations capped).
     Optimal,
     /// Lightning-style best-effort search (Prasser et al. 2016), anytime: the best solution found within
     /// the time limit; optimal when it ends before the limit.
@@ -97,7 +97,7 @@ pub const NO_CLOCK_GENERATIONS: u32 = 50;
 pub const MAX_ANYTIME_NODES: u128 = u64::MAX as u128;
 
 /// Largest lattice on which `optimal` runs its exact search without a time limit; above it the exact
-/// search gets [`DEFAULT_TIME_LIMIT_MS`] before the genetic search takes over.
+/// search gets [`DEFAULT_TIME_LIMIT_MS`] before an anytime search takes over.
 pub const OPTIMAL_UNTIMED_NODES: u128 = 1 << 28;
 
 impl Algorithm {
@@ -171,15 +171,26 @@ fn resolve_optimal(ev: &Evaluator<'_>) -> Algorithm {
     }
 }
 
-/// The genetic search `optimal` falls back to on a large lattice.
-const OPTIMAL_FALLBACK: Algorithm = Algorithm::Genetic(GeneticOptions {
-    time_limit_ms: DEFAULT_TIME_LIMIT_MS,
-    seed: 0,
-    generations: None,
-});
+/// The anytime search `optimal` falls back to on a large lattice: Lightning, which came closest to the
+/// optimum at 1, 5 and 30 s on every table of the benchmark (`benches/heuristics.rs`). Without a clock
+/// nothing would end Lightning on such a lattice, so the genetic search (seed 0), whose generations are
+/// then capped, runs instead.
+fn optimal_fallback(ev: &Evaluator<'_>) -> Algorithm {
+    if ev.control().clock_ms().is_some() {
+        Algorithm::Lightning {
+            time_limit_ms: DEFAULT_TIME_LIMIT_MS,
+        }
+    } else {
+        Algorithm::Genetic(GeneticOptions {
+            time_limit_ms: DEFAULT_TIME_LIMIT_MS,
+            seed: 0,
+            generations: None,
+        })
+    }
+}
 
 /// `optimal` on a lattice of more than [`OPTIMAL_UNTIMED_NODES`]: the exact search while its time limit
-/// lasts (what it checked stays memoised), then the genetic search.
+/// lasts (what it checked stays memoised), then [`optimal_fallback`].
 fn run_optimal_timed(ev: &mut Evaluator<'_>) -> Result<SearchResult, CoreError> {
     if ev.control().clock_ms().is_some() {
         ev.limit_checks_to(Some(DEFAULT_TIME_LIMIT_MS));
@@ -193,7 +204,8 @@ fn run_optimal_timed(ev: &mut Evaluator<'_>) -> Result<SearchResult, CoreError> 
             other => return other,
         }
     }
-    run(ev, OPTIMAL_FALLBACK)
+    let fallback = optimal_fallback(ev);
+    run(ev, fallback)
 }
 
 /// Runs `algorithm` and selects the best candidate.
