@@ -175,8 +175,8 @@ fn resolve_optimal(ev: &Evaluator<'_>) -> Algorithm {
 /// optimum at 1, 5 and 30 s on every table of the benchmark (`benches/heuristics.rs`). Without a clock
 /// nothing would end Lightning on such a lattice, so the genetic search (seed 0), whose generations are
 /// then capped, runs instead.
-fn optimal_fallback(ev: &Evaluator<'_>) -> Algorithm {
-    if ev.control().clock_ms().is_some() {
+fn optimal_fallback(has_clock: bool) -> Algorithm {
+    if has_clock {
         Algorithm::Lightning {
             time_limit_ms: DEFAULT_TIME_LIMIT_MS,
         }
@@ -192,7 +192,8 @@ fn optimal_fallback(ev: &Evaluator<'_>) -> Algorithm {
 /// `optimal` on a lattice of more than [`OPTIMAL_UNTIMED_NODES`]: the exact search while its time limit
 /// lasts (what it checked stays memoised), then [`optimal_fallback`].
 fn run_optimal_timed(ev: &mut Evaluator<'_>) -> Result<SearchResult, CoreError> {
-    if ev.control().clock_ms().is_some() {
+    let has_clock = ev.control().clock_ms().is_some();
+    if has_clock {
         ev.limit_checks_to(Some(DEFAULT_TIME_LIMIT_MS));
         let exact = run(ev, resolve_optimal(ev));
         let out_of_time = ev.ran_out_of_time();
@@ -204,8 +205,7 @@ fn run_optimal_timed(ev: &mut Evaluator<'_>) -> Result<SearchResult, CoreError> 
             other => return other,
         }
     }
-    let fallback = optimal_fallback(ev);
-    run(ev, fallback)
+    run(ev, optimal_fallback(has_clock))
 }
 
 /// Runs `algorithm` and selects the best candidate.
