@@ -1,6 +1,6 @@
 //! Checks `openapi.yaml`: OpenAPI 3.1, the routes of the service with operations and responses, every
 //! `$ref` resolving, every example valid against its schema (types, `required`, enums, closed objects,
-//! `oneOf`/`allOf`), every error code of `ApiError` listed, and the routes the router serves agreeing with
+//! `oneOf`/`anyOf`/`allOf`), every error code of `ApiError` listed, and the routes the router serves agreeing with
 //! the document.
 
 use std::collections::BTreeSet;
@@ -175,9 +175,36 @@ fn every_ref_resolves() {
 #[test]
 fn every_error_code_is_documented() {
     let doc = document();
-    let documented: BTreeSet<&str> = doc["components"]["schemas"]["ErrorCode"]["enum"]
+    // the code is open: a client generated from the contract must accept a code a later release adds
+    let open = doc["components"]["schemas"]["ErrorCode"]["anyOf"]
         .as_array()
-        .expect("ErrorCode has an enum")
+        .expect("ErrorCode is anyOf the known codes and any string");
+    assert!(
+        open.iter()
+            .any(|alt| alt["type"] == "string" && alt.get("enum").is_none()),
+        "ErrorCode admits codes it does not list"
+    );
+    let mut errors = Vec::new();
+    let future = serde_json::json!("some_future_code");
+    validate(
+        &doc,
+        &doc["components"]["schemas"]["ErrorCode"],
+        &future,
+        "",
+        &mut errors,
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    validate(
+        &doc,
+        &doc["components"]["schemas"]["ErrorCode"],
+        &serde_json::json!(42),
+        "",
+        &mut errors,
+    );
+    assert!(!errors.is_empty(), "a code is a string");
+    let documented: BTreeSet<&str> = doc["components"]["schemas"]["KnownErrorCode"]["enum"]
+        .as_array()
+        .expect("KnownErrorCode has an enum")
         .iter()
         .filter_map(Value::as_str)
         .collect();
@@ -195,7 +222,7 @@ fn every_error_code_is_documented() {
         unknown.is_empty(),
         "codes openapi.yaml lists but the service never emits: {unknown:?}"
     );
-    let described = doc["components"]["schemas"]["ErrorCode"]["description"]
+    let described = doc["components"]["schemas"]["KnownErrorCode"]["description"]
         .as_str()
         .unwrap_or_default();
     for code in &documented {
@@ -445,6 +472,16 @@ fn validate(doc: &Value, schema: &Value, value: &Value, at: &str, errors: &mut V
     {
         validate(doc, sub, value, at, errors);
     }
+    if let Some(options) = schema.get("anyOf").and_then(Value::as_array) {
+        let matches = |sub: &&Value| {
+            let mut e = Vec::new();
+            validate(doc, sub, value, at, &mut e);
+            e.is_empty()
+        };
+        if !options.iter().any(|sub| matches(&sub)) {
+            errors.push(format!("{at}: matches no anyOf alternative"));
+        }
+    }
     if let Some(options) = schema.get("oneOf").and_then(Value::as_array) {
         let matching = options
             .iter()
@@ -474,9 +511,17 @@ fn examples(doc: &Value) -> Vec<(Value, Value, String)> {
         };
         let own_schema = map.get("schema").cloned();
         let is_schema = own_schema.is_none()
-            && ["type", "properties", "$ref", "allOf", "oneOf", "enum"]
-                .iter()
-                .any(|k| map.contains_key(*k));
+            && [
+                "type",
+                "properties",
+                "$ref",
+                "allOf",
+                "oneOf",
+                "anyOf",
+                "enum",
+            ]
+            .iter()
+            .any(|k| map.contains_key(*k));
         let target = own_schema.or_else(|| is_schema.then(|| v.clone()));
         if let Some(schema) = target {
             if let Some(example) = map.get("example") {
@@ -532,7 +577,7 @@ fn the_validator_catches_broken_examples() {
     validate(
         &doc,
         &problem,
-        &serde_json::json!({"type": "x", "title": "t", "status": 422, "code": "no_such_code"}),
+        &serde_json::json!({"type": "x", "title": "t", "status": 422, "code": 42}),
         "",
         &mut errors,
     );
@@ -541,6 +586,21 @@ fn the_validator_catches_broken_examples() {
             .iter()
             .any(|e| e.contains("missing required key detail")),
         "{errors:?}"
+    );
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("matches no anyOf alternative")),
+        "{errors:?}"
+    );
+    let known = serde_json::json!({"$ref": "#/components/schemas/KnownErrorCode"});
+    let mut errors = Vec::new();
+    validate(
+        &doc,
+        &known,
+        &serde_json::json!("no_such_code"),
+        "",
+        &mut errors,
     );
     assert!(
         errors.iter().any(|e| e.contains("not one of the enum")),
