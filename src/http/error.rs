@@ -272,9 +272,10 @@ impl From<CoreError> for ApiError {
 }
 
 impl From<StoreError> for ApiError {
-    /// Not found (unknown or another tenant's id) is 404; a conflict 409 with the store's value-free reason
-    /// (`idempotency_conflict` and `job_not_succeeded` recognised by reason); a lost lease 409 `conflict`
-    /// (the job changed concurrently); a database failure is logged and answered 500.
+    /// Not found (unknown or another tenant's id) is 404; a conflict 409 with the store's code and
+    /// value-free reason (`idempotency_conflict`; `job_not_succeeded`, naming the job's state); a lost
+    /// lease 409 `conflict` (the job changed concurrently); a database failure is logged and answered
+    /// 500.
     fn from(e: StoreError) -> Self {
         match e {
             StoreError::NotFound => ApiError::new(

@@ -205,6 +205,18 @@ row_struct! {
     }
 }
 
+/// Why a job has no result yet, naming its state (the 409 `job_not_succeeded` detail).
+fn not_succeeded(state: JobState) -> &'static str {
+    match state {
+        JobState::Queued => "the job is queued: its result exists once it has succeeded",
+        JobState::Running => "the job is running: its result exists once it has succeeded",
+        JobState::Failed => "the job failed: it has no result",
+        JobState::Cancelled => "the job was cancelled: it has no result",
+        // a succeeded job whose result columns are not all set: a result being written
+        JobState::Succeeded => "the job's result is not complete yet",
+    }
+}
+
 fn parse_state(text: &str) -> Result<JobState> {
     JobState::parse(text)
         .ok_or_else(|| StoreError::Database("unknown job state in the database".into()))
@@ -886,7 +898,7 @@ impl Store {
     }
 
     /// The report and output shape of the tenant's succeeded job. NotFound for an unknown or foreign id,
-    /// Conflict while the job has not succeeded.
+    /// Conflict while the job has not succeeded; the reason names its state.
     pub async fn job_result(&self, tenant: Uuid, id: Uuid) -> Result<JobResult> {
         type ResultRow = (
             String,
@@ -906,7 +918,8 @@ impl Store {
             .await?
         });
         let (state, report, chunks, bytes, sha256) = row.ok_or(StoreError::NotFound)?;
-        match (parse_state(&state)?, report, chunks, bytes, sha256) {
+        let state = parse_state(&state)?;
+        match (state, report, chunks, bytes, sha256) {
             (JobState::Succeeded, Some(report_json), Some(chunks), Some(bytes), Some(sha256)) => {
                 Ok(JobResult {
                     report_json,
@@ -917,7 +930,7 @@ impl Store {
             }
             _ => Err(StoreError::Conflict(
                 ErrorCode::JobNotSucceeded,
-                "job has not succeeded",
+                not_succeeded(state),
             )),
         }
     }

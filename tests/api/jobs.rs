@@ -572,7 +572,8 @@ async fn queued_jobs_cancel_at_once(service: Service) {
         .send()
         .await
         .unwrap();
-    expect_problem(result, 409, "job_not_succeeded").await;
+    let problem = expect_problem(result, 409, "job_not_succeeded").await;
+    assert_eq!(problem["detail"], "the job was cancelled: it has no result");
 }
 
 async fn tenants_see_only_their_jobs(service: Service) {
@@ -664,7 +665,11 @@ async fn lifecycle_result_and_download(service: Service) {
         .send()
         .await
         .unwrap();
-    expect_problem(early, 409, "job_not_succeeded").await;
+    let problem = expect_problem(early, 409, "job_not_succeeded").await;
+    assert_eq!(
+        problem["detail"],
+        "the job is queued: its result exists once it has succeeded"
+    );
 
     let summary = worker(&service).run_once().await.unwrap();
     assert!(summary.is_some());
