@@ -670,8 +670,14 @@ async fn get_output(
         .get_job_status(tenant, id)
         .await
         .map_err(store_error("job"))?;
+    // the job's short id keeps apart the downloads of several jobs of one dataset
+    let short_id = id.simple().to_string();
     let stem = match state.store.get_dataset(tenant, job.dataset_id).await {
-        Ok(dataset) => safe_file_stem(&dataset.name),
+        Ok(dataset) => format!(
+            "{}-{}",
+            safe_file_stem(&dataset.name),
+            short_id.get(..8).unwrap_or(&short_id)
+        ),
         Err(_) => id.to_string(),
     };
     let store = state.store.clone();

@@ -699,9 +699,14 @@ async fn lifecycle_result_and_download(service: Service) {
     let headers = response.headers().clone();
     let csv = response.bytes().await.unwrap();
     assert_eq!(headers["content-type"], "text/csv; charset=utf-8");
+    // the dataset's name and the job's short id: each job of a dataset downloads to its own file
     assert_eq!(
         headers["content-disposition"],
-        "attachment; filename=\"toy-anonymized.csv\""
+        format!(
+            "attachment; filename=\"toy-{}-anonymized.csv\"",
+            &job_id[..8]
+        )
+        .as_str()
     );
     assert_eq!(headers["x-checksum-sha256"], sha256_hex(&csv).as_str());
     let text = std::str::from_utf8(&csv).unwrap();
