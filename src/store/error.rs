@@ -19,6 +19,10 @@ pub enum StoreError {
     /// job was cancelled, finished or deleted). The worker must stop and drop its output.
     #[error("the job's lease was lost")]
     LeaseLost,
+    /// A fenced write of a job's success or failure found the job's cancellation requested: the
+    /// attempt still owns the job and must mark it cancelled instead ([`crate::store::Store::mark_cancelled`]).
+    #[error("the job's cancellation was requested")]
+    CancelRequested,
     /// An argument the store refuses; the text is a stable, value-free reason.
     #[error("invalid: {0}")]
     Invalid(&'static str),

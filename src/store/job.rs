@@ -750,7 +750,9 @@ impl Store {
     }
 
     /// Stores the output (re-chunked to 1 MiB), the report, the final progress and the state `succeeded`
-    /// in one transaction. When the fence fails nothing is written and the result is LeaseLost.
+    /// in one transaction. When the fence fails nothing is written and the result is LeaseLost, or
+    /// CancelRequested when the attempt still owns the job but its cancellation was requested (a cancel
+    /// that arrives before the terminal write wins, whatever phase the job was in).
     pub async fn complete_job<I, B>(
         &self,
         id: Uuid,
@@ -797,7 +799,8 @@ impl Store {
             sqlx::query(
                 "update job set state = 'succeeded', report_json = $3, progress_json = $5, \
                  outcome_json = $6, lease_owner = null, lease_expires_at = null, finished_at = $4, \
-                 updated_at = $4 where id = $1 and attempt = $2 and state = 'running'",
+                 updated_at = $4 where id = $1 and attempt = $2 and state = 'running' \
+                 and not cancel_requested",
             )
             .bind(id_text(id))
             .bind(attempt)
@@ -811,7 +814,7 @@ impl Store {
         });
         if fenced != 1 {
             tx.rollback().await?;
-            return Err(StoreError::LeaseLost);
+            return Err(self.missed_fence(id, attempt).await);
         }
         let mut writer = ChunkWriter::new(ChunkTable::JobOutput, id_text(id));
         let mut output = std::pin::pin!(output);
@@ -835,14 +838,15 @@ impl Store {
         tx.commit().await
     }
 
-    /// Marks the running job failed with a stable `code` and a value-free `message`. Fenced.
+    /// Marks the running job failed with a stable `code` and a value-free `message`. Fenced; like
+    /// [`Store::complete_job`], CancelRequested when the job's cancellation was requested meanwhile.
     pub async fn fail_job(&self, id: Uuid, attempt: i64, code: &str, message: &str) -> Result<()> {
         let now = now_ms();
         let done = with_pool!(self, pool => {
             sqlx::query(
                 "update job set state = 'failed', failure_code = $3, failure_message = $4, \
                  lease_owner = null, lease_expires_at = null, finished_at = $5, updated_at = $5 \
-                 where id = $1 and attempt = $2 and state = 'running'",
+                 where id = $1 and attempt = $2 and state = 'running' and not cancel_requested",
             )
             .bind(id_text(id))
             .bind(attempt)
@@ -853,7 +857,34 @@ impl Store {
             .await?
             .rows_affected()
         });
-        fence(done)
+        if done == 1 {
+            Ok(())
+        } else {
+            Err(self.missed_fence(id, attempt).await)
+        }
+    }
+
+    /// Why a fenced write of a job's success or failure hit no row: the attempt still owns the job but
+    /// its cancellation was requested ([`StoreError::CancelRequested`]), or the attempt lost the job.
+    async fn missed_fence(&self, id: Uuid, attempt: i64) -> StoreError {
+        let pending: std::result::Result<Option<bool>, StoreError> = async {
+            Ok(with_pool!(self, pool => {
+                sqlx::query_scalar(
+                    "select cancel_requested from job \
+                     where id = $1 and attempt = $2 and state = 'running'",
+                )
+                .bind(id_text(id))
+                .bind(attempt)
+                .fetch_optional(pool)
+                .await?
+            }))
+        }
+        .await;
+        match pending {
+            Ok(Some(true)) => StoreError::CancelRequested,
+            Ok(_) => StoreError::LeaseLost,
+            Err(error) => error,
+        }
     }
 
     /// Marks the running job cancelled (after its worker stopped on a cancel request). Fenced.

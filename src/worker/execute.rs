@@ -10,6 +10,7 @@ use crate::codec::archive::{fragment_entry_name, write_archive};
 use crate::codec::CsvOptions;
 use crate::core::control::{Control, Stage};
 use crate::core::data::Table;
+use crate::core::error::CoreError;
 use crate::core::identifiers::PseudonymKey;
 use crate::domain::analysis::warnings::refuse;
 use crate::domain::run::{run_job_with, JobInputs, RunError};
@@ -72,6 +73,7 @@ pub fn run_pipeline(
         population: input.population,
     };
     let completed = run_job_with(input.table, input.spec, &resolve, control, inputs)?;
+    stop_if_asked(control)?;
     let options = CsvOptions::with_delimiter(input.delimiter)
         .map_err(|_| ExecuteError::Output("the dataset's delimiter is not usable"))?;
     control.enter(Stage::Measuring);
@@ -82,6 +84,7 @@ pub fn run_pipeline(
     let report_json = serde_json::to_string(&report)
         .map_err(|_| ExecuteError::Output("the report could not be serialized"))?;
     let outcome_json = Some(outcome_json(&report));
+    stop_if_asked(control)?;
     control.enter(Stage::Writing);
     let spool_error =
         |_| ExecuteError::Output("the output could not be spooled to a temporary file");
@@ -117,11 +120,22 @@ pub fn run_pipeline(
             .map_err(spool_error)?
             .map_err(|_| ExecuteError::Output("the output could not be written"))?
     };
+    stop_if_asked(control)?;
     Ok(JobOutput {
         csv,
         report_json,
         outcome_json,
     })
+}
+
+/// Ends the run between two stages when the caller wants it to stop (a cancel, a deadline, a lost
+/// lease), so that a cancel during verification, measuring or writing is honoured at once.
+fn stop_if_asked(control: &dyn Control) -> Result<(), ExecuteError> {
+    if control.is_cancelled() {
+        Err(ExecuteError::Run(RunError::Core(CoreError::Cancelled)))
+    } else {
+        Ok(())
+    }
 }
 
 /// The figures of a report a job list shows (the `JobOutcome` schema): records, published records,

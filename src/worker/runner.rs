@@ -280,6 +280,8 @@ async fn execute(
     match handle.await {
         Ok(Ok(output)) => match control.stop_reason() {
             Some(StopReason::LeaseLost) => Decision::Skip(JobOutcome::LeaseLost),
+            // a cancel that arrived after the engine's last poll still wins
+            Some(StopReason::CancelRequested) => Decision::Write(Terminal::Cancel),
             _ => Decision::Write(Terminal::Complete(output)),
         },
         Ok(Err(error)) => match control.stop_reason() {

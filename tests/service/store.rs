@@ -48,6 +48,7 @@ on_both_backends!(
     concurrent_claimers_get_distinct_jobs,
     expired_lease_is_reclaimed_and_fenced,
     cancel_queued_and_running_jobs,
+    a_cancel_before_the_terminal_write_wins,
     complete_fail_and_release,
     retention_purges_old_data_but_not_live_jobs,
     imported_keys_authenticate_once,
@@ -874,6 +875,49 @@ async fn cancel_queued_and_running_jobs(store: Store) {
         store.job_result(t, orphan.id).await,
         Err(StoreError::Conflict(..))
     ));
+}
+
+/// A cancel that arrives after the worker's last heartbeat still wins: the success or failure write
+/// finds it (CancelRequested, nothing written) and the attempt marks the job cancelled.
+async fn a_cancel_before_the_terminal_write_wins(store: Store) {
+    let t = tenant(&store, "acme").await;
+    let data = dataset(&store, t, "d", b"x\n").await;
+    let running = job(&store, t, data).await;
+    let claimed = store
+        .claim_next("w", 60_000)
+        .await
+        .expect("claim")
+        .expect("job");
+    store.request_cancel(t, running.id).await.expect("cancel");
+    assert!(matches!(
+        store
+            .complete_job(running.id, claimed.attempt, "{}", DONE, [b"a\n".as_slice()])
+            .await,
+        Err(StoreError::CancelRequested)
+    ));
+    assert!(matches!(
+        store
+            .fail_job(running.id, claimed.attempt, "internal_error", "x")
+            .await,
+        Err(StoreError::CancelRequested)
+    ));
+    let still = store.get_job(t, running.id).await.expect("job");
+    assert_eq!(still.state, JobState::Running);
+    assert_eq!(read_output(&store, running.id).await, b"");
+    store
+        .mark_cancelled(running.id, claimed.attempt)
+        .await
+        .expect("mark cancelled");
+    assert_eq!(
+        store.get_job(t, running.id).await.expect("job").state,
+        JobState::Cancelled
+    );
+    // another attempt's write is still a lost lease, not a cancel
+    assert_lease_lost(
+        store
+            .complete_job(running.id, claimed.attempt, "{}", DONE, [b"a\n".as_slice()])
+            .await,
+    );
 }
 
 async fn complete_fail_and_release(store: Store) {

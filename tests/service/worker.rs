@@ -48,6 +48,8 @@ on_both_backends!(
     concurrent_workers_run_distinct_jobs_once,
     a_panicking_engine_fails_the_job_and_the_worker_lives_on,
     a_cancel_request_stops_a_running_job,
+    a_cancel_after_the_search_ends_the_job_cancelled,
+    a_cancel_the_engine_never_saw_still_wins,
     a_deleted_running_job_stops_and_leaves_nothing,
     a_job_past_its_deadline_fails,
     a_lost_lease_drops_the_output,
@@ -506,6 +508,111 @@ async fn a_cancel_request_stops_a_running_job(store: Store) {
     let cancelled = get(&store, t, job.id).await;
     assert_eq!(cancelled.state, JobState::Cancelled);
     assert!(cancelled.finished_at.is_some());
+}
+
+/// The real pipeline's control, held at `hold` until `go` is set; with `blind` it never reports a
+/// stop (a cancel that arrives after the engine's last poll). Records the stages entered.
+struct HeldAt<'c> {
+    inner: &'c dyn Control,
+    hold: Stage,
+    go: Arc<AtomicBool>,
+    blind: bool,
+    entered: Arc<std::sync::Mutex<Vec<Stage>>>,
+}
+
+impl Control for HeldAt<'_> {
+    fn is_cancelled(&self) -> bool {
+        !self.blind && self.inner.is_cancelled()
+    }
+    fn report(&self, progress: Progress) {
+        self.inner.report(progress);
+    }
+    fn enter(&self, stage: Stage) {
+        self.inner.enter(stage);
+        self.entered.lock().expect("stages").push(stage);
+        if stage == self.hold {
+            let started = Instant::now();
+            while !self.go.load(Ordering::SeqCst) && started.elapsed() < Duration::from_secs(10) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+    }
+}
+
+/// Runs arx_test through the real pipeline held at `hold`, asks for the cancellation there, lets the
+/// pipeline go on once the heartbeat has seen it (or at once when `blind`) and checks that the job
+/// ends cancelled with no output. Returns the stages the pipeline entered.
+async fn cancel_while_held(store: Store, hold: Stage, blind: bool) -> Vec<Stage> {
+    let t = tenant(&store).await;
+    let data = arx_dataset(&store, t).await;
+    let job = queue(&store, t, data, &arx_spec(2)).await;
+    let go = Arc::new(AtomicBool::new(false));
+    let entered = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (go_in, entered_in) = (go.clone(), entered.clone());
+    let executor: Executor = Arc::new(move |input: &JobInput<'_>, control: &dyn Control| {
+        let held = HeldAt {
+            inner: control,
+            hold,
+            go: go_in.clone(),
+            blind,
+            entered: entered_in.clone(),
+        };
+        run_pipeline(input, &held)
+    });
+    // a 150 ms lease beats every 50 ms
+    let worker = worker_with(
+        &store,
+        settings(Duration::from_millis(150), Duration::from_secs(60)),
+    )
+    .with_executor(executor);
+    let running = tokio::spawn(async move { worker.run_once().await });
+    let stage_name = hold.name();
+    wait_for(&store, t, job.id, |j| {
+        j.progress_json
+            .as_deref()
+            .is_some_and(|p| p.contains(&format!("\"phase\":\"{stage_name}\"")))
+    })
+    .await;
+    let after = store.request_cancel(t, job.id).await.expect("cancel");
+    assert!(after.cancel_requested);
+    if !blind {
+        // two beats: the worker's control has seen the request
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    go.store(true, Ordering::SeqCst);
+    let summary = tokio::time::timeout(Duration::from_secs(10), running)
+        .await
+        .expect("the job stops")
+        .expect("task")
+        .expect("claim")
+        .expect("a job");
+    assert_eq!(
+        summary.outcome,
+        JobOutcome::Cancelled,
+        "held at {stage_name}"
+    );
+    let cancelled = get(&store, t, job.id).await;
+    assert_eq!(cancelled.state, JobState::Cancelled);
+    assert!(read_output(&store, job.id).await.is_empty());
+    let stages = entered.lock().expect("stages").clone();
+    stages
+}
+
+/// A cancel that arrives while the job measures its report ends it cancelled, and the
+/// pipeline stops at the next stage boundary instead of finishing its work.
+async fn a_cancel_after_the_search_ends_the_job_cancelled(store: Store) {
+    let stages = cancel_while_held(store, Stage::Measuring, false).await;
+    assert!(
+        !stages.contains(&Stage::Writing),
+        "the pipeline went on writing after the cancel: {stages:?}"
+    );
+}
+
+/// A cancel the engine never saw (it arrived after the last poll) still wins over the finished
+/// output: the terminal write finds it.
+async fn a_cancel_the_engine_never_saw_still_wins(store: Store) {
+    let stages = cancel_while_held(store, Stage::Writing, true).await;
+    assert!(stages.contains(&Stage::Writing));
 }
 
 /// Deleting a running job (as `DELETE /v1/jobs/{id}` does: cancel, then delete) stops its worker at
