@@ -35,6 +35,7 @@ use tower_http::decompression::RequestDecompressionLayer;
 use uuid::Uuid;
 
 use super::auth::Caller;
+use super::idempotency::{self, idempotency_key, mark_replayed, Fingerprint};
 use super::request::{check_name, page_params, path_id, require_media_type, store_error};
 use super::state::AppState;
 use super::time::rfc3339;
@@ -46,7 +47,7 @@ use crate::codec::{CodecError, CsvOptions};
 use crate::core::data::Table;
 use crate::error_code::ErrorCode;
 use crate::frame_reader::FrameReader;
-use crate::store::{Dataset, DatasetUpload};
+use crate::store::{Dataset, DatasetUpload, Idempotency, StoreError};
 
 /// Body frames queued between the upload and its parser. Frames are up to a few hundred KiB, so the
 /// parser may lag the network by some MiB without stalling it.
@@ -142,6 +143,17 @@ async fn create(
 ) -> Result<Response, ApiError> {
     let Query(params) = query?;
     require_media_type(&headers, "text/csv")?;
+    let key = idempotency_key(&headers)?;
+    let mut fingerprint = key.as_ref().map(|_| {
+        Fingerprint::new(
+            "dataset",
+            &[
+                ("name", params.name.as_deref()),
+                ("delimiter", params.delimiter.as_deref()),
+                ("encoding", params.encoding.as_deref()),
+            ],
+        )
+    });
     let encoding = match params.encoding.as_deref() {
         Some(label) => encoding_for(label).map_err(|m| {
             ApiError::unprocessable(ErrorCode::InvalidEncoding, m).with_pointer("/encoding")
@@ -172,6 +184,15 @@ async fn create(
         min_rate: state.settings.upload_min_rate,
     };
 
+    let tenant = caller.tenant();
+    if let (Some(key), Some(fingerprint)) = (&key, &fingerprint) {
+        if let Some(keyed) = state.store.dataset_by_idempotency_key(tenant, key).await? {
+            // a retry: read the body to tell the same request from another one, store nothing
+            let request_hash = drain(body, fingerprint.clone(), limit, pacing).await?;
+            return replay(keyed.replay(&request_hash));
+        }
+    }
+
     let id = Uuid::new_v4();
     let name = name.unwrap_or_else(|| id.to_string());
     let mut upload = state
@@ -184,8 +205,8 @@ async fn create(
         &mut upload,
         body,
         (options, field_limit, transcoder),
-        limit,
-        pacing,
+        (limit, pacing),
+        fingerprint.as_mut(),
     )
     .await;
     let (table, columns, options) = match received {
@@ -199,9 +220,25 @@ async fn create(
     };
     let columns_json = serde_json::to_string(&columns).map_err(|_| ApiError::internal())?;
     let delimiter = char::from(options.delimiter).to_string();
-    let dataset = upload
+    let request_hash = fingerprint.map(Fingerprint::finish);
+    if let (Some(key), Some(request_hash)) = (&key, &request_hash) {
+        upload.set_idempotency(Idempotency {
+            key: key.clone(),
+            request_hash: request_hash.clone(),
+        });
+    }
+    let published = upload
         .finish_as_written(table.row_count() as u64, columns_json, delimiter)
-        .await?;
+        .await;
+    let dataset = match (published, &key, &request_hash) {
+        (Ok(dataset), _, _) => dataset,
+        // a concurrent upload with the same key was published first
+        (Err(StoreError::Conflict(ErrorCode::IdempotencyConflict, _)), Some(key), Some(hash)) => {
+            let keyed = state.store.dataset_by_idempotency_key(tenant, key).await?;
+            return replay(keyed.and_then(|k| k.replay(hash)));
+        }
+        (Err(error), _, _) => return Err(error.into()),
+    };
     state.tables.insert(dataset.id, Arc::new(table));
     state.metrics.add_uploaded_bytes(dataset.byte_size);
     tracing::info!(
@@ -210,15 +247,97 @@ async fn create(
         rows = dataset.row_count,
         "dataset stored"
     );
+    created(&dataset)
+}
+
+/// 201 with `Location` and the dataset.
+fn created(dataset: &Dataset) -> Result<Response, ApiError> {
     let location = HeaderValue::from_str(&format!("/v1/datasets/{}", dataset.id))
         .map_err(|_| ApiError::internal())?;
-    let view = DatasetView::of(&dataset)?;
+    let view = DatasetView::of(dataset)?;
     Ok((
         StatusCode::CREATED,
         [(header::LOCATION, location)],
         Json(view),
     )
         .into_response())
+}
+
+/// The answer to a retried upload: what the first request stored, marked as a replay, or 409
+/// `idempotency_conflict` when the key was stored with another request.
+fn replay(stored: Option<Dataset>) -> Result<Response, ApiError> {
+    match stored {
+        Some(dataset) => Ok(mark_replayed(created(&dataset)?)),
+        None => Err(idempotency::conflict()),
+    }
+}
+
+/// Reads a retried upload's body to its end under the same limits as an upload, storing nothing, and
+/// returns the request's fingerprint.
+async fn drain(
+    body: Body,
+    mut fingerprint: Fingerprint,
+    limit: u64,
+    pacing: Pacing,
+) -> Result<String, ApiError> {
+    let mut stream = body.into_data_stream();
+    let mut meter = Meter::new(limit, pacing);
+    loop {
+        let frame = match tokio::time::timeout(pacing.idle, stream.next()).await {
+            Ok(Some(frame)) => frame,
+            Ok(None) => return Ok(fingerprint.finish()),
+            Err(_) => return Err(pacing.idle_error()),
+        };
+        let bytes = frame.map_err(|_| unreadable_body())?;
+        meter.count(bytes.len())?;
+        fingerprint.update(&bytes);
+    }
+}
+
+/// 400 for a body that could not be read.
+fn unreadable_body() -> ApiError {
+    // a client that went away, or a truncated or corrupt gzip stream
+    ApiError::bad_request(
+        ErrorCode::BadRequest,
+        "the request body could not be read (interrupted, or not a valid gzip stream)",
+    )
+}
+
+/// Counts an upload's bytes against its limit and its minimum rate.
+struct Meter {
+    limit: u64,
+    pacing: Pacing,
+    received: u64,
+    window_start: Instant,
+    window_bytes: u64,
+}
+
+impl Meter {
+    fn new(limit: u64, pacing: Pacing) -> Self {
+        Meter {
+            limit,
+            pacing,
+            received: 0,
+            window_start: Instant::now(),
+            window_bytes: 0,
+        }
+    }
+
+    /// Counts a frame of `len` bytes: 413 past the limit, 408 under the minimum rate.
+    fn count(&mut self, len: usize) -> Result<(), ApiError> {
+        self.received += len as u64;
+        if self.received > self.limit {
+            return Err(ApiError::payload_too_large(self.limit));
+        }
+        self.window_bytes += len as u64;
+        let elapsed = self.window_start.elapsed();
+        if elapsed >= self.pacing.idle {
+            self.pacing.check_rate(self.window_bytes, elapsed)?;
+            self.window_start = Instant::now();
+            self.window_bytes = 0;
+        }
+        Ok(())
+    }
 }
 
 /// An upload refused with an error may leave part of its body unread on the connection, which the
@@ -283,8 +402,8 @@ async fn receive(
     upload: &mut DatasetUpload,
     body: Body,
     (options, field_limit, mut transcoder): (Option<CsvOptions>, usize, Option<Transcoder>),
-    limit: u64,
-    pacing: Pacing,
+    (limit, pacing): (u64, Pacing),
+    mut fingerprint: Option<&mut Fingerprint>,
 ) -> Result<(Table, Vec<ColumnProfile>, CsvOptions), ApiError> {
     let (sender, receiver) = mpsc::channel::<Bytes>(PARSER_QUEUE_FRAMES);
     let parser = tokio::task::spawn_blocking(move || {
@@ -294,32 +413,17 @@ async fn receive(
         Ok::<_, CodecError>((table, columns, options))
     });
     let mut stream = body.into_data_stream();
-    let mut received: u64 = 0;
-    let mut window_start = Instant::now();
-    let mut window_bytes: u64 = 0;
+    let mut meter = Meter::new(limit, pacing);
     loop {
         let frame = match tokio::time::timeout(pacing.idle, stream.next()).await {
             Ok(Some(frame)) => frame,
             Ok(None) => break,
             Err(_) => return Err(pacing.idle_error()),
         };
-        // a client that went away, or a truncated or corrupt gzip stream
-        let bytes = frame.map_err(|_| {
-            ApiError::bad_request(
-                ErrorCode::BadRequest,
-                "the request body could not be read (interrupted, or not a valid gzip stream)",
-            )
-        })?;
-        received += bytes.len() as u64;
-        if received > limit {
-            return Err(ApiError::payload_too_large(limit));
-        }
-        window_bytes += bytes.len() as u64;
-        let elapsed = window_start.elapsed();
-        if elapsed >= pacing.idle {
-            pacing.check_rate(window_bytes, elapsed)?;
-            window_start = Instant::now();
-            window_bytes = 0;
+        let bytes = frame.map_err(|_| unreadable_body())?;
+        meter.count(bytes.len())?;
+        if let Some(fingerprint) = fingerprint.as_deref_mut() {
+            fingerprint.update(&bytes);
         }
         let bytes = match &mut transcoder {
             Some(t) => Bytes::from(t.push(&bytes, false)),

@@ -51,6 +51,9 @@ pub struct Problem {
     /// Further problems of the same request.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<FieldProblem>,
+    /// This occurrence of the problem: the request's id as a URN (set by [`with_instance`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
 }
 
 /// An error answered to an HTTP client.
@@ -187,6 +190,7 @@ impl ApiError {
             code: self.code.as_str().to_string(),
             pointer: self.pointer.clone(),
             errors: self.errors.clone(),
+            instance: None,
         }
     }
 }
@@ -208,6 +212,63 @@ impl IntoResponse for ApiError {
         }
         response
     }
+}
+
+/// The largest problem body [`with_instance`] rewrites; a larger one is passed on unchanged.
+const MAX_PROBLEM_BYTES: usize = 1 << 20;
+
+/// The `instance` of a problem answered to request `request_id`: `urn:uuid:<id>` for the UUIDs the
+/// service makes, and `urn:anonymizer:request:<id>` (percent-encoded) for an id the client chose.
+pub fn instance_of(request_id: &str) -> String {
+    match uuid::Uuid::parse_str(request_id) {
+        Ok(id) => format!("urn:uuid:{}", id.hyphenated()),
+        Err(_) => {
+            let mut urn = String::from("urn:anonymizer:request:");
+            for byte in request_id.bytes() {
+                if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
+                    urn.push(char::from(byte));
+                } else {
+                    urn.push_str(&format!("%{byte:02X}"));
+                }
+            }
+            urn
+        }
+    }
+}
+
+/// Adds `instance` (the request's id, [`instance_of`]) to a problem+json response, so that a client
+/// can quote the occurrence to an operator; other responses pass unchanged.
+pub async fn with_instance(response: Response, request_id: &str) -> Response {
+    let is_problem = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with(PROBLEM_JSON));
+    if !is_problem {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_PROBLEM_BYTES).await else {
+        return ApiError::internal().into_response();
+    };
+    let rewritten = match serde_json::from_slice::<serde_json::Value>(&bytes) {
+        Ok(serde_json::Value::Object(mut problem)) if !problem.contains_key("instance") => {
+            problem.insert(
+                "instance".to_string(),
+                serde_json::Value::String(instance_of(request_id)),
+            );
+            serde_json::to_vec(&problem).ok()
+        }
+        _ => None,
+    };
+    let body = match rewritten {
+        Some(body) => {
+            parts.headers.remove(header::CONTENT_LENGTH);
+            body.into()
+        }
+        None => bytes.into(),
+    };
+    Response::from_parts(parts, body)
 }
 
 impl From<SpecError> for ApiError {
@@ -284,7 +345,7 @@ impl From<StoreError> for ApiError {
                 "no such resource",
             ),
             StoreError::Conflict(code, reason) => ApiError::conflict(code, reason),
-            StoreError::LeaseLost => ApiError::conflict(
+            StoreError::LeaseLost | StoreError::CancelRequested => ApiError::conflict(
                 ErrorCode::Conflict,
                 "the job changed concurrently; retry the request",
             ),

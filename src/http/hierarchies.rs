@@ -22,6 +22,7 @@ use uuid::Uuid;
 
 use super::auth::Caller;
 use super::error::redact_serde_values;
+use super::idempotency::{self, idempotency_key, mark_replayed, Fingerprint};
 use super::request::{
     check_name, check_name_characters, media_type, page_params, path_id, store_error,
     MAX_NAME_CHARS,
@@ -36,7 +37,7 @@ use crate::domain::resolve::document::{parse_builder, parse_hierarchy_document};
 use crate::domain::spec::parse_json;
 use crate::domain::Resolved;
 use crate::error_code::ErrorCode;
-use crate::store::{HierarchyShape, StoredHierarchy};
+use crate::store::{HierarchyShape, Idempotency, StoreError, StoredHierarchy};
 
 /// Largest accepted hierarchy body, in bytes (64 MiB).
 pub const HIERARCHY_BODY_LIMIT: usize = 64 << 20;
@@ -167,6 +168,19 @@ async fn create(
             ApiError::bad_request(ErrorCode::BadRequest, "the request body could not be read")
         }
     })?;
+    let key = idempotency_key(&headers)?;
+    let request_hash = key.as_ref().map(|_| {
+        let mut fingerprint = Fingerprint::new(
+            "hierarchy",
+            &[
+                ("media_type", media.as_deref()),
+                ("name", params.name.as_deref()),
+                ("delimiter", params.delimiter.as_deref()),
+            ],
+        );
+        fingerprint.update(&body);
+        fingerprint.finish()
+    });
     let query_name = params.name.filter(|n| !n.is_empty());
     if let Some(name) = &query_name {
         check_name(name)?;
@@ -195,24 +209,72 @@ async fn create(
         check_name_characters(name).map_err(|e| e.with_pointer("/name"))?;
     }
 
+    let tenant = caller.tenant();
+    let idempotency = match (key, request_hash) {
+        (Some(key), Some(request_hash)) => Some(Idempotency { key, request_hash }),
+        _ => None,
+    };
+    if let Some(idempotency) = &idempotency {
+        if let Some(keyed) = state
+            .store
+            .hierarchy_by_idempotency_key(tenant, &idempotency.key)
+            .await?
+        {
+            return replay(
+                keyed.replay(&idempotency.request_hash),
+                parsed.repeated_rows,
+            );
+        }
+    }
     let id = Uuid::new_v4();
     let name = query_name.or(body_name).unwrap_or_else(|| id.to_string());
-    let stored = state
+    let stored = match state
         .store
         .create_hierarchy_with_id(
-            caller.tenant(),
+            tenant,
             id,
             &name,
             &parsed.content_json,
             Some(parsed.shape),
+            idempotency.as_ref(),
         )
-        .await?;
+        .await
+    {
+        Ok(stored) => stored,
+        // a concurrent upload with the same key stored it first
+        Err(StoreError::Conflict(ErrorCode::IdempotencyConflict, _)) => {
+            let (key, hash) = idempotency
+                .as_ref()
+                .map(|i| (i.key.as_str(), i.request_hash.as_str()))
+                .ok_or_else(ApiError::internal)?;
+            let keyed = state
+                .store
+                .hierarchy_by_idempotency_key(tenant, key)
+                .await?;
+            return replay(keyed.and_then(|k| k.replay(hash)), parsed.repeated_rows);
+        }
+        Err(error) => return Err(error.into()),
+    };
+    created(&stored, parsed.repeated_rows)
+}
+
+/// The answer to a retried upload: what the first request stored, marked as a replay, or 409
+/// `idempotency_conflict` when the key was stored with another request.
+fn replay(stored: Option<StoredHierarchy>, repeated_rows: usize) -> Result<Response, ApiError> {
+    match stored {
+        Some(stored) => Ok(mark_replayed(created(&stored, repeated_rows)?)),
+        None => Err(idempotency::conflict()),
+    }
+}
+
+/// 201 with `Location` and the stored hierarchy, warning when its upload repeated `repeated_rows` rows.
+fn created(stored: &StoredHierarchy, repeated_rows: usize) -> Result<Response, ApiError> {
     let location = HeaderValue::from_str(&format!("/v1/hierarchies/{}", stored.id))
         .map_err(|_| ApiError::internal())?;
     let mut view =
-        serde_json::to_value(HierarchyView::of(&stored)).map_err(|_| ApiError::internal())?;
+        serde_json::to_value(HierarchyView::of(stored)).map_err(|_| ApiError::internal())?;
     // the stored document lists each value once: say so now, since no job can tell later
-    let repeated: Vec<(String, usize)> = Some((String::new(), parsed.repeated_rows))
+    let repeated: Vec<(String, usize)> = Some((String::new(), repeated_rows))
         .filter(|(_, n)| *n > 0)
         .into_iter()
         .collect();

@@ -22,7 +22,9 @@ use tower_http::compression::CompressionLayer;
 use uuid::Uuid;
 
 use super::auth::Caller;
+use super::conditional;
 use super::dataset_table::{check_csv_settings, load_table};
+use super::idempotency::{idempotency_key, mark_replayed};
 use super::job_meta::{self, check_label, take_meta, JobMeta};
 use super::request::{page_params, path_id, require_media_type, store_error};
 use super::state::AppState;
@@ -35,9 +37,7 @@ use crate::error_code::ErrorCode;
 use crate::hierarchy_refs::{FetchError, StoredHierarchies};
 use crate::store::{Job, JobFilter, JobState, NewJob, StoreError};
 
-/// Longest accepted `Idempotency-Key`.
-pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 200;
-
+pub use super::idempotency::MAX_IDEMPOTENCY_KEY_LEN;
 /// The /v1/jobs routes; a job request body may have at most `body_limit` bytes (larger hierarchies
 /// are uploaded through /v1/hierarchies and referenced).
 pub fn router(body_limit: usize) -> Router<AppState> {
@@ -72,7 +72,11 @@ pub fn router(body_limit: usize) -> Router<AppState> {
         // streamed: no request timeout; gzip when the client accepts it
         .route(
             "/v1/jobs/{id}/output",
-            get(get_output).layer(CompressionLayer::new().gzip(true)),
+            get(get_output)
+                .layer(CompressionLayer::new().gzip(true))
+                .layer(axum::middleware::map_response(
+                    conditional::weaken_etag_when_encoded,
+                )),
         )
 }
 
@@ -106,11 +110,62 @@ pub fn job_json(job: &Job, with_spec: bool) -> Value {
         "finished_at": job.finished_at.map(rfc3339),
         "summary": job_meta::summary(job),
         "warnings": job_meta::warnings(job),
+        "done": is_done(job.state),
+        "links": links(job),
     });
     if with_spec {
         value["spec"] = serde_json::from_str(&job.spec_json).unwrap_or(Value::Null);
     }
     value
+}
+
+/// True once the job is in a terminal state (succeeded, failed or cancelled): polling can stop.
+pub fn is_done(state: JobState) -> bool {
+    matches!(
+        state,
+        JobState::Succeeded | JobState::Failed | JobState::Cancelled
+    )
+}
+
+/// The job's own address and, once it succeeded, those of its report and output.
+fn links(job: &Job) -> Value {
+    let this = format!("/v1/jobs/{}", job.id);
+    if job.state == JobState::Succeeded {
+        json!({
+            "self": this,
+            "result": format!("{this}/result"),
+            "output": format!("{this}/output"),
+        })
+    } else {
+        json!({ "self": this })
+    }
+}
+
+/// A job document with its entity tag, and `Retry-After` while the job is not done; 304 when the
+/// client's `If-None-Match` names the document it has.
+pub(super) fn job_response(
+    status: StatusCode,
+    headers: &HeaderMap,
+    document: &Value,
+    done: bool,
+) -> Response {
+    let body = serde_json::to_vec(document).unwrap_or_default();
+    let etag = conditional::tag_of(&body);
+    let mut response = if status == StatusCode::OK && conditional::none_match(headers, &etag) {
+        conditional::not_modified(&etag)
+    } else {
+        let mut response = (status, body).into_response();
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        conditional::set_etag(response.headers_mut(), &etag);
+        response
+    };
+    if !done {
+        conditional::set_retry_after(response.headers_mut());
+    }
+    response
 }
 
 async fn create_job(
@@ -142,7 +197,7 @@ pub(super) async fn submit(
             .job_by_idempotency_key(tenant, key, &request.hash)
             .await?
         {
-            return Ok(accepted(&job));
+            return Ok(mark_replayed(accepted(&job)));
         }
     }
 
@@ -170,43 +225,25 @@ pub(super) async fn submit(
     if created {
         state.job_queued.notify_one();
         tracing::info!(job = %job.id, dataset = %dataset_id, "job queued");
+        Ok(accepted(&job))
+    } else {
+        // a concurrent request with the same key stored it first
+        Ok(mark_replayed(accepted(&job)))
     }
-    Ok(accepted(&job))
 }
 
-/// 202 with `Location` and the job.
+/// 202 with `Location`, `Retry-After` (while the job is not done) and the job.
 fn accepted(job: &Job) -> Response {
-    let location = format!("/v1/jobs/{}", job.id);
-    (
+    let mut response = job_response(
         StatusCode::ACCEPTED,
-        [(header::LOCATION, location)],
-        Json(job_json(job, false)),
-    )
-        .into_response()
-}
-
-fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
-    let Some(value) = headers.get("idempotency-key") else {
-        return Ok(None);
-    };
-    let key = value
-        .to_str()
-        .ok()
-        .map(str::trim)
-        .filter(|k| {
-            !k.is_empty()
-                && k.len() <= MAX_IDEMPOTENCY_KEY_LEN
-                && k.bytes().all(|b| b.is_ascii_graphic())
-        })
-        .ok_or_else(|| {
-            ApiError::bad_request(
-                ErrorCode::BadRequest,
-                format!(
-                    "Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY_LEN} printable ASCII characters"
-                ),
-            )
-        })?;
-    Ok(Some(key.to_string()))
+        &HeaderMap::new(),
+        &job_json(job, false),
+        is_done(job.state),
+    );
+    if let Ok(location) = HeaderValue::from_str(&format!("/v1/jobs/{}", job.id)) {
+        response.headers_mut().insert(header::LOCATION, location);
+    }
+    response
 }
 
 /// A job request, split.
@@ -455,9 +492,10 @@ struct GetQuery {
 async fn get_job(
     State(state): State<AppState>,
     caller: Caller,
+    headers: HeaderMap,
     id: Result<Path<String>, PathRejection>,
     query: Result<Query<GetQuery>, axum::extract::rejection::QueryRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let Query(query) = query?;
     let with_spec = match query.include.as_deref() {
         None => false,
@@ -476,7 +514,12 @@ async fn get_job(
         state.store.get_job_status(tenant, id).await
     }
     .map_err(store_error("job"))?;
-    Ok(Json(job_json(&job, with_spec)))
+    Ok(job_response(
+        StatusCode::OK,
+        &headers,
+        &job_json(&job, with_spec),
+        is_done(job.state),
+    ))
 }
 
 /// Query of `GET /v1/jobs`.
@@ -550,7 +593,12 @@ async fn cancel_job(
             format!("the job already {}", job.state.as_str()),
         ));
     }
-    Ok((StatusCode::ACCEPTED, Json(job_json(&job, false))).into_response())
+    Ok(job_response(
+        StatusCode::ACCEPTED,
+        &HeaderMap::new(),
+        &job_json(&job, false),
+        is_done(job.state),
+    ))
 }
 
 /// Deletes a job with its output and report; a running job is asked to stop first (its worker also
@@ -585,6 +633,7 @@ async fn delete_job(
 async fn get_result(
     State(state): State<AppState>,
     caller: Caller,
+    headers: HeaderMap,
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ApiError> {
     let result = state
@@ -592,11 +641,18 @@ async fn get_result(
         .job_result(caller.tenant(), path_id(id, "job")?)
         .await
         .map_err(store_error("job"))?;
-    Ok((
+    // a succeeded job's report never changes
+    let etag = conditional::tag_of(result.report_json.as_bytes());
+    if conditional::none_match(&headers, &etag) {
+        return Ok(conditional::not_modified(&etag));
+    }
+    let mut response = (
         [(header::CONTENT_TYPE, "application/json")],
         result.report_json,
     )
-        .into_response())
+        .into_response();
+    conditional::set_etag(response.headers_mut(), &etag);
+    Ok(response)
 }
 
 /// Query of `GET /v1/jobs/{id}/output`: `fragment=i` (1-based) selects one fragment of a
@@ -626,6 +682,7 @@ pub(super) fn fragments_of(report_json: &str) -> usize {
 async fn get_output(
     State(state): State<AppState>,
     caller: Caller,
+    request_headers: HeaderMap,
     id: Result<Path<String>, PathRejection>,
     query: Result<Query<OutputQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, ApiError> {
@@ -665,6 +722,12 @@ async fn get_output(
             Some(index)
         }
     };
+    // the output's tag is its checksum (a fragment's names its part of the archive)
+    let part = fragment.map(|index| format!("fragment-{index}"));
+    let etag = conditional::tag_of_checksum(&result.output_sha256, part.as_deref());
+    if conditional::none_match(&request_headers, &etag) {
+        return Ok(conditional::not_modified(&etag));
+    }
     let job = state
         .store
         .get_job_status(tenant, id)
@@ -759,6 +822,7 @@ async fn get_output(
     if let Ok(value) = HeaderValue::from_str(&format!("attachment; filename=\"{file_name}\"")) {
         headers.insert(header::CONTENT_DISPOSITION, value);
     }
+    conditional::set_etag(headers, &etag);
     Ok(response)
 }
 

@@ -18,12 +18,14 @@
 pub mod assessments;
 pub mod audit;
 pub mod auth;
+pub mod conditional;
 pub mod dataset_table;
 pub mod datasets;
 pub mod error;
 pub mod health;
 pub mod hierarchies;
 pub mod hierarchy_preview;
+pub mod idempotency;
 pub mod job_assessments;
 pub mod job_meta;
 pub mod jobs;
@@ -151,6 +153,7 @@ where
     router
         .layer(map_response(problem_for_bare_errors))
         .layer(CatchPanicLayer::custom(panic_response))
+        .layer(axum::middleware::from_fn(problem_instance))
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(
             TraceLayer::new_for_http()
@@ -161,6 +164,20 @@ where
         .layer(axum::middleware::from_fn(
             unread_body::close_when_body_unread,
         ))
+}
+
+/// Names the request in the problem it is answered with (`instance`, from `x-request-id`).
+async fn problem_instance(request: Request<Body>, next: axum::middleware::Next) -> Response {
+    let request_id = request
+        .headers()
+        .get(REQUEST_ID_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let response = next.run(request).await;
+    match request_id {
+        Some(id) => error::with_instance(response, &id).await,
+        None => response,
+    }
 }
 
 /// The span of one request: method, path and request id only.

@@ -100,7 +100,39 @@ pub struct DatasetUpload {
     name: String,
     created_at: i64,
     settled: bool,
+    idempotency: Option<Idempotency>,
 }
+
+/// The `Idempotency-Key` an upload was sent with and the fingerprint of its request (parameters and
+/// body), stored with what the upload creates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Idempotency {
+    /// The client's key.
+    pub key: String,
+    /// Hex SHA-256 of the request's parameters and body.
+    pub request_hash: String,
+}
+
+/// What an upload stored under an `Idempotency-Key`, with the fingerprint of the request that stored it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Keyed<T> {
+    /// The dataset or hierarchy.
+    pub stored: T,
+    /// The fingerprint stored with the key.
+    pub request_hash: Option<String>,
+}
+
+impl<T> Keyed<T> {
+    /// The stored item when `request_hash` is the fingerprint it was stored with (a retry of the same
+    /// request), None when the key was used for another request.
+    pub fn replay(self, request_hash: &str) -> Option<T> {
+        (self.request_hash.as_deref() == Some(request_hash)).then_some(self.stored)
+    }
+}
+
+/// The key is already stored with another dataset or hierarchy (a concurrent upload won the race);
+/// the caller looks it up and replays or refuses.
+pub(crate) const KEY_TAKEN: &str = "another upload with this Idempotency-Key was stored first";
 
 impl std::fmt::Debug for DatasetUpload {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -129,6 +161,13 @@ impl DatasetUpload {
         self.writer
             .write_to(&mut ChunkTarget::Committed(&store), data)
             .await
+    }
+
+    /// Stores `idempotency` with the dataset when it is published. If another dataset of the tenant holds
+    /// the key by then, publishing deletes what was staged and fails with Conflict
+    /// (`idempotency_conflict`); the caller then looks the key up ([`Store::dataset_by_idempotency_key`]).
+    pub fn set_idempotency(&mut self, idempotency: Idempotency) {
+        self.idempotency = Some(idempotency);
     }
 
     /// Writes the last chunk and the metadata, and publishes the dataset. Fails with Conflict (and
@@ -195,24 +234,46 @@ impl DatasetUpload {
             }
         }
         let now = now_ms();
-        let published = with_pool!(store, pool => {
+        let (key, request_hash) = match &self.idempotency {
+            Some(i) => (Some(i.key.as_str()), Some(i.request_hash.as_str())),
+            None => (None, None),
+        };
+        let (written_i64, row_count_i64) = (to_i64(written)?, to_i64(row_count)?);
+        let outcome = with_pool!(store, pool => {
             sqlx::query(
                 "update dataset set byte_size = $2, sha256 = $3, row_count = $4, columns_json = $5, \
-                 chunk_count = $6, updated_at = $7, delimiter = $8, state = 'ready' \
+                 chunk_count = $6, updated_at = $7, delimiter = $8, state = 'ready', \
+                 idempotency_key = $9, request_hash = $10 \
                  where id = $1 and state = 'staging'",
             )
             .bind(id_text(self.id))
-            .bind(to_i64(written)?)
+            .bind(written_i64)
             .bind(&sha256)
-            .bind(to_i64(row_count)?)
+            .bind(row_count_i64)
             .bind(&columns_json)
             .bind(chunk_count)
             .bind(now)
             .bind(&delimiter)
+            .bind(key)
+            .bind(request_hash)
             .execute(pool)
-            .await?
-            .rows_affected()
+            .await
+            .map(|done| done.rows_affected())
         });
+        let published = match outcome {
+            Ok(rows) => rows,
+            Err(error) => {
+                store.delete_staged(self.id).await.ok();
+                return Err(match &error {
+                    sqlx::Error::Database(db)
+                        if db.kind() == sqlx::error::ErrorKind::UniqueViolation =>
+                    {
+                        StoreError::Conflict(ErrorCode::IdempotencyConflict, KEY_TAKEN)
+                    }
+                    _ => error.into(),
+                });
+            }
+        };
         if published != 1 {
             // the sweeper took it for abandoned (an upload stalled past the stale cutoff)
             return Err(StoreError::Conflict(
@@ -299,6 +360,7 @@ impl Store {
             name: name.to_string(),
             created_at: now,
             settled: false,
+            idempotency: None,
         })
     }
 
@@ -323,6 +385,32 @@ impl Store {
                 .await?
                 .rows_affected()
         }))
+    }
+
+    /// The tenant's published dataset stored under Idempotency-Key `key`, with the fingerprint of the
+    /// request that stored it; None when no dataset holds the key.
+    pub async fn dataset_by_idempotency_key(
+        &self,
+        tenant: Uuid,
+        key: &str,
+    ) -> Result<Option<Keyed<Dataset>>> {
+        let row: Option<(String, Option<String>)> = with_pool!(self, pool => {
+            sqlx::query_as(
+                "select id, request_hash from dataset \
+                 where tenant_id = $1 and idempotency_key = $2 and state = 'ready'",
+            )
+            .bind(id_text(tenant))
+            .bind(key)
+            .fetch_optional(pool)
+            .await?
+        });
+        Ok(match row {
+            Some((id, request_hash)) => Some(Keyed {
+                stored: self.get_dataset(tenant, parse_id(&id)?).await?,
+                request_hash,
+            }),
+            None => None,
+        })
     }
 
     /// The tenant's dataset; another tenant's id is NotFound.

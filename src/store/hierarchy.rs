@@ -3,6 +3,7 @@
 
 use uuid::Uuid;
 
+use super::dataset::{Idempotency, Keyed, KEY_TAKEN};
 use super::{
     id_text, now_ms, page_limit, page_of, parse_id, with_pool, with_tx, Cursor, Page, Result,
     Store, StoreError,
@@ -88,13 +89,15 @@ impl Store {
         content_json: &str,
     ) -> Result<Uuid> {
         let stored = self
-            .create_hierarchy_with_id(tenant, Uuid::new_v4(), name, content_json, None)
+            .create_hierarchy_with_id(tenant, Uuid::new_v4(), name, content_json, None, None)
             .await?;
         Ok(stored.id)
     }
 
     /// Stores a hierarchy under an id chosen by the caller (a fresh v4 UUID, so that a name can default
-    /// to it) and returns it as stored.
+    /// to it) and returns it as stored. With `idempotency`, the key and the request's fingerprint are
+    /// stored with it; a key another hierarchy of the tenant holds is Conflict (`idempotency_conflict`),
+    /// and the caller looks it up ([`Store::hierarchy_by_idempotency_key`]).
     pub async fn create_hierarchy_with_id(
         &self,
         tenant: Uuid,
@@ -102,13 +105,15 @@ impl Store {
         name: &str,
         content_json: &str,
         shape: Option<HierarchyShape>,
+        idempotency: Option<&Idempotency>,
     ) -> Result<StoredHierarchy> {
         let now = now_ms();
         let as_i64 = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
-        with_pool!(self, pool => {
+        let inserted = with_pool!(self, pool => {
             sqlx::query(
                 "insert into hierarchy (id, tenant_id, name, content_json, kind, level_count, \
-                 value_count, created_at, updated_at) values ($1, $2, $3, $4, $5, $6, $7, $8, $8)",
+                 value_count, created_at, updated_at, idempotency_key, request_hash) \
+                 values ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10)",
             )
             .bind(id_text(id))
             .bind(id_text(tenant))
@@ -118,9 +123,25 @@ impl Store {
             .bind(shape.and_then(|s| s.level_count).map(as_i64))
             .bind(shape.and_then(|s| s.value_count).map(as_i64))
             .bind(now)
+            .bind(idempotency.map(|i| i.key.as_str()))
+            .bind(idempotency.map(|i| i.request_hash.as_str()))
             .execute(pool)
-            .await?;
+            .await
+            .map(|_| ())
         });
+        match inserted {
+            Ok(_) => {}
+            Err(sqlx::Error::Database(db))
+                if db.kind() == sqlx::error::ErrorKind::UniqueViolation
+                    && idempotency.is_some() =>
+            {
+                return Err(StoreError::Conflict(
+                    ErrorCode::IdempotencyConflict,
+                    KEY_TAKEN,
+                ));
+            }
+            Err(error) => return Err(error.into()),
+        }
         Ok(StoredHierarchy {
             id,
             tenant_id: tenant,
@@ -129,6 +150,31 @@ impl Store {
             shape,
             created_at: now,
             updated_at: now,
+        })
+    }
+
+    /// The tenant's hierarchy stored under Idempotency-Key `key`, with the fingerprint of the request
+    /// that stored it; None when no hierarchy holds the key.
+    pub async fn hierarchy_by_idempotency_key(
+        &self,
+        tenant: Uuid,
+        key: &str,
+    ) -> Result<Option<Keyed<StoredHierarchy>>> {
+        let row: Option<(String, Option<String>)> = with_pool!(self, pool => {
+            sqlx::query_as(
+                "select id, request_hash from hierarchy where tenant_id = $1 and idempotency_key = $2",
+            )
+            .bind(id_text(tenant))
+            .bind(key)
+            .fetch_optional(pool)
+            .await?
+        });
+        Ok(match row {
+            Some((id, request_hash)) => Some(Keyed {
+                stored: self.get_hierarchy(tenant, parse_id(&id)?).await?,
+                request_hash,
+            }),
+            None => None,
         })
     }
 

@@ -38,6 +38,7 @@ embedded!(
     "0006_dataset_staging.sql",
     "0007_resources.sql",
     "0008_pseudonym_keys.sql",
+    "0009_upload_idempotency.sql",
 );
 
 /// A list of embedded migration files as a sqlx migration source.

@@ -59,7 +59,7 @@ use sqlx::sqlite::{
 use uuid::Uuid;
 
 pub use api_key::{ApiKeyRecord, Principal, LAST_USE_RESOLUTION_MS, MIN_IMPORTED_SECRET};
-pub use dataset::{Dataset, DatasetMeta, DatasetUpload};
+pub use dataset::{Dataset, DatasetMeta, DatasetUpload, Idempotency, Keyed};
 pub use error::{InvalidCursor, StoreError};
 pub use hierarchy::{HierarchyShape, StoredHierarchy};
 pub use job::{ClaimedJob, Completion, HeartbeatAck, Job, JobFilter, JobResult, JobState, NewJob};

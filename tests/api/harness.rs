@@ -120,6 +120,12 @@ pub async fn expect_problem(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_string();
+    let request_id = response
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
     let text = response.text().await.expect("body");
     assert_eq!(
         actual, status,
@@ -129,6 +135,12 @@ pub async fn expect_problem(
     let problem: serde_json::Value = serde_json::from_str(&text).expect("problem is JSON");
     assert_eq!(problem["code"], code, "{problem}");
     assert_eq!(problem["status"], status, "{problem}");
+    // the occurrence is named by the request's id
+    assert_eq!(
+        problem["instance"],
+        format!("urn:uuid:{request_id}").as_str(),
+        "{problem}"
+    );
     problem
 }
 

@@ -12,6 +12,7 @@ api_cases!(
     json_hierarchies_are_stored,
     invalid_hierarchies_are_refused,
     control_characters_and_wrong_name_types_are_refused,
+    retried_uploads_with_an_idempotency_key_store_once,
 );
 
 /// Tenant alpha's id.
@@ -310,4 +311,44 @@ async fn control_characters_and_wrong_name_types_are_refused(service: Service) {
     let body = created(post(&service, "text/csv", &[("name", "ok")], "a;*\n").await).await;
     let id = uuid::Uuid::parse_str(body["id"].as_str().unwrap()).unwrap();
     assert!(service.store().get_hierarchy(tenant, id).await.is_ok());
+}
+
+/// A hierarchy upload retried with the same `Idempotency-Key` returns the hierarchy the first attempt
+/// stored (`Idempotent-Replayed: true`, same warnings); another body under the key is 409
+/// `idempotency_conflict`; the list holds one hierarchy.
+async fn retried_uploads_with_an_idempotency_key_store_once(service: Service) {
+    // a repeated row: the answer warns, and so does its replay
+    let csv = "34;30-39;*\n35;30-39;*\n34;30-39;*\n";
+    let send = |body: &'static str, key: &'static str| {
+        service
+            .post("/v1/hierarchies")
+            .query(&[("name", "age")])
+            .header("content-type", "text/csv")
+            .header("idempotency-key", key)
+            .body(body)
+            .send()
+    };
+    let first = send(csv, "h-1").await.unwrap();
+    assert!(first.headers().get("idempotent-replayed").is_none());
+    let first = created(first).await;
+    assert_eq!(first["warnings"].as_array().unwrap().len(), 1, "{first}");
+    let retry = send(csv, "h-1").await.unwrap();
+    assert_eq!(retry.headers()["idempotent-replayed"], "true");
+    let retry = created(retry).await;
+    assert_eq!(retry, first);
+    expect_problem(
+        send("34;30-39;*\n", "h-1").await.unwrap(),
+        409,
+        "idempotency_conflict",
+    )
+    .await;
+    let list: serde_json::Value = service
+        .get("/v1/hierarchies")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(list["items"].as_array().unwrap().len(), 1, "{list}");
 }

@@ -33,6 +33,7 @@ api_cases!(
     windows_1252_uploads_publish_utf8,
     published_outputs_assess_as_their_reports,
     anytime_searches_run_in_the_worker,
+    polling_is_conditional_and_says_when_to_come_back,
 );
 
 /// The memory budget is checked at submission: with a budget below any job's needs, a valid job is
@@ -430,6 +431,7 @@ async fn idempotency_keys_make_retries_safe(service: Service) {
         .unwrap();
     let retry = send(body.clone(), "etl-run-1").await.unwrap();
     assert_eq!(retry.status(), StatusCode::ACCEPTED);
+    assert_eq!(retry.headers()["idempotent-replayed"], "true");
     let retry: Value = retry.json().await.unwrap();
     assert_eq!(first["id"], retry["id"]);
 
@@ -1209,4 +1211,118 @@ async fn published_outputs_assess_as_their_reports(service: Service) {
         .await
         .unwrap();
     expect_problem(response, 409, "job_not_succeeded").await;
+}
+
+/// `GET` of `path` with `If-None-Match: etag` (none when empty).
+async fn get_if_none_match(service: &Service, path: &str, etag: &str) -> reqwest::Response {
+    let mut request = service.get(path);
+    if !etag.is_empty() {
+        request = request.header("if-none-match", etag);
+    }
+    request.send().await.unwrap()
+}
+
+fn etag_of(response: &reqwest::Response) -> String {
+    response.headers()["etag"].to_str().unwrap().to_string()
+}
+
+/// A polling client is told when to come back (`Retry-After` on the 202 and while the job is not done),
+/// sees `done` and the links of the result and output once the job succeeded, and gets 304 Not Modified
+/// for a job document, a report or an output it already has (the output's tag is its checksum).
+async fn polling_is_conditional_and_says_when_to_come_back(service: Service) {
+    let id = toy_dataset(&service).await;
+    let response = submit(&service, &toy_spec(&id, 2)).await;
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    assert_eq!(response.headers()["retry-after"], "1");
+    assert!(response.headers().get("idempotent-replayed").is_none());
+    let location = response.headers()["location"].to_str().unwrap().to_string();
+    let job: Value = response.json().await.unwrap();
+    assert_eq!(job["done"], false);
+    assert_eq!(job["links"], json!({"self": location}));
+
+    let queued = get_if_none_match(&service, &location, "").await;
+    assert_eq!(queued.status(), StatusCode::OK);
+    assert_eq!(queued.headers()["retry-after"], "1");
+    let queued_tag = etag_of(&queued);
+    assert!(
+        queued_tag.starts_with('"') && queued_tag.ends_with('"'),
+        "{queued_tag}"
+    );
+    let unchanged = get_if_none_match(&service, &location, &queued_tag).await;
+    assert_eq!(unchanged.status(), StatusCode::NOT_MODIFIED);
+    assert_eq!(etag_of(&unchanged), queued_tag);
+    assert_eq!(unchanged.headers()["retry-after"], "1");
+    assert!(unchanged.bytes().await.unwrap().is_empty());
+
+    worker(&service).run_once().await.unwrap();
+    let done = get_if_none_match(&service, &location, &queued_tag).await;
+    assert_eq!(done.status(), StatusCode::OK);
+    assert!(done.headers().get("retry-after").is_none());
+    let done_tag = etag_of(&done);
+    assert_ne!(done_tag, queued_tag);
+    let job: Value = done.json().await.unwrap();
+    assert_eq!(job["state"], "succeeded");
+    assert_eq!(job["done"], true);
+    assert_eq!(
+        job["links"],
+        json!({
+            "self": location,
+            "result": format!("{location}/result"),
+            "output": format!("{location}/output"),
+        })
+    );
+    let listed = format!("W/{done_tag}, \"other\"");
+    assert_eq!(
+        get_if_none_match(&service, &location, &listed)
+            .await
+            .status(),
+        StatusCode::NOT_MODIFIED
+    );
+
+    let result_path = format!("{location}/result");
+    let result = get_if_none_match(&service, &result_path, "").await;
+    let result_tag = etag_of(&result);
+    assert_eq!(result.status(), StatusCode::OK);
+    assert_eq!(
+        get_if_none_match(&service, &result_path, &result_tag)
+            .await
+            .status(),
+        StatusCode::NOT_MODIFIED
+    );
+    assert_eq!(
+        get_if_none_match(&service, &result_path, "\"stale\"")
+            .await
+            .status(),
+        StatusCode::OK
+    );
+
+    let output_path = format!("{location}/output");
+    let output = get_if_none_match(&service, &output_path, "").await;
+    let output_tag = etag_of(&output);
+    let checksum = output.headers()["x-checksum-sha256"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(output_tag, format!("\"{checksum}\""));
+    assert_eq!(sha256_hex(&output.bytes().await.unwrap()), checksum);
+    let cached = get_if_none_match(&service, &output_path, &output_tag).await;
+    assert_eq!(cached.status(), StatusCode::NOT_MODIFIED);
+    assert!(cached.bytes().await.unwrap().is_empty());
+    // gzip on the fly makes the tag weak; weak comparison still matches
+    let gzipped = service
+        .get(&output_path)
+        .header("accept-encoding", "gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gzipped.headers()["content-encoding"], "gzip");
+    assert_eq!(etag_of(&gzipped), format!("W/{output_tag}"));
+    let cached = service
+        .get(&output_path)
+        .header("accept-encoding", "gzip")
+        .header("if-none-match", format!("W/{output_tag}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cached.status(), StatusCode::NOT_MODIFIED);
 }
