@@ -36,7 +36,7 @@ use uuid::Uuid;
 
 use super::auth::Caller;
 use super::idempotency::{self, idempotency_key, mark_replayed, Fingerprint};
-use super::request::{check_name, page_params, path_id, require_media_type, store_error};
+use super::request::{check_name, media_type, page_params, path_id, store_error};
 use super::state::AppState;
 use super::time::rfc3339;
 use super::{timeout_layer, ApiError, REQUEST_TIMEOUT};
@@ -142,7 +142,14 @@ async fn create(
     body: Body,
 ) -> Result<Response, ApiError> {
     let Query(params) = query?;
-    require_media_type(&headers, "text/csv")?;
+    // generated clients send a binary body as application/octet-stream
+    if !media_type(&headers).is_some_and(|m| {
+        m.eq_ignore_ascii_case("text/csv") || m.eq_ignore_ascii_case("application/octet-stream")
+    }) {
+        return Err(ApiError::unsupported_media_type(
+            "text/csv (or application/octet-stream)",
+        ));
+    }
     let key = idempotency_key(&headers)?;
     let mut fingerprint = key.as_ref().map(|_| {
         Fingerprint::new(

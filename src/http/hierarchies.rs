@@ -152,15 +152,15 @@ async fn create(
 ) -> Result<Response, ApiError> {
     let Query(params) = query?;
     let media = media_type(&headers).map(str::to_ascii_lowercase);
-    let json = match media.as_deref() {
-        Some("text/csv") => false,
-        Some("application/json") => true,
-        _ => {
-            return Err(ApiError::unsupported_media_type(
-                "text/csv (ARX hierarchy) or application/json (levels)",
-            ))
-        }
-    };
+    let json =
+        match media.as_deref() {
+            // generated clients send a binary body as application/octet-stream
+            Some("text/csv" | "application/octet-stream") => false,
+            Some("application/json") => true,
+            _ => return Err(ApiError::unsupported_media_type(
+                "text/csv or application/octet-stream (ARX hierarchy) or application/json (levels)",
+            )),
+        };
     let body = body.map_err(|rejection| {
         if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::payload_too_large(HIERARCHY_BODY_LIMIT as u64)
@@ -173,7 +173,7 @@ async fn create(
         let mut fingerprint = Fingerprint::new(
             "hierarchy",
             &[
-                ("media_type", media.as_deref()),
+                ("form", Some(if json { "json" } else { "csv" })),
                 ("name", params.name.as_deref()),
                 ("delimiter", params.delimiter.as_deref()),
             ],

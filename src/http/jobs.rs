@@ -809,6 +809,11 @@ async fn get_output(
             Some(result.output_byte_size),
         ),
     };
+    let content_type = if accepts_only_octet_stream(&request_headers, content_type) {
+        "application/octet-stream"
+    } else {
+        content_type
+    };
     let mut response = Response::new(body);
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
@@ -824,6 +829,21 @@ async fn get_output(
     }
     conditional::set_etag(headers, &etag);
     Ok(response)
+}
+
+/// True when the request's `Accept` names `application/octet-stream` but not the output's own type
+/// (`own`, parameters aside): clients that treat every download as bytes get them labelled so.
+fn accepts_only_octet_stream(headers: &HeaderMap, own: &str) -> bool {
+    let own = own.split(';').next().unwrap_or(own).trim();
+    let listed: Vec<&str> = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|range| range.split(';').next().unwrap_or(range).trim())
+        .collect();
+    let names = |wanted: &str| listed.iter().any(|r| r.eq_ignore_ascii_case(wanted));
+    names("application/octet-stream") && !names(own)
 }
 
 /// A dataset name reduced to characters safe in a quoted `filename`.
@@ -861,6 +881,34 @@ mod tests {
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_ne!(a, request_hash(Uuid::new_v4(), r#"{"a": 1}"#).unwrap());
+    }
+
+    #[test]
+    fn octet_stream_is_chosen_only_when_asked_for_instead_of_the_own_type() {
+        let accept = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::ACCEPT, HeaderValue::from_str(value).unwrap());
+            headers
+        };
+        let csv = "text/csv; charset=utf-8";
+        assert!(!accepts_only_octet_stream(&HeaderMap::new(), csv));
+        assert!(accepts_only_octet_stream(
+            &accept("application/octet-stream"),
+            csv
+        ));
+        assert!(accepts_only_octet_stream(
+            &accept("application/octet-stream;q=0.9, application/json"),
+            csv
+        ));
+        assert!(!accepts_only_octet_stream(
+            &accept("text/csv, application/octet-stream"),
+            csv
+        ));
+        assert!(!accepts_only_octet_stream(&accept("*/*"), csv));
+        assert!(accepts_only_octet_stream(
+            &accept("application/octet-stream"),
+            "application/x-tar"
+        ));
     }
 
     #[test]

@@ -172,6 +172,138 @@ fn every_ref_resolves() {
     assert!(count > 50, "only {count} refs");
 }
 
+/// The keywords a schema object may hold (JSON Schema 2020-12 as OpenAPI 3.1 uses it, with OpenAPI's
+/// own). An unquoted flow-mapping description with a comma (`{description: a, b}`) parses as a stray
+/// key `b`, which generators then trip on; this catches it without Redocly.
+const SCHEMA_KEYWORDS: [&str; 40] = [
+    "$ref",
+    "type",
+    "properties",
+    "required",
+    "items",
+    "prefixItems",
+    "additionalProperties",
+    "patternProperties",
+    "propertyNames",
+    "description",
+    "title",
+    "enum",
+    "const",
+    "oneOf",
+    "anyOf",
+    "allOf",
+    "not",
+    "example",
+    "examples",
+    "format",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minItems",
+    "maxItems",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "default",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
+    "discriminator",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "contentMediaType",
+    "contentEncoding",
+    "unevaluatedProperties",
+];
+
+/// Checks the keys of `schema` (at `at`) and of every schema inside it.
+fn check_schema_keys(schema: &Value, at: &str, problems: &mut Vec<String>) {
+    let Some(map) = schema.as_object() else {
+        return;
+    };
+    for (key, child) in map {
+        let here = format!("{at}/{key}");
+        if !SCHEMA_KEYWORDS.contains(&key.as_str()) {
+            problems.push(format!("{here}: not a schema keyword"));
+            continue;
+        }
+        match key.as_str() {
+            "properties" | "patternProperties" => {
+                for (name, property) in child.as_object().into_iter().flatten() {
+                    check_schema_keys(property, &format!("{here}/{name}"), problems);
+                }
+            }
+            "items" | "additionalProperties" | "not" | "propertyNames" => {
+                check_schema_keys(child, &here, problems)
+            }
+            "oneOf" | "anyOf" | "allOf" | "prefixItems" => {
+                for (i, branch) in child.as_array().into_iter().flatten().enumerate() {
+                    check_schema_keys(branch, &format!("{here}/{i}"), problems);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn schemas_hold_only_schema_keywords() {
+    fn walk(v: &Value, at: &str, problems: &mut Vec<String>) {
+        match v {
+            Value::Object(map) => {
+                for (k, child) in map {
+                    let here = format!("{at}/{k}");
+                    if k == "schema" {
+                        check_schema_keys(child, &here, problems);
+                    } else if k != "example" && k != "examples" {
+                        walk(child, &here, problems);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for (i, child) in items.iter().enumerate() {
+                    walk(child, &format!("{at}/{i}"), problems);
+                }
+            }
+            _ => {}
+        }
+    }
+    let doc = document();
+    let mut problems = Vec::new();
+    for (name, schema) in doc["components"]["schemas"].as_object().expect("schemas") {
+        check_schema_keys(
+            schema,
+            &format!("/components/schemas/{name}"),
+            &mut problems,
+        );
+    }
+    walk(&doc["paths"], "/paths", &mut problems);
+    walk(
+        &doc["components"]["responses"],
+        "/components/responses",
+        &mut problems,
+    );
+    walk(
+        &doc["components"]["parameters"],
+        "/components/parameters",
+        &mut problems,
+    );
+    walk(
+        &doc["components"]["headers"],
+        "/components/headers",
+        &mut problems,
+    );
+    assert!(problems.is_empty(), "{problems:#?}");
+    // the check finds the stray key of an unquoted description with a comma
+    let broken: Value =
+        serde_yaml::from_str("{type: integer, description: Levels, original values.}").unwrap();
+    let mut found = Vec::new();
+    check_schema_keys(&broken, "/x", &mut found);
+    assert_eq!(found, ["/x/original values.: not a schema keyword"]);
+}
+
 #[test]
 fn every_error_code_is_documented() {
     let doc = document();

@@ -13,6 +13,7 @@ mod support;
 mod cli;
 mod crash;
 mod e2e;
+mod generated_client;
 mod hostile;
 mod readme;
 mod serve;
