@@ -46,6 +46,26 @@ fn opaque(tag: &str) -> &str {
     tag.strip_prefix("W/").unwrap_or(tag)
 }
 
+/// True when the request's `Accept-Encoding` lists gzip with a non-zero weight (the output route then
+/// compresses on the fly).
+pub fn accepts_gzip(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .any(|coding| {
+            let mut parts = coding.split(';').map(str::trim);
+            let name = parts.next().unwrap_or("");
+            let zero = parts.any(|p| {
+                p.strip_prefix("q=")
+                    .and_then(|q| q.parse::<f32>().ok())
+                    .is_some_and(|q| q == 0.0)
+            });
+            name.eq_ignore_ascii_case("gzip") && !zero
+        })
+}
+
 /// 304 Not Modified with the entity tag (and no body).
 pub fn not_modified(etag: &str) -> Response {
     let mut response = StatusCode::NOT_MODIFIED.into_response();
@@ -116,6 +136,23 @@ mod tests {
         assert!(none_match(&with_if_none_match(&["*"]), tag));
         assert!(!none_match(&with_if_none_match(&["\"bb\""]), tag));
         assert!(!none_match(&with_if_none_match(&["aa"]), tag));
+    }
+
+    #[test]
+    fn gzip_is_accepted_unless_absent_or_weighted_zero() {
+        let with = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(
+                header::ACCEPT_ENCODING,
+                HeaderValue::from_str(value).unwrap(),
+            );
+            headers
+        };
+        assert!(!accepts_gzip(&HeaderMap::new()));
+        assert!(accepts_gzip(&with("gzip")));
+        assert!(accepts_gzip(&with("br, GZIP;q=0.5")));
+        assert!(!accepts_gzip(&with("gzip;q=0")));
+        assert!(!accepts_gzip(&with("br, deflate")));
     }
 
     #[tokio::test]

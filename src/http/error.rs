@@ -247,6 +247,11 @@ pub async fn with_instance(response: Response, request_id: &str) -> Response {
     if !is_problem {
         return response;
     }
+    // a body of unknown or large size passes unchanged (the service's problems are small and whole)
+    let size = axum::body::HttpBody::size_hint(response.body()).exact();
+    if size.is_none_or(|n| n > MAX_PROBLEM_BYTES as u64) {
+        return response;
+    }
     let (mut parts, body) = response.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, MAX_PROBLEM_BYTES).await else {
         return ApiError::internal().into_response();

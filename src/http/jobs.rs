@@ -18,12 +18,14 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
+use tower_http::compression::predicate::{DefaultPredicate, NotForContentType, Predicate};
 use tower_http::compression::CompressionLayer;
 use uuid::Uuid;
 
 use super::auth::Caller;
 use super::conditional;
 use super::dataset_table::{check_csv_settings, load_table};
+use super::error::PROBLEM_JSON;
 use super::idempotency::{idempotency_key, mark_replayed};
 use super::job_meta::{self, check_label, take_meta, JobMeta};
 use super::request::{page_params, path_id, require_media_type, store_error};
@@ -73,7 +75,10 @@ pub fn router(body_limit: usize) -> Router<AppState> {
         .route(
             "/v1/jobs/{id}/output",
             get(get_output)
-                .layer(CompressionLayer::new().gzip(true))
+                .layer(CompressionLayer::new().gzip(true).compress_when(
+                    // a problem stays plain, so that its `instance` can be added
+                    DefaultPredicate::new().and(NotForContentType::const_new(PROBLEM_JSON)),
+                ))
                 .layer(axum::middleware::map_response(
                     conditional::weaken_etag_when_encoded,
                 )),
@@ -726,7 +731,18 @@ async fn get_output(
     let part = fragment.map(|index| format!("fragment-{index}"));
     let etag = conditional::tag_of_checksum(&result.output_sha256, part.as_deref());
     if conditional::none_match(&request_headers, &etag) {
-        return Ok(conditional::not_modified(&etag));
+        // the tag the 200 would carry: weak when it would be gzipped on the fly
+        let etag = if conditional::accepts_gzip(&request_headers) {
+            format!("W/{etag}")
+        } else {
+            etag
+        };
+        let mut response = conditional::not_modified(&etag);
+        response.headers_mut().insert(
+            header::VARY,
+            HeaderValue::from_static("accept, accept-encoding"),
+        );
+        return Ok(response);
     }
     let job = state
         .store
@@ -828,6 +844,8 @@ async fn get_output(
         headers.insert(header::CONTENT_DISPOSITION, value);
     }
     conditional::set_etag(headers, &etag);
+    // the content type follows Accept (octet-stream on request); the compression layer adds its own
+    headers.append(header::VARY, HeaderValue::from_static("accept"));
     Ok(response)
 }
 

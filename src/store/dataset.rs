@@ -238,7 +238,14 @@ impl DatasetUpload {
             Some(i) => (Some(i.key.as_str()), Some(i.request_hash.as_str())),
             None => (None, None),
         };
-        let (written_i64, row_count_i64) = (to_i64(written)?, to_i64(row_count)?);
+        let sizes = to_i64(written).and_then(|w| Ok((w, to_i64(row_count)?)));
+        let (written_i64, row_count_i64) = match sizes {
+            Ok(sizes) => sizes,
+            Err(error) => {
+                store.delete_staged(self.id).await.ok();
+                return Err(error);
+            }
+        };
         let outcome = with_pool!(store, pool => {
             sqlx::query(
                 "update dataset set byte_size = $2, sha256 = $3, row_count = $4, columns_json = $5, \
@@ -266,7 +273,8 @@ impl DatasetUpload {
                 store.delete_staged(self.id).await.ok();
                 return Err(match &error {
                     sqlx::Error::Database(db)
-                        if db.kind() == sqlx::error::ErrorKind::UniqueViolation =>
+                        if db.kind() == sqlx::error::ErrorKind::UniqueViolation
+                            && key.is_some() =>
                     {
                         StoreError::Conflict(ErrorCode::IdempotencyConflict, KEY_TAKEN)
                     }

@@ -120,7 +120,8 @@ pub fn run_pipeline(
             .map_err(spool_error)?
             .map_err(|_| ExecuteError::Output("the output could not be written"))?
     };
-    stop_if_asked(control)?;
+    // a cancel that arrives now is found by the runner or by the fenced terminal write; a deadline or a
+    // shutdown no longer throws the finished output away
     Ok(JobOutput {
         csv,
         report_json,
@@ -129,7 +130,8 @@ pub fn run_pipeline(
 }
 
 /// Ends the run between two stages when the caller wants it to stop (a cancel, a deadline, a lost
-/// lease), so that a cancel during verification, measuring or writing is honoured at once.
+/// lease, a shutdown), so that a cancel during verification or measuring is honoured before the report
+/// and the output are written.
 fn stop_if_asked(control: &dyn Control) -> Result<(), ExecuteError> {
     if control.is_cancelled() {
         Err(ExecuteError::Run(RunError::Core(CoreError::Cancelled)))

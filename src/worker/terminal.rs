@@ -114,14 +114,14 @@ impl Terminal {
 /// Writes `terminal` for attempt `attempt` of job `id`, retrying transient store errors.
 /// A success or failure whose write finds the job's cancellation requested becomes a cancel.
 pub(crate) async fn write(store: &Store, id: Uuid, attempt: i64, terminal: Terminal) -> JobOutcome {
-    let mut terminal = terminal;
     let mut backoff = FIRST_BACKOFF;
     for tries in 1..=WRITE_TRIES {
         match terminal.try_write(store, id, attempt).await {
             Ok(()) => return terminal.outcome(),
             Err(StoreError::CancelRequested) if !matches!(terminal, Terminal::Cancel) => {
                 tracing::info!(job_id = %id, attempt, "the job's cancellation arrived before its end was stored");
-                terminal = Terminal::Cancel;
+                // the cancel gets tries of its own
+                return Box::pin(write(store, id, attempt, Terminal::Cancel)).await;
             }
             Err(StoreError::LeaseLost) => {
                 tracing::warn!(

@@ -1325,4 +1325,15 @@ async fn polling_is_conditional_and_says_when_to_come_back(service: Service) {
         .await
         .unwrap();
     assert_eq!(cached.status(), StatusCode::NOT_MODIFIED);
+    // the 304 carries the tag the 200 would: weak for a gzip client
+    assert_eq!(etag_of(&cached), format!("W/{output_tag}"));
+    // a problem of the compressed route stays plain and names its request
+    let problem = service
+        .get(&format!("{output_path}?fragment=2"))
+        .header("accept-encoding", "gzip")
+        .send()
+        .await
+        .unwrap();
+    assert!(problem.headers().get("content-encoding").is_none());
+    expect_problem(problem, 404, "unknown_fragment").await;
 }

@@ -3,25 +3,13 @@
 //! `generated_client.py` against the real binary: upload with a retried Idempotency-Key, submit, poll
 //! as Retry-After says, download and stream the output and check its checksum, 304 on If-None-Match.
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_anonymizer");
+use crate::local_server::{LocalServer, BIN};
 
 /// The generator's version: pinned, so that a new release cannot change the test's client.
 const GENERATOR: &str = "openapi-python-client==0.29.1";
-
-/// Kills the server however the test ends.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn run(command: &mut Command, what: &str) -> String {
     let output = command.output().unwrap_or_else(|e| panic!("{what}: {e}"));
@@ -77,30 +65,8 @@ fn a_client_generated_from_the_contract_runs_a_whole_session() {
         );
     }
 
-    let port = TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port");
-    let server = Server(
-        Command::new(BIN)
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-            .current_dir(dir.path())
-            .env_remove("DATABASE_URL")
-            .env_remove("ANONYMIZER_DATA_DIR")
-            .env_remove("ANONYMIZER_BOOTSTRAP_KEY")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the server"),
-    );
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the server did not start"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let server = LocalServer::start(dir.path());
+    let port = server.port;
     let key = run(
         Command::new(BIN)
             .args(["keys", "create", "--tenant", "hospital-a"])

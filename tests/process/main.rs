@@ -15,5 +15,6 @@ mod crash;
 mod e2e;
 mod generated_client;
 mod hostile;
+mod local_server;
 mod readme;
 mod serve;

@@ -4,22 +4,10 @@
 //! files the block reads are copied under the same relative paths, so nothing is written in the
 //! repository.
 
-use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_anonymizer");
-
-/// Kills the server however the test ends.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use crate::local_server::{LocalServer, BIN};
 
 /// The shell block that follows "A first session with curl" in README.md.
 fn session_block(readme: &str) -> String {
@@ -45,35 +33,13 @@ fn the_quick_start_runs_as_written() {
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();
         std::fs::copy(root.join(file), &target).expect("copy the quick start's input");
     }
-    let port = TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port");
+    // the first terminal: `serve` with its defaults (./data), in the same directory
+    let server = LocalServer::start(dir.path());
+    let port = server.port;
     assert!(block.contains("cargo run --release -q --") && block.contains("127.0.0.1:8080"));
     let script = block
         .replace("cargo run --release -q --", BIN)
         .replace("127.0.0.1:8080", &format!("127.0.0.1:{port}"));
-    // the first terminal: `serve` with its defaults (./data), in the same directory
-    let server = Server(
-        Command::new(BIN)
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-            .current_dir(dir.path())
-            .env_remove("DATABASE_URL")
-            .env_remove("ANONYMIZER_DATA_DIR")
-            .env_remove("ANONYMIZER_BOOTSTRAP_KEY")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the server"),
-    );
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the server did not start"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
     let output = Command::new("bash")
         .args(["-euo", "pipefail", "-c", &script])
         .current_dir(dir.path())

@@ -7,8 +7,10 @@ use crate::database;
 use std::collections::HashSet;
 use std::future::Future;
 
+use anonymizer::error_code::ErrorCode;
 use anonymizer::store::{
-    Backend, DatasetMeta, Job, JobFilter, JobState, Page, Store, StoreError, CHUNK_SIZE,
+    Backend, DatasetMeta, Idempotency, Job, JobFilter, JobState, Page, Store, StoreError,
+    CHUNK_SIZE,
 };
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
@@ -49,6 +51,7 @@ on_both_backends!(
     expired_lease_is_reclaimed_and_fenced,
     cancel_queued_and_running_jobs,
     a_cancel_before_the_terminal_write_wins,
+    an_idempotency_key_is_published_once,
     complete_fail_and_release,
     retention_purges_old_data_but_not_live_jobs,
     imported_keys_authenticate_once,
@@ -912,12 +915,74 @@ async fn a_cancel_before_the_terminal_write_wins(store: Store) {
         store.get_job(t, running.id).await.expect("job").state,
         JobState::Cancelled
     );
-    // another attempt's write is still a lost lease, not a cancel
+    // once cancelled, the attempt's late write is a lost lease, not a cancel
     assert_lease_lost(
         store
             .complete_job(running.id, claimed.attempt, "{}", DONE, [b"a\n".as_slice()])
             .await,
     );
+}
+
+/// Two uploads under one Idempotency-Key: the first published keeps the key, the second is refused
+/// with `idempotency_conflict` and leaves nothing staged; the key is found with its fingerprint. The same
+/// for hierarchies; another tenant's identical key is its own.
+async fn an_idempotency_key_is_published_once(store: Store) {
+    let t = tenant(&store, "acme").await;
+    let keyed = Idempotency {
+        key: "etl-1".into(),
+        request_hash: "h1".into(),
+    };
+    let bytes = b"a\n1\n";
+    let mut first = store.begin_dataset(t, "one").await.expect("begin");
+    let mut second = store.begin_dataset(t, "two").await.expect("begin");
+    let loser = second.id();
+    for upload in [&mut first, &mut second] {
+        upload.write(bytes).await.expect("write");
+        upload.set_idempotency(keyed.clone());
+    }
+    let winner = first.finish(meta(bytes)).await.expect("publish").id;
+    assert!(matches!(
+        second.finish(meta(bytes)).await,
+        Err(StoreError::Conflict(ErrorCode::IdempotencyConflict, _))
+    ));
+    assert_not_found(store.get_dataset(t, loser).await);
+    assert_eq!(store.chunk_count(loser).await.expect("chunks"), 0);
+    assert_eq!(store.purge_stale_uploads(i64::MAX).await.expect("purge"), 0);
+    let found = store
+        .dataset_by_idempotency_key(t, "etl-1")
+        .await
+        .expect("lookup")
+        .expect("the key is held");
+    assert_eq!(found.stored.id, winner);
+    assert_eq!(found.clone().replay("h1").map(|d| d.id), Some(winner));
+    assert_eq!(found.replay("h2"), None);
+    let other = tenant(&store, "other").await;
+    assert!(store
+        .dataset_by_idempotency_key(other, "etl-1")
+        .await
+        .expect("lookup")
+        .is_none());
+
+    let stored = store
+        .create_hierarchy_with_id(t, Uuid::new_v4(), "h", "{}", None, Some(&keyed))
+        .await
+        .expect("first hierarchy");
+    assert!(matches!(
+        store
+            .create_hierarchy_with_id(t, Uuid::new_v4(), "h", "{}", None, Some(&keyed))
+            .await,
+        Err(StoreError::Conflict(ErrorCode::IdempotencyConflict, _))
+    ));
+    let found = store
+        .hierarchy_by_idempotency_key(t, "etl-1")
+        .await
+        .expect("lookup")
+        .expect("the key is held");
+    assert_eq!(found.stored.id, stored.id);
+    store
+        .create_hierarchy_with_id(other, Uuid::new_v4(), "h", "{}", None, Some(&keyed))
+        .await
+        .expect("another tenant's key");
 }
 
 async fn complete_fail_and_release(store: Store) {

@@ -559,10 +559,12 @@ async fn cancel_while_held(store: Store, hold: Stage, blind: bool) -> Vec<Stage>
         };
         run_pipeline(input, &held)
     });
-    // a 150 ms lease beats every 50 ms
+    // a 150 ms lease beats every 50 ms; when `blind`, a 3 s lease beats every second, so that the run
+    // ends before a beat can tell the worker: the terminal write alone must find the cancel
+    let lease = if blind { 3000 } else { 150 };
     let worker = worker_with(
         &store,
-        settings(Duration::from_millis(150), Duration::from_secs(60)),
+        settings(Duration::from_millis(lease), Duration::from_secs(60)),
     )
     .with_executor(executor);
     let running = tokio::spawn(async move { worker.run_once().await });
