@@ -304,6 +304,31 @@ fn schemas_hold_only_schema_keywords() {
     assert_eq!(found, ["/x/original values.: not a schema keyword"]);
 }
 
+/// Every response the service sends carries `x-request-id`, so every response the document describes
+/// declares it (responses by `$ref` declare it where they are defined).
+#[test]
+fn every_response_declares_the_request_id() {
+    let doc = document();
+    let mut missing = Vec::new();
+    let mut check = |response: &Value, at: String| {
+        if response.get("$ref").is_none() && response["headers"].get("X-Request-Id").is_none() {
+            missing.push(at);
+        }
+    };
+    for (method, path, op) in operations(&doc) {
+        for (status, response) in op["responses"].as_object().expect("responses") {
+            check(response, format!("{method} {path} {status}"));
+        }
+    }
+    for (name, response) in doc["components"]["responses"]
+        .as_object()
+        .expect("responses")
+    {
+        check(response, format!("components/responses/{name}"));
+    }
+    assert!(missing.is_empty(), "{missing:#?}");
+}
+
 #[test]
 fn every_error_code_is_documented() {
     let doc = document();
