@@ -19,6 +19,7 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use crate::core::data::Dictionary;
+use crate::core::hex::{hex, push_hex};
 
 /// Fewest bytes of a pseudonym key.
 pub const MIN_KEY_BYTES: usize = 32;
@@ -291,20 +292,6 @@ fn push_masked(value: &str, keep: usize, end: MaskEnd, fill: char, text: &mut St
             text.extend(std::iter::repeat_n(fill, hidden));
             text.extend(value.chars().skip(hidden));
         }
-    }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    let mut text = String::with_capacity(2 * bytes.len());
-    push_hex(bytes, &mut text);
-    text
-}
-
-fn push_hex(bytes: &[u8], text: &mut String) {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    for &b in bytes {
-        text.push(DIGITS[(b >> 4) as usize] as char);
-        text.push(DIGITS[(b & 15) as usize] as char);
     }
 }
 

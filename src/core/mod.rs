@@ -9,6 +9,7 @@ pub mod engine;
 pub mod error;
 pub mod fragmentation;
 pub mod groupify;
+pub mod hex;
 pub mod identifiers;
 pub mod input;
 pub mod key_groups;

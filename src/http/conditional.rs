@@ -6,6 +6,8 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 
+use crate::core::hex::push_hex;
+
 /// How long a client polling an unfinished job should wait, in seconds (`Retry-After`).
 pub const POLL_AFTER_SECONDS: u64 = 1;
 
@@ -14,9 +16,7 @@ pub fn tag_of(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
     let mut tag = String::with_capacity(34);
     tag.push('"');
-    for byte in &digest[..16] {
-        tag.push_str(&format!("{byte:02x}"));
-    }
+    push_hex(&digest[..16], &mut tag);
     tag.push('"');
     tag
 }

@@ -14,6 +14,11 @@
 //! are profiled from the parsed table, the dataset published in one short update, and the table put in
 //! the shared cache for the jobs that follow.
 //!
+//! With an `Idempotency-Key`, the request's fingerprint (parameters and the decompressed body) is
+//! stored with the dataset when it is published. A retry whose key is held reads its body without
+//! storing it and answers the stored dataset (`Idempotent-Replayed: true`) or 409
+//! `idempotency_conflict`; a concurrent duplicate loses at publishing and answers the same way.
+//!
 //! [`UploadGate`]: super::upload_gate::UploadGate
 //!
 //! Errors name lines, columns and counts, never cell values.
@@ -150,16 +155,17 @@ async fn create(
             "text/csv (or application/octet-stream)",
         ));
     }
-    let key = idempotency_key(&headers)?;
-    let mut fingerprint = key.as_ref().map(|_| {
-        Fingerprint::new(
+    // the key and the fingerprint of this request, completed as the body streams in
+    let mut keyed = idempotency_key(&headers)?.map(|key| {
+        let fingerprint = Fingerprint::new(
             "dataset",
             &[
                 ("name", params.name.as_deref()),
                 ("delimiter", params.delimiter.as_deref()),
                 ("encoding", params.encoding.as_deref()),
             ],
-        )
+        );
+        (key, fingerprint)
     });
     let encoding = match params.encoding.as_deref() {
         Some(label) => encoding_for(label).map_err(|m| {
@@ -192,11 +198,11 @@ async fn create(
     };
 
     let tenant = caller.tenant();
-    if let (Some(key), Some(fingerprint)) = (&key, &fingerprint) {
-        if let Some(keyed) = state.store.dataset_by_idempotency_key(tenant, key).await? {
+    if let Some((key, fingerprint)) = &keyed {
+        if let Some(stored) = state.store.dataset_by_idempotency_key(tenant, key).await? {
             // a retry: read the body to tell the same request from another one, store nothing
             let request_hash = drain(body, fingerprint.clone(), limit, pacing).await?;
-            return replay(keyed.replay(&request_hash));
+            return replay(stored.replay(&request_hash));
         }
     }
 
@@ -213,7 +219,7 @@ async fn create(
         body,
         (options, field_limit, transcoder),
         (limit, pacing),
-        fingerprint.as_mut(),
+        keyed.as_mut().map(|(_, fingerprint)| fingerprint),
     )
     .await;
     let (table, columns, options) = match received {
@@ -227,24 +233,27 @@ async fn create(
     };
     let columns_json = serde_json::to_string(&columns).map_err(|_| ApiError::internal())?;
     let delimiter = char::from(options.delimiter).to_string();
-    let request_hash = fingerprint.map(Fingerprint::finish);
-    if let (Some(key), Some(request_hash)) = (&key, &request_hash) {
-        upload.set_idempotency(Idempotency {
-            key: key.clone(),
-            request_hash: request_hash.clone(),
-        });
+    let idempotency = keyed.map(|(key, fingerprint)| Idempotency {
+        key,
+        request_hash: fingerprint.finish(),
+    });
+    if let Some(idempotency) = &idempotency {
+        upload.set_idempotency(idempotency.clone());
     }
     let published = upload
         .finish_as_written(table.row_count() as u64, columns_json, delimiter)
         .await;
-    let dataset = match (published, &key, &request_hash) {
-        (Ok(dataset), _, _) => dataset,
+    let dataset = match (published, &idempotency) {
+        (Ok(dataset), _) => dataset,
         // a concurrent upload with the same key was published first
-        (Err(StoreError::Conflict(ErrorCode::IdempotencyConflict, _)), Some(key), Some(hash)) => {
-            let keyed = state.store.dataset_by_idempotency_key(tenant, key).await?;
-            return replay(keyed.and_then(|k| k.replay(hash)));
+        (Err(StoreError::Conflict(ErrorCode::IdempotencyConflict, _)), Some(idempotency)) => {
+            let stored = state
+                .store
+                .dataset_by_idempotency_key(tenant, &idempotency.key)
+                .await?;
+            return replay(stored.and_then(|k| k.replay(&idempotency.request_hash)));
         }
-        (Err(error), _, _) => return Err(error.into()),
+        (Err(error), _) => return Err(error.into()),
     };
     state.tables.insert(dataset.id, Arc::new(table));
     state.metrics.add_uploaded_bytes(dataset.byte_size);
@@ -404,7 +413,8 @@ impl Pacing {
 /// Streams `body` into `upload` and through the parser; returns the parsed table, its column profiles
 /// and the options it was read with. `options` is the caller's delimiter (sniffed from the header line
 /// when `None`) and the field limit; with a `transcoder`, the body is decoded to UTF-8 first, and the
-/// store keeps the UTF-8. Any error leaves the upload to be aborted by the caller.
+/// store keeps the UTF-8. A `fingerprint` is fed the body as received. Any error leaves the upload to
+/// be aborted by the caller.
 async fn receive(
     upload: &mut DatasetUpload,
     body: Body,

@@ -168,8 +168,7 @@ async fn create(
             ApiError::bad_request(ErrorCode::BadRequest, "the request body could not be read")
         }
     })?;
-    let key = idempotency_key(&headers)?;
-    let request_hash = key.as_ref().map(|_| {
+    let idempotency = idempotency_key(&headers)?.map(|key| {
         let mut fingerprint = Fingerprint::new(
             "hierarchy",
             &[
@@ -179,7 +178,10 @@ async fn create(
             ],
         );
         fingerprint.update(&body);
-        fingerprint.finish()
+        Idempotency {
+            key,
+            request_hash: fingerprint.finish(),
+        }
     });
     let query_name = params.name.filter(|n| !n.is_empty());
     if let Some(name) = &query_name {
@@ -210,10 +212,6 @@ async fn create(
     }
 
     let tenant = caller.tenant();
-    let idempotency = match (key, request_hash) {
-        (Some(key), Some(request_hash)) => Some(Idempotency { key, request_hash }),
-        _ => None,
-    };
     if let Some(idempotency) = &idempotency {
         if let Some(keyed) = state
             .store
@@ -228,7 +226,7 @@ async fn create(
     }
     let id = Uuid::new_v4();
     let name = query_name.or(body_name).unwrap_or_else(|| id.to_string());
-    let stored = match state
+    let inserted = state
         .store
         .create_hierarchy_with_id(
             tenant,
@@ -238,22 +236,21 @@ async fn create(
             Some(parsed.shape),
             idempotency.as_ref(),
         )
-        .await
-    {
-        Ok(stored) => stored,
+        .await;
+    let stored = match (inserted, &idempotency) {
+        (Ok(stored), _) => stored,
         // a concurrent upload with the same key stored it first
-        Err(StoreError::Conflict(ErrorCode::IdempotencyConflict, _)) => {
-            let (key, hash) = idempotency
-                .as_ref()
-                .map(|i| (i.key.as_str(), i.request_hash.as_str()))
-                .ok_or_else(ApiError::internal)?;
+        (Err(StoreError::Conflict(ErrorCode::IdempotencyConflict, _)), Some(idempotency)) => {
             let keyed = state
                 .store
-                .hierarchy_by_idempotency_key(tenant, key)
+                .hierarchy_by_idempotency_key(tenant, &idempotency.key)
                 .await?;
-            return replay(keyed.and_then(|k| k.replay(hash)), parsed.repeated_rows);
+            return replay(
+                keyed.and_then(|k| k.replay(&idempotency.request_hash)),
+                parsed.repeated_rows,
+            );
         }
-        Err(error) => return Err(error.into()),
+        (Err(error), _) => return Err(error.into()),
     };
     created(&stored, parsed.repeated_rows)
 }

@@ -8,6 +8,7 @@ use axum::response::Response;
 use sha2::{Digest, Sha256};
 
 use super::ApiError;
+use crate::core::hex::hex;
 use crate::error_code::ErrorCode;
 
 /// Longest accepted `Idempotency-Key`.
@@ -70,11 +71,7 @@ impl Fingerprint {
 
     /// The fingerprint as lowercase hex.
     pub fn finish(self) -> String {
-        self.0
-            .finalize()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        hex(&self.0.finalize())
     }
 }
 

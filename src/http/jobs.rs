@@ -34,12 +34,12 @@ use super::time::rfc3339;
 use super::{timeout_layer, ApiError, REQUEST_TIMEOUT};
 use crate::codec::archive::{fragment_entry_name, EntryCutter};
 use crate::core::data::Table;
+use crate::core::hex::hex;
 use crate::domain::{prepare_with, JobSpec, SpecError};
 use crate::error_code::ErrorCode;
 use crate::hierarchy_refs::{FetchError, StoredHierarchies};
 use crate::store::{Job, JobFilter, JobState, NewJob, StoreError};
 
-pub use super::idempotency::MAX_IDEMPOTENCY_KEY_LEN;
 /// The /v1/jobs routes; a job request body may have at most `body_limit` bytes (larger hierarchies
 /// are uploaded through /v1/hierarchies and referenced).
 pub fn router(body_limit: usize) -> Router<AppState> {
@@ -340,11 +340,7 @@ fn request_hash(dataset_id: Uuid, spec: Value) -> Result<String, ApiError> {
     let mut hasher = Sha256::new();
     hasher.update(dataset_id.as_bytes());
     hasher.update(canonical.as_bytes());
-    Ok(hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect())
+    Ok(hex(&hasher.finalize()))
 }
 
 /// `value` with every object's keys in sorted order.

@@ -7,6 +7,7 @@ use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use super::{id_text, now_ms, parse_id, with_pool, with_tx, Result, Store, StoreError};
+use crate::core::hex::hex;
 use crate::error_code::ErrorCode;
 
 const KEY_MARK: &str = "anz_";
@@ -70,12 +71,7 @@ impl TryFrom<ApiKeyRow> for ApiKeyRecord {
 }
 
 fn key_hash(plaintext: &str) -> String {
-    let digest = Sha256::digest(plaintext.as_bytes());
-    let mut hex = String::with_capacity(64);
-    for byte in digest {
-        hex.push_str(&format!("{byte:02x}"));
-    }
-    hex
+    hex(&Sha256::digest(plaintext.as_bytes()))
 }
 
 impl Store {

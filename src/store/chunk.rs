@@ -6,6 +6,7 @@
 use sha2::{Digest, Sha256};
 
 use super::{now_ms, with_tx, Result, Store, Tx, CHUNK_SIZE};
+use crate::core::hex::hex;
 
 /// Where full chunks go.
 pub(super) enum ChunkTarget<'a> {
@@ -117,9 +118,7 @@ impl ChunkWriter {
             let chunk = std::mem::take(&mut self.buf);
             self.insert(target, &chunk).await?;
         }
-        let digest = self.sha256.finalize();
-        let hex = digest.iter().map(|b| format!("{b:02x}")).collect();
-        Ok((self.seq, self.written, hex))
+        Ok((self.seq, self.written, hex(&self.sha256.finalize())))
     }
 
     async fn insert(&mut self, target: &mut ChunkTarget<'_>, chunk: &[u8]) -> Result<()> {

@@ -5,6 +5,7 @@
 use uuid::Uuid;
 
 use super::chunk::{ChunkTable, ChunkTarget, ChunkWriter};
+use super::idempotency::{key_taken_or, Idempotency, Keyed};
 use super::{
     id_text, now_ms, page_limit, page_of, parse_id, to_i64, to_u64, with_pool, Cursor, Page,
     Result, Store, StoreError,
@@ -102,37 +103,6 @@ pub struct DatasetUpload {
     settled: bool,
     idempotency: Option<Idempotency>,
 }
-
-/// The `Idempotency-Key` an upload was sent with and the fingerprint of its request (parameters and
-/// body), stored with what the upload creates.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Idempotency {
-    /// The client's key.
-    pub key: String,
-    /// Hex SHA-256 of the request's parameters and body.
-    pub request_hash: String,
-}
-
-/// What an upload stored under an `Idempotency-Key`, with the fingerprint of the request that stored it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Keyed<T> {
-    /// The dataset or hierarchy.
-    pub stored: T,
-    /// The fingerprint stored with the key.
-    pub request_hash: Option<String>,
-}
-
-impl<T> Keyed<T> {
-    /// The stored item when `request_hash` is the fingerprint it was stored with (a retry of the same
-    /// request), None when the key was used for another request.
-    pub fn replay(self, request_hash: &str) -> Option<T> {
-        (self.request_hash.as_deref() == Some(request_hash)).then_some(self.stored)
-    }
-}
-
-/// The key is already stored with another dataset or hierarchy (a concurrent upload won the race);
-/// the caller looks it up and replays or refuses.
-pub(crate) const KEY_TAKEN: &str = "another upload with this Idempotency-Key was stored first";
 
 impl std::fmt::Debug for DatasetUpload {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -271,15 +241,7 @@ impl DatasetUpload {
             Ok(rows) => rows,
             Err(error) => {
                 store.delete_staged(self.id).await.ok();
-                return Err(match &error {
-                    sqlx::Error::Database(db)
-                        if db.kind() == sqlx::error::ErrorKind::UniqueViolation
-                            && key.is_some() =>
-                    {
-                        StoreError::Conflict(ErrorCode::IdempotencyConflict, KEY_TAKEN)
-                    }
-                    _ => error.into(),
-                });
+                return Err(key_taken_or(error, key.is_some()));
             }
         };
         if published != 1 {
@@ -402,19 +364,17 @@ impl Store {
         tenant: Uuid,
         key: &str,
     ) -> Result<Option<Keyed<Dataset>>> {
-        let row: Option<(String, Option<String>)> = with_pool!(self, pool => {
-            sqlx::query_as(
+        let row = self
+            .keyed_row(
                 "select id, request_hash from dataset \
                  where tenant_id = $1 and idempotency_key = $2 and state = 'ready'",
+                tenant,
+                key,
             )
-            .bind(id_text(tenant))
-            .bind(key)
-            .fetch_optional(pool)
-            .await?
-        });
+            .await?;
         Ok(match row {
             Some((id, request_hash)) => Some(Keyed {
-                stored: self.get_dataset(tenant, parse_id(&id)?).await?,
+                stored: self.get_dataset(tenant, id).await?,
                 request_hash,
             }),
             None => None,

@@ -3,7 +3,7 @@
 
 use uuid::Uuid;
 
-use super::dataset::{Idempotency, Keyed, KEY_TAKEN};
+use super::idempotency::{key_taken_or, Idempotency, Keyed};
 use super::{
     id_text, now_ms, page_limit, page_of, parse_id, with_pool, with_tx, Cursor, Page, Result,
     Store, StoreError,
@@ -129,19 +129,7 @@ impl Store {
             .await
             .map(|_| ())
         });
-        match inserted {
-            Ok(_) => {}
-            Err(sqlx::Error::Database(db))
-                if db.kind() == sqlx::error::ErrorKind::UniqueViolation
-                    && idempotency.is_some() =>
-            {
-                return Err(StoreError::Conflict(
-                    ErrorCode::IdempotencyConflict,
-                    KEY_TAKEN,
-                ));
-            }
-            Err(error) => return Err(error.into()),
-        }
+        inserted.map_err(|error| key_taken_or(error, idempotency.is_some()))?;
         Ok(StoredHierarchy {
             id,
             tenant_id: tenant,
@@ -160,18 +148,16 @@ impl Store {
         tenant: Uuid,
         key: &str,
     ) -> Result<Option<Keyed<StoredHierarchy>>> {
-        let row: Option<(String, Option<String>)> = with_pool!(self, pool => {
-            sqlx::query_as(
+        let row = self
+            .keyed_row(
                 "select id, request_hash from hierarchy where tenant_id = $1 and idempotency_key = $2",
+                tenant,
+                key,
             )
-            .bind(id_text(tenant))
-            .bind(key)
-            .fetch_optional(pool)
-            .await?
-        });
+            .await?;
         Ok(match row {
             Some((id, request_hash)) => Some(Keyed {
-                stored: self.get_hierarchy(tenant, parse_id(&id)?).await?,
+                stored: self.get_hierarchy(tenant, id).await?,
                 request_hash,
             }),
             None => None,

@@ -867,24 +867,26 @@ impl Store {
     /// Why a fenced write of a job's success or failure hit no row: the attempt still owns the job but
     /// its cancellation was requested ([`StoreError::CancelRequested`]), or the attempt lost the job.
     async fn missed_fence(&self, id: Uuid, attempt: i64) -> StoreError {
-        let pending: std::result::Result<Option<bool>, StoreError> = async {
-            Ok(with_pool!(self, pool => {
-                sqlx::query_scalar(
-                    "select cancel_requested from job \
-                     where id = $1 and attempt = $2 and state = 'running'",
-                )
-                .bind(id_text(id))
-                .bind(attempt)
-                .fetch_optional(pool)
-                .await?
-            }))
-        }
-        .await;
-        match pending {
+        match self.cancel_pending(id, attempt).await {
             Ok(Some(true)) => StoreError::CancelRequested,
             Ok(_) => StoreError::LeaseLost,
             Err(error) => error,
         }
+    }
+
+    /// Whether the running attempt `attempt` of job `id` has a cancel request; None when the attempt no
+    /// longer runs the job.
+    async fn cancel_pending(&self, id: Uuid, attempt: i64) -> Result<Option<bool>> {
+        Ok(with_pool!(self, pool => {
+            sqlx::query_scalar(
+                "select cancel_requested from job \
+                 where id = $1 and attempt = $2 and state = 'running'",
+            )
+            .bind(id_text(id))
+            .bind(attempt)
+            .fetch_optional(pool)
+            .await?
+        }))
     }
 
     /// Marks the running job cancelled (after its worker stopped on a cancel request). Fenced.

@@ -41,6 +41,7 @@ mod chunk;
 mod dataset;
 mod error;
 mod hierarchy;
+mod idempotency;
 mod job;
 pub mod migrations;
 mod probe;
@@ -59,9 +60,10 @@ use sqlx::sqlite::{
 use uuid::Uuid;
 
 pub use api_key::{ApiKeyRecord, Principal, LAST_USE_RESOLUTION_MS, MIN_IMPORTED_SECRET};
-pub use dataset::{Dataset, DatasetMeta, DatasetUpload, Idempotency, Keyed};
+pub use dataset::{Dataset, DatasetMeta, DatasetUpload};
 pub use error::{InvalidCursor, StoreError};
 pub use hierarchy::{HierarchyShape, StoredHierarchy};
+pub use idempotency::{Idempotency, Keyed};
 pub use job::{ClaimedJob, Completion, HeartbeatAck, Job, JobFilter, JobResult, JobState, NewJob};
 pub use pseudonym_key::PseudonymKeyInfo;
 pub use retention::Purged;
