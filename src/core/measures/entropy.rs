@@ -56,6 +56,16 @@ impl ColumnEntropy {
         }
     }
 
+    /// `Π_ne` of the column when every cell is suppressed (`Σ_a n_a·log₂(N/n_a)`): the most the column
+    /// can lose, `N·H(X)`.
+    pub fn suppressed_non_uniform_entropy(&self) -> f64 {
+        self.counts
+            .iter()
+            .filter(|&&n| n > 0)
+            .map(|&n| n as f64 * (self.rows as f64 / n as f64).log2())
+            .sum()
+    }
+
     /// `H(X|B)` of `cell`.
     pub fn entropy(&self, cell: u32) -> f64 {
         self.cell_entropy[cell as usize]

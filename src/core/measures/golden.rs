@@ -258,4 +258,23 @@ fn suppressed_records_count_in_every_column() {
     // the suppressed record's box holds all 4 records against 1 with its values: Vi = 4
     assert!(close(m.volume_inflation.entropy_sum, 2.0, 1e-12));
     assert!(close(m.volume_inflation.mean, 7.0 / 4.0, 1e-12));
+    // a column suppressed whole loses N·H(X) = 4 bits: one bit of four is a quarter
+    for attribute in &m.attributes {
+        assert!(close(attribute.information_loss.unwrap(), 0.25, 1e-12));
+    }
+}
+
+/// Hand-derived: the relative information loss is 0 for a column published as it is, 1 for one
+/// suppressed whole, and null for a column of one value (nothing to lose).
+#[test]
+fn information_loss_runs_from_kept_to_suppressed() {
+    let codes: &[u32] = &[0, 1, 1, 2];
+    let everything: &[u32] = &[0, 1, 2];
+    let kept = column("kept", codes, 3, &[&[0], &[1], &[1], &[2]], Some(1));
+    let gone = column("gone", codes, 3, &[everything; 4], Some(1));
+    let one: &[u32] = &[0];
+    let single = column("single", &[0, 0, 0, 0], 1, &[one; 4], Some(1));
+    let m = measure(4, &[kept, gone, single], &[], None);
+    let losses: Vec<Option<f64>> = m.attributes.iter().map(|a| a.information_loss).collect();
+    assert_eq!(losses, vec![Some(0.0), Some(1.0), None]);
 }

@@ -72,6 +72,9 @@ pub struct AttributeLoss {
     pub monotone_entropy: f64,
     /// Non-uniform entropy `Π_ne`.
     pub non_uniform_entropy: f64,
+    /// `Π_ne` as a share of its value when the whole column is suppressed: 0 when every value is kept,
+    /// 1 when the column carries no information; null when the column holds a single value.
+    pub information_loss: Option<f64>,
 }
 
 /// Every measure of one published table.
@@ -141,7 +144,9 @@ pub fn measure_with_original(
                 .par_iter()
                 .map(|column| {
                     let redaction = RedactionLoss::of(column);
-                    let entropy = EntropyLoss::of(column, &ColumnEntropy::new(column));
+                    let tables = ColumnEntropy::new(column);
+                    let entropy = EntropyLoss::of(column, &tables);
+                    let most = tables.suppressed_non_uniform_entropy();
                     AttributeLoss {
                         attribute: column.name.to_string(),
                         redactions: redaction.redactions,
@@ -149,6 +154,8 @@ pub fn measure_with_original(
                         entropy: entropy.entropy,
                         monotone_entropy: entropy.monotone_entropy,
                         non_uniform_entropy: entropy.non_uniform_entropy,
+                        information_loss: (most > 0.0)
+                            .then(|| (entropy.non_uniform_entropy / most).clamp(0.0, 1.0)),
                     }
                 })
                 .collect::<Vec<_>>()

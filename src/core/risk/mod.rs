@@ -8,9 +8,11 @@
 //! - `journalist`: journalist and marketer risk against population class sizes;
 //! - `zayatz`, `pitman`, `snb`: population-uniqueness models; `uniqueness`: Dankar et al.'s rule;
 //! - `special`: ln Γ and digamma;
+//! - `histogram`: the class-size distribution in fixed bins;
 //! - `profile`: the whole profile of one table.
 
 pub mod classes;
+pub mod histogram;
 pub mod journalist;
 pub mod pitman;
 pub mod profile;
@@ -21,6 +23,7 @@ pub mod uniqueness;
 pub mod zayatz;
 
 pub use classes::{ClassSizes, KeyColumn};
+pub use histogram::{class_size_bins, ClassSizeBin};
 pub use journalist::MatchedClass;
 pub use profile::{RiskProfile, RiskSettings};
 pub use prosecutor::{prosecutor_risk, ProsecutorRisk, DEFAULT_THRESHOLD};

@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use super::classes::ClassSizes;
+use super::histogram::{class_size_bins, ClassSizeBin};
 use super::journalist::{journalist_risk, marketer_risk, JournalistRisk, MatchedClass};
 use super::prosecutor::{prosecutor_risk, sample_uniques, ProsecutorRisk};
 use super::uniqueness::{population_uniqueness, PopulationUniqueness};
@@ -48,6 +49,9 @@ pub struct RiskProfile {
     pub sample_uniques: f64,
     /// Population-uniqueness estimates for the population size.
     pub population_uniques: PopulationUniqueness,
+    /// The class-size distribution in fixed bins (1, 2, 3–4, 5–9, 10–19, 20–49, 50–99, 100–999,
+    /// 1000+), empty bins included.
+    pub class_sizes: Vec<ClassSizeBin>,
 }
 
 impl RiskProfile {
@@ -89,6 +93,7 @@ impl RiskProfile {
                 classes,
                 settings.population_size.unwrap_or(records),
             ),
+            class_sizes: class_size_bins(classes),
         }
     }
 }
