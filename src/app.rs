@@ -54,6 +54,7 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         job_memory_budget: config.job_memory_budget,
         csv_field_limit: config.csv_field_limit,
         job_deadline: config.job_deadline(),
+        pdf_renderer: config.pdf_renderer.clone(),
     });
     let state = state.with_audit(crate::audit::AuditSink::for_serve(&config)?);
     // bound before the workers start, so a busy port fails the start before any job is claimed

@@ -213,6 +213,11 @@ pub struct ServeConfig {
           value_parser = clap::value_parser!(u64).range(1..))]
     pub job_deadline_secs: u64,
 
+    /// A Chromium (or Chrome) executable that prints report pages to PDF for
+    /// `GET /v1/jobs/{id}/report.pdf`, e.g. /usr/bin/chromium; without one that route answers 501.
+    #[arg(long, env = "ANONYMIZER_PDF_RENDERER")]
+    pub pdf_renderer: Option<std::path::PathBuf>,
+
     /// Seconds a claimed job stays leased without a heartbeat before another worker may reclaim it.
     #[arg(long, env = "ANONYMIZER_LEASE_SECS", default_value_t = 30,
           value_parser = clap::value_parser!(u64).range(1..))]
@@ -369,6 +374,7 @@ impl fmt::Debug for ServeConfig {
             .field("upload_limit", &self.upload_limit)
             .field("csv_field_limit", &self.csv_field_limit)
             .field("job_deadline_secs", &self.job_deadline_secs)
+            .field("pdf_renderer", &self.pdf_renderer)
             .field("lease_secs", &self.lease_secs)
             .field("tenant_max_running", &self.tenant_max_running)
             .field("retention_days", &self.retention_days)

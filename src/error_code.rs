@@ -182,6 +182,8 @@ error_codes! {
     Unavailable = "unavailable",
     /// The server takes no more uploads at once; retry after the given time (503).
     ServerBusy = "server_busy",
+    /// The server has no PDF renderer configured (501).
+    PdfUnavailable = "pdf_unavailable",
     /// The population table lacks a column the assessment needs.
     MissingInPopulation = "missing_in_population",
     /// A value order misses values of its column.

@@ -29,6 +29,7 @@ pub mod frame_reader;
 pub mod hierarchy_refs;
 pub mod http;
 pub mod private_fs;
+pub mod report_page;
 pub mod retention;
 pub mod store;
 pub mod synthetic;

@@ -26,6 +26,8 @@ use crate::domain::resolve::{input_format, output_encoding};
 use crate::domain::run::{run_job_with, JobInputs, RunError};
 use crate::domain::spec::{HierarchySpec, OperatorSpec};
 use crate::domain::{JobSpec, Report, Resolved};
+use crate::http::time::{now_ms, rfc3339};
+use crate::report_page::{DatasetFacts, Provenance};
 
 /// Runs the command; errors are one-line messages.
 pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
@@ -117,6 +119,12 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
         })?,
         None => eprintln!("{}", summary(&report, completed.outcome(), elapsed_ms)),
     }
+    if let Some(path) = &args.report_html {
+        let page = report_page(&report, args)?;
+        write_atomically(path, |w| {
+            w.write_all(page.as_bytes()).map_err(|e| e.to_string())
+        })?;
+    }
     if !args.quiet {
         for warning in &report.warnings {
             match &warning.column {
@@ -128,6 +136,52 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The report as an HTML page; the provenance names the input file with its size and SHA-256 (read
+/// again, streamed) and shows the spec file.
+fn report_page(report: &Report, args: &AnonymizeArgs) -> Result<String, String> {
+    let (byte_size, sha256) = file_digest(&args.input)?;
+    let spec_bytes = std::fs::read(&args.spec)
+        .map_err(|e| format!("cannot read spec {}: {}", args.spec.display(), e.kind()))?;
+    let provenance = Provenance {
+        service_version: env!("CARGO_PKG_VERSION").to_string(),
+        generated_at: rfc3339(now_ms()),
+        dataset: DatasetFacts {
+            id: None,
+            name: args.input.file_name().map_or_else(
+                || args.input.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            ),
+            byte_size: Some(byte_size),
+            sha256: Some(sha256),
+            records: Some(report.records),
+        },
+        job: None,
+        spec: serde_json::from_slice(&spec_bytes).unwrap_or(serde_json::Value::Null),
+    };
+    let report = serde_json::to_value(report).map_err(|e| e.to_string())?;
+    crate::report_page::render(&report, &provenance).map_err(|e| e.to_string())
+}
+
+/// Size and SHA-256 (lowercase hex) of the file at `path`, read in blocks.
+fn file_digest(path: &Path) -> Result<(u64, String), String> {
+    use sha2::{Digest, Sha256};
+    use std::io::Read;
+    let unreadable = |e: std::io::Error| format!("cannot read {}: {}", path.display(), e.kind());
+    let mut file = File::open(path).map_err(unreadable)?;
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; 1 << 16];
+    let mut size = 0u64;
+    loop {
+        let n = file.read(&mut buffer).map_err(unreadable)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buffer[..n]);
+        size += n as u64;
+    }
+    Ok((size, crate::core::hex::hex(&hasher.finalize())))
 }
 
 /// The environment variable holding the pseudonym key when no key file is given.
@@ -367,6 +421,9 @@ fn refuse_overwriting_inputs(args: &AnonymizeArgs) -> Result<(), String> {
     if let Some(report) = &args.report {
         written.push(("--report", report));
     }
+    if let Some(page) = &args.report_html {
+        written.push(("--report-html", page));
+    }
     for (flag, path) in &written {
         for (other, read) in [("--input", &args.input), ("--spec", &args.spec)] {
             if same_file(path, read) {
@@ -377,9 +434,11 @@ fn refuse_overwriting_inputs(args: &AnonymizeArgs) -> Result<(), String> {
             }
         }
     }
-    if let Some(report) = &args.report {
-        if same_file(&args.output, report) || args.output == *report {
-            return Err("--output and --report name the same file".into());
+    for (i, (flag, path)) in written.iter().enumerate() {
+        for (other, earlier) in &written[..i] {
+            if same_file(path, earlier) || path == earlier {
+                return Err(format!("{other} and {flag} name the same file"));
+            }
         }
     }
     Ok(())

@@ -123,6 +123,11 @@ pub struct AnonymizeArgs {
     /// Where to write the JSON report; a summary goes to stderr when absent.
     #[arg(long)]
     pub report: Option<PathBuf>,
+    /// Where to write the report as one self-contained HTML page (provenance with the input's SHA-256,
+    /// result, risk and class sizes before and after, information loss, spec, glossary) for a person to
+    /// read, print and archive. It holds no cell value.
+    #[arg(long)]
+    pub report_html: Option<PathBuf>,
     /// Never show a progress bar, and print no warnings (the report still lists them).
     #[arg(long)]
     pub quiet: bool,

@@ -59,6 +59,8 @@ pub fn operation(method: &Method, route: &str) -> Option<&'static str> {
         ("POST", "/v1/jobs/{id}/publish") => "job.publish",
         ("GET", "/v1/jobs/{id}/result") => "job.result",
         ("GET", "/v1/jobs/{id}/output") => "job.download",
+        ("GET", "/v1/jobs/{id}/report.html") => "job.report_page",
+        ("GET", "/v1/jobs/{id}/report.pdf") => "job.report_pdf",
         ("POST", "/v1/jobs/{id}/assessments") => "job.assessment",
         ("GET", "/v1/pseudonym-key") => "pseudonym_key.read",
         ("POST", "/v1/pseudonym-key/rotate") => "pseudonym_key.rotate",

@@ -36,6 +36,7 @@ pub mod proposals;
 pub mod pseudonym_key;
 pub mod publish;
 pub mod ready;
+pub mod report_page;
 pub mod request;
 pub mod request_body;
 pub mod server;
@@ -87,6 +88,7 @@ pub fn app(state: AppState) -> Router {
         .merge(hierarchy_preview::router())
         .merge(jobs::router(body_limit))
         .merge(job_assessments::router())
+        .merge(report_page::router())
         .merge(pseudonym_key::router());
     with_middleware(routes)
         .layer(axum::middleware::from_fn_with_state(

@@ -40,6 +40,8 @@ pub struct ApiSettings {
     pub csv_field_limit: usize,
     /// How long a job may run (the workers' deadline): a search time limit must end before it.
     pub job_deadline: Duration,
+    /// The Chromium that prints report pages to PDF; none: `report.pdf` answers 501.
+    pub pdf_renderer: Option<std::path::PathBuf>,
 }
 
 impl Default for ApiSettings {
@@ -54,6 +56,7 @@ impl Default for ApiSettings {
             job_memory_budget: DEFAULT_JOB_MEMORY_BUDGET,
             csv_field_limit: crate::codec::DEFAULT_MAX_FIELD_BYTES,
             job_deadline: Duration::from_secs(3600),
+            pdf_renderer: None,
         }
     }
 }

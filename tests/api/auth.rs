@@ -6,7 +6,7 @@ use crate::harness::{expect_problem, Service};
 
 api_cases!(data_routes_need_a_key, operations_routes_are_open);
 
-const DATA_ROUTES: [(&str, &str); 14] = [
+const DATA_ROUTES: [(&str, &str); 16] = [
     ("POST", "/v1/datasets"),
     ("GET", "/v1/datasets"),
     ("GET", "/v1/datasets/00000000-0000-4000-8000-000000000000"),
@@ -33,6 +33,14 @@ const DATA_ROUTES: [(&str, &str); 14] = [
     (
         "GET",
         "/v1/jobs/00000000-0000-4000-8000-000000000000/output",
+    ),
+    (
+        "GET",
+        "/v1/jobs/00000000-0000-4000-8000-000000000000/report.html",
+    ),
+    (
+        "GET",
+        "/v1/jobs/00000000-0000-4000-8000-000000000000/report.pdf",
     ),
     ("GET", "/v1/pseudonym-key"),
     ("POST", "/v1/pseudonym-key/rotate"),

@@ -24,4 +24,5 @@ mod population;
 mod private;
 mod proposals;
 mod pseudonyms;
+mod report_page;
 mod resources;

@@ -10,7 +10,7 @@ use serde_json::Value;
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 
 /// Every route of the service, as `METHOD path`.
-const ROUTES: [&str; 26] = [
+const ROUTES: [&str; 28] = [
     "POST /v1/datasets",
     "GET /v1/datasets",
     "GET /v1/datasets/{id}",
@@ -31,6 +31,8 @@ const ROUTES: [&str; 26] = [
     "POST /v1/jobs/{id}/assessments",
     "GET /v1/jobs/{id}/result",
     "GET /v1/jobs/{id}/output",
+    "GET /v1/jobs/{id}/report.html",
+    "GET /v1/jobs/{id}/report.pdf",
     "GET /v1/pseudonym-key",
     "POST /v1/pseudonym-key/rotate",
     "GET /healthz",

@@ -2118,3 +2118,55 @@ fn fragmentation_writes_one_file_per_fragment() {
     assert_eq!(section["nested_class_sets"], true);
     assert!(section["smallest_join"].as_u64().unwrap() >= 20);
 }
+
+/// `--report-html`: the page beside the JSON report names the input file with its SHA-256 and size, shows
+/// the achieved k, and holds no name, diagnosis or note of the input; a page path that is another output
+/// is refused before anything is read.
+#[test]
+fn the_report_page_is_written_beside_the_report() {
+    let case = Case::new();
+    let table = people_csv(300);
+    let input = case.write("people.csv", &table);
+    let spec = case.write_spec("spec.json", &people_spec(&case, "h"));
+    let page = case.path("report.html");
+    let output = run_with(
+        &case,
+        &input,
+        &spec,
+        &["--report-html", page.to_str().unwrap()],
+        &[],
+    );
+    assert_success(&output);
+    let html = std::fs::read_to_string(&page).expect("the page");
+    let report = case.report("out.csv");
+    let digest: String = <sha2::Sha256 as sha2::Digest>::digest(table.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert!(html.contains(&format!(r#"<code id="dataset-sha256">{digest}</code>"#)));
+    assert!(html.contains(&format!(
+        r#"id="achieved-k">k = {}</span>"#,
+        report["achieved"]["k"]
+    )));
+    assert!(html.contains("people.csv") && html.contains("local run of the command-line tool"));
+    for r in 0..300 {
+        assert!(!html.contains(&format!("Person {r:05}")));
+    }
+    // ("none" and "flu" are also English and CSS words; the distinctive values are checked)
+    for value in ["asthma", "diabetes", "semi;colon", "Zürich"] {
+        assert!(!html.contains(value), "the page shows a cell value");
+    }
+    // the page may not overwrite the output or the JSON report
+    for clash in ["out.csv", "out.csv.report.json"] {
+        let refused = run_with(
+            &case,
+            &input,
+            &spec,
+            &["--report-html", case.path(clash).to_str().unwrap()],
+            &[],
+        );
+        assert!(!refused.status.success());
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert!(stderr.contains("--report-html"), "{stderr}");
+    }
+}

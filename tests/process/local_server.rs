@@ -20,12 +20,18 @@ pub struct LocalServer {
 impl LocalServer {
     /// Starts `serve` in `dir` on a free port and waits (at most 30 s) until it accepts connections.
     pub fn start(dir: &Path) -> LocalServer {
+        Self::start_with(dir, &[])
+    }
+
+    /// [`LocalServer::start`] with more arguments for `serve`.
+    pub fn start_with(dir: &Path, arguments: &[&str]) -> LocalServer {
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .map(|a| a.port())
             .expect("a free port");
         let child = Command::new(BIN)
             .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+            .args(arguments)
             .current_dir(dir)
             .env_remove("DATABASE_URL")
             .env_remove("ANONYMIZER_DATA_DIR")

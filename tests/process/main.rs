@@ -17,4 +17,5 @@ mod generated_client;
 mod hostile;
 mod local_server;
 mod readme;
+mod report_browser;
 mod serve;

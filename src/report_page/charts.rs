@@ -1,0 +1,223 @@
+//! The report page's three charts, read from a job report (its JSON form, as the service stores it):
+//! re-identification risk before and after, the share of records by class size before and after, and
+//! the information lost per quasi-identifier. Missing sections give empty charts, never an error: the
+//! page shows what the report has.
+
+use serde_json::Value;
+
+use super::svg::{BarChart, Series};
+
+/// Fill colour of the "before" bars (the input table).
+pub const BEFORE: &str = "#b5472c";
+/// Fill colour of the "after" bars (the published table).
+pub const AFTER: &str = "#2b66a8";
+/// Fill colour of the second series of the loss chart.
+const SUPPRESSED: &str = "#6b6b6b";
+
+/// The risk figures charted, as (label, JSON pointer inside a risk profile).
+pub const RISK_FIGURES: [(&str, &str); 9] = [
+    ("Prosecutor risk, highest", "/prosecutor/highest"),
+    ("Prosecutor risk, average", "/prosecutor/average"),
+    (
+        "Records at risk (prosecutor)",
+        "/prosecutor/records_at_risk",
+    ),
+    ("Journalist risk, highest", "/journalist/highest"),
+    ("Journalist risk, average", "/journalist/average"),
+    (
+        "Records at risk (journalist)",
+        "/journalist/records_at_risk",
+    ),
+    ("Marketer risk", "/marketer"),
+    ("Sample uniques", "/sample_uniques"),
+    (
+        "Population uniques (estimate)",
+        "/population_uniques/dankar/fraction",
+    ),
+];
+
+fn number(value: &Value, pointer: &str) -> Option<f64> {
+    value.pointer(pointer).and_then(Value::as_f64)
+}
+
+/// Risk before and after, every figure a share of records (or a probability).
+pub fn risk(report: &Value) -> String {
+    let series = |name, color, side: &str| Series {
+        name,
+        color,
+        values: RISK_FIGURES
+            .iter()
+            .map(|(_, pointer)| number(report, &format!("/risk/{side}{pointer}")))
+            .collect(),
+    };
+    BarChart {
+        id: "risk-chart",
+        title: "Re-identification risk before and after",
+        description:
+            "For each risk figure, the share before anonymization (input table) and after \
+                      (published table); the same figures are in the table below.",
+        categories: RISK_FIGURES.iter().map(|(l, _)| l.to_string()).collect(),
+        series: vec![
+            series("before", BEFORE, "before"),
+            series("after", AFTER, "after"),
+        ],
+    }
+    .render()
+}
+
+/// The label of a class-size bin ("1", "3–4", "1000+").
+pub fn bin_label(bin: &Value) -> String {
+    let smallest = bin.get("smallest").and_then(Value::as_u64).unwrap_or(0);
+    match bin.get("largest").and_then(Value::as_u64) {
+        None => format!("{smallest}+"),
+        Some(largest) if largest == smallest => smallest.to_string(),
+        Some(largest) => format!("{smallest}–{largest}"),
+    }
+}
+
+fn bins<'a>(report: &'a Value, side: &str) -> &'a [Value] {
+    report
+        .pointer(&format!("/risk/{side}/class_sizes"))
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// The share of records in each class-size bin, before and after.
+pub fn class_sizes(report: &Value) -> String {
+    let (before, after) = (bins(report, "before"), bins(report, "after"));
+    let shares = |bins: &[Value]| -> Vec<Option<f64>> {
+        let total: u64 = bins
+            .iter()
+            .filter_map(|b| b.get("records").and_then(Value::as_u64))
+            .sum();
+        bins.iter()
+            .map(|b| {
+                let records = b.get("records").and_then(Value::as_u64)?;
+                (total > 0).then(|| records as f64 / total as f64)
+            })
+            .collect()
+    };
+    let longer = if before.len() >= after.len() {
+        before
+    } else {
+        after
+    };
+    BarChart {
+        id: "class-size-chart",
+        title: "Records by equivalence class size",
+        description:
+            "For each range of class sizes, the share of records in classes of that size, \
+                      before and after anonymization; small classes are the risky ones.",
+        categories: longer.iter().map(bin_label).collect(),
+        series: vec![
+            Series {
+                name: "before",
+                color: BEFORE,
+                values: shares(before),
+            },
+            Series {
+                name: "after",
+                color: AFTER,
+                values: shares(after),
+            },
+        ],
+    }
+    .render()
+}
+
+/// The information lost per quasi-identifier, and the share of its cells suppressed whole.
+pub fn loss(report: &Value) -> String {
+    let attributes = report
+        .pointer("/loss_measures/attributes")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    let records = report.get("records").and_then(Value::as_u64).unwrap_or(0);
+    BarChart {
+        id: "loss-chart",
+        title: "Information loss per quasi-identifier",
+        description:
+            "For each quasi-identifier, the information lost (non-uniform entropy relative to \
+                      suppressing the whole column) and the share of its cells shown as *.",
+        categories: attributes
+            .iter()
+            .map(|a| {
+                a.get("attribute")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string()
+            })
+            .collect(),
+        series: vec![
+            Series {
+                name: "information lost",
+                color: AFTER,
+                values: attributes
+                    .iter()
+                    .map(|a| a.get("information_loss").and_then(Value::as_f64))
+                    .collect(),
+            },
+            Series {
+                name: "cells suppressed",
+                color: SUPPRESSED,
+                values: attributes
+                    .iter()
+                    .map(|a| {
+                        let redactions = a.get("redactions").and_then(Value::as_u64)?;
+                        (records > 0).then(|| redactions as f64 / records as f64)
+                    })
+                    .collect(),
+            },
+        ],
+    }
+    .render()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn bins_are_labelled_as_ranges() {
+        assert_eq!(bin_label(&json!({"smallest": 1, "largest": 1})), "1");
+        assert_eq!(bin_label(&json!({"smallest": 3, "largest": 4})), "3–4");
+        assert_eq!(
+            bin_label(&json!({"smallest": 1000, "largest": null})),
+            "1000+"
+        );
+    }
+
+    #[test]
+    fn charts_read_the_report_and_survive_missing_sections() {
+        let report = json!({
+            "records": 10,
+            "risk": {
+                "before": {"prosecutor": {"highest": 1.0}, "class_sizes": [
+                    {"smallest": 1, "largest": 1, "classes": 2, "records": 2},
+                    {"smallest": 2, "largest": 2, "classes": 4, "records": 8}]},
+                "after": {"prosecutor": {"highest": 0.5}, "class_sizes": [
+                    {"smallest": 1, "largest": 1, "classes": 0, "records": 0},
+                    {"smallest": 2, "largest": 2, "classes": 5, "records": 10}]}
+            },
+            "loss_measures": {"attributes": [
+                {"attribute": "age", "information_loss": 0.5, "redactions": 5}]}
+        });
+        let risk = risk(&report);
+        assert!(risk.contains("100.0 %") && risk.contains("50.0 %") && risk.contains("n/a"));
+        let sizes = class_sizes(&report);
+        // before: 2 of 10 and 8 of 10; after: none and all
+        for share in ["20.0 %", "80.0 %", "0.0 %", "100.0 %"] {
+            assert!(sizes.contains(share), "{share}");
+        }
+        let loss = loss(&report);
+        assert!(loss.contains(">age<") && loss.contains("50.0 %"));
+        for empty in [
+            super::risk(&json!({})),
+            super::class_sizes(&json!({})),
+            super::loss(&json!({})),
+        ] {
+            assert!(empty.starts_with("<svg") && empty.ends_with("</svg>"));
+        }
+    }
+}
