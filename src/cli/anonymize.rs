@@ -10,7 +10,7 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use super::input::{read_input, read_like_input};
+use super::input::{read_input, read_input_digested, read_like_input, FileDigest};
 use super::progress::TerminalProgress;
 use super::AnonymizeArgs;
 use crate::codec::encoding::EncodingWriter;
@@ -56,11 +56,20 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
     };
     let progress = TerminalProgress::new(args.quiet);
     // the hierarchy files are parsed on the job's threads while the input is read
+    // the page's provenance names the bytes the table was read from: hashed while they are read
     let (input, preloaded) = rayon::join(
-        || read_input(&args.input, &format, args.csv_field_limit),
+        || {
+            if args.report_html.is_some() {
+                read_input_digested(&args.input, &format, args.csv_field_limit)
+                    .map(|(table, options, digest)| (table, options, Some(digest)))
+            } else {
+                read_input(&args.input, &format, args.csv_field_limit)
+                    .map(|(table, options)| (table, options, None))
+            }
+        },
         || preload_hierarchies(&spec, &args.spec),
     );
-    let (table, options) = input?;
+    let (table, options, digest) = input?;
     // the population table is read as the input was (delimiter and encoding)
     let population = match &args.population {
         None => None,
@@ -119,8 +128,8 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
         })?,
         None => eprintln!("{}", summary(&report, completed.outcome(), elapsed_ms)),
     }
-    if let Some(path) = &args.report_html {
-        let page = report_page(&report, args)?;
+    if let (Some(path), Some(digest)) = (&args.report_html, &digest) {
+        let page = report_page(&report, args, digest)?;
         write_atomically(path, |w| {
             w.write_all(page.as_bytes()).map_err(|e| e.to_string())
         })?;
@@ -138,12 +147,24 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// The report as an HTML page; the provenance names the input file with its size and SHA-256 (read
-/// again, streamed) and shows the spec file.
-fn report_page(report: &Report, args: &AnonymizeArgs) -> Result<String, String> {
-    let (byte_size, sha256) = file_digest(&args.input)?;
+/// The report as an HTML page; the provenance names the input file with the size and SHA-256 of the
+/// bytes the table was read from, and shows the spec that ran (the spec file, with `--transformation`
+/// in place of its own).
+fn report_page(
+    report: &Report,
+    args: &AnonymizeArgs,
+    digest: &FileDigest,
+) -> Result<String, String> {
     let spec_bytes = std::fs::read(&args.spec)
         .map_err(|e| format!("cannot read spec {}: {}", args.spec.display(), e.kind()))?;
+    let mut spec: serde_json::Value =
+        serde_json::from_slice(&spec_bytes).unwrap_or(serde_json::Value::Null);
+    if let (Some(levels), Some(object)) = (&args.transformation, spec.as_object_mut()) {
+        object.insert(
+            "transformation".to_string(),
+            serde_json::to_value(levels).map_err(|e| e.to_string())?,
+        );
+    }
     let provenance = Provenance {
         service_version: env!("CARGO_PKG_VERSION").to_string(),
         generated_at: rfc3339(now_ms()),
@@ -153,35 +174,15 @@ fn report_page(report: &Report, args: &AnonymizeArgs) -> Result<String, String> 
                 || args.input.display().to_string(),
                 |n| n.to_string_lossy().into_owned(),
             ),
-            byte_size: Some(byte_size),
-            sha256: Some(sha256),
+            byte_size: Some(digest.byte_size),
+            sha256: Some(digest.sha256.clone()),
             records: Some(report.records),
         },
         job: None,
-        spec: serde_json::from_slice(&spec_bytes).unwrap_or(serde_json::Value::Null),
+        spec,
     };
     let report = serde_json::to_value(report).map_err(|e| e.to_string())?;
     crate::report_page::render(&report, &provenance).map_err(|e| e.to_string())
-}
-
-/// Size and SHA-256 (lowercase hex) of the file at `path`, read in blocks.
-fn file_digest(path: &Path) -> Result<(u64, String), String> {
-    use sha2::{Digest, Sha256};
-    use std::io::Read;
-    let unreadable = |e: std::io::Error| format!("cannot read {}: {}", path.display(), e.kind());
-    let mut file = File::open(path).map_err(unreadable)?;
-    let mut hasher = Sha256::new();
-    let mut buffer = vec![0u8; 1 << 16];
-    let mut size = 0u64;
-    loop {
-        let n = file.read(&mut buffer).map_err(unreadable)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buffer[..n]);
-        size += n as u64;
-    }
-    Ok((size, crate::core::hex::hex(&hasher.finalize())))
 }
 
 /// The environment variable holding the pseudonym key when no key file is given.

@@ -6,8 +6,9 @@
 //! shows (the rendering time aside), so `If-None-Match` answers 304. The PDF is the page printed by a
 //! headless Chromium that the operator names (`--pdf-renderer`, `ANONYMIZER_PDF_RENDERER`); without one
 //! the route answers 501 `pdf_unavailable`. Chromium gets a private temporary directory (the page, its
-//! profile, the PDF), no network (a proxy that does not exist), and [`PDF_TIMEOUT`]; at most
-//! [`PDF_RENDERS`] run at once per process. A job that has not succeeded is 409 `job_not_succeeded`,
+//! profile, the PDF), no network (a proxy that does not exist), and [`PDF_TIMEOUT`], in a process group
+//! of its own that is killed when it ends; at most [`PDF_RENDERS`] run at once per process (another
+//! request is 503 `server_busy` with `Retry-After`, never queued). A job that has not succeeded is 409 `job_not_succeeded`,
 //! another tenant's job 404, as for the JSON report.
 
 use std::path::Path as FsPath;
@@ -171,11 +172,16 @@ async fn get_report_pdf(
              with --pdf-renderer naming a Chromium",
         ));
     };
+    // a render that cannot start now is refused rather than queued: nothing waits behind Chromium
+    let _permit = PDF_PERMITS.try_acquire().map_err(|_| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::ServerBusy,
+            "the server is printing as many reports as it can; retry shortly",
+        )
+        .with_retry_after(5)
+    })?;
     let (html, _) = page(&state, caller.tenant(), id).await?;
-    let _permit = PDF_PERMITS
-        .acquire()
-        .await
-        .map_err(|_| failed("the PDF renderer is closed"))?;
     let pdf = print_to_pdf(&renderer, &html)
         .await
         .map_err(|e| failed(&format!("the PDF renderer failed: {e}")))?;
@@ -226,29 +232,31 @@ pub async fn print_to_pdf(renderer: &FsPath, html: &str) -> Result<Vec<u8>, Stri
         .arg(format!("file://{}", page.display()))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+        .stderr(Stdio::null())
+        // Chromium and its helper processes form a group of their own, killed together
+        .process_group(0)
         .kill_on_drop(true);
-    let child = command
+    let mut child = command
         .spawn()
         .map_err(|e| format!("starting {}: {}", renderer.display(), e.kind()))?;
-    let output = tokio::time::timeout(PDF_TIMEOUT, child.wait_with_output())
-        .await
-        .map_err(|_| format!("no PDF after {} s", PDF_TIMEOUT.as_secs()))?
-        .map_err(|e| format!("waiting for the renderer: {}", e.kind()))?;
+    let group = child.id().and_then(|pid| i32::try_from(pid).ok());
+    let waited = tokio::time::timeout(PDF_TIMEOUT, child.wait()).await;
+    // whatever happened, no helper outlives the render (and none writes in the directory once it is
+    // deleted): the group is killed and the browser reaped
+    if let Some(group) = group {
+        // SAFETY: kill has no memory preconditions; the group is the one Chromium was started in
+        unsafe { libc::kill(-group, libc::SIGKILL) };
+    }
+    let status = match waited {
+        Ok(status) => status.map_err(|e| format!("waiting for the renderer: {}", e.kind()))?,
+        Err(_) => {
+            let _ = child.wait().await;
+            return Err(format!("no PDF after {} s", PDF_TIMEOUT.as_secs()));
+        }
+    };
     let bytes = tokio::fs::read(&pdf).await.unwrap_or_default();
-    if !output.status.success() || !bytes.starts_with(b"%PDF-") {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let last = stderr
-            .lines()
-            .last()
-            .unwrap_or("")
-            .chars()
-            .take(200)
-            .collect::<String>();
-        return Err(format!(
-            "the renderer exited with {} ({last})",
-            output.status
-        ));
+    if !status.success() || !bytes.starts_with(b"%PDF-") {
+        return Err(format!("the renderer exited with {status} without a PDF"));
     }
     Ok(bytes)
 }

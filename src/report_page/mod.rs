@@ -188,6 +188,8 @@ fn format_number(value: TemplateValue) -> String {
             let decimals = (3 - magnitude).clamp(0, 6) as usize;
             if decimals == 0 && x.abs() < 1e15 {
                 group_thousands(x.round() as i64)
+            } else if decimals == 0 {
+                format!("{x:.0}")
             } else {
                 let text = format!("{x:.decimals$}");
                 text.trim_end_matches('0').trim_end_matches('.').to_string()
@@ -226,15 +228,15 @@ fn format_bytes(value: TemplateValue) -> String {
     }
 }
 
-/// The spec with what may hold cell values summarized: inline hierarchies (`levels`, `arx`) and every
-/// list of strings under `attributes` (value orders, categories, missing-value markers) become a
-/// sentence saying how many entries were left out. Everything else (roles, models, parameters, paths
-/// and ids of hierarchies) is shown as submitted.
+/// The spec with what may hold cell values summarized: inline ARX hierarchies (`arx`) and every list of
+/// texts, wherever it is (hierarchy `levels`, value orders, the categories and don't-care values of
+/// the sensitive-attribute models, missing-value markers), become a sentence saying how many entries
+/// were left out. Lists of objects (the privacy models, builder intervals) are shown with their own
+/// lists summarized; every other field (roles, models, numbers, paths and ids of hierarchies) is shown as
+/// submitted.
 pub fn redacted_spec(spec: &Value) -> Value {
     let mut spec = spec.clone();
-    if let Some(attributes) = spec.get_mut("attributes") {
-        redact_values(attributes);
-    }
+    redact_values(&mut spec);
     spec
 }
 
@@ -249,7 +251,7 @@ fn redact_values(value: &mut Value) {
                             text.lines().count()
                         ))
                     }
-                    (_, Value::Array(items)) if items.iter().any(holds_text) => {
+                    (_, Value::Array(items)) if items.iter().any(is_text_list_item) => {
                         *inner = Value::String(format!(
                             "({} entries, not shown: they may hold values)",
                             items.len()
@@ -264,11 +266,11 @@ fn redact_values(value: &mut Value) {
     }
 }
 
-fn holds_text(value: &Value) -> bool {
+/// An item that makes its list a list of values: a text, or a list holding text (a hierarchy row).
+fn is_text_list_item(value: &Value) -> bool {
     match value {
         Value::String(_) => true,
-        Value::Array(items) => items.iter().any(holds_text),
-        Value::Object(map) => map.values().any(holds_text),
+        Value::Array(items) => items.iter().any(is_text_list_item),
         _ => false,
     }
 }

@@ -57,9 +57,12 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-/// A share as a percentage with one decimal ("n/a" for none).
+/// A share as a percentage with one decimal ("n/a" for none); a share that would round to 0 % or
+/// 100 % without being either says so ("< 0.1 %", "> 99.9 %"), so that a small risk never reads as none.
 pub fn percent(value: Option<f64>) -> String {
     match value {
+        Some(v) if v > 0.0 && v < 0.0005 => "< 0.1 %".to_string(),
+        Some(v) if (0.9995..1.0).contains(&v) => "> 99.9 %".to_string(),
         Some(v) if v.is_finite() => format!("{:.1} %", v * 100.0),
         _ => "n/a".to_string(),
     }
@@ -184,6 +187,17 @@ mod tests {
         assert!(svg.contains(&format!(r#"width="{:.2}""#, plot * 0.2)));
         assert!(svg.contains("100.0 %") && svg.contains("25.0 %") && svg.contains("n/a"));
         assert_eq!(svg.matches("<rect").count(), 2 + 4);
+    }
+
+    #[test]
+    fn shares_near_the_ends_are_not_rounded_away() {
+        assert_eq!(percent(Some(0.0)), "0.0 %");
+        assert_eq!(percent(Some(0.0004)), "< 0.1 %");
+        assert_eq!(percent(Some(0.0005)), "0.1 %");
+        assert_eq!(percent(Some(0.9996)), "> 99.9 %");
+        assert_eq!(percent(Some(1.0)), "100.0 %");
+        assert_eq!(percent(None), "n/a");
+        assert_eq!(percent(Some(f64::NAN)), "n/a");
     }
 
     #[test]

@@ -136,11 +136,26 @@ fn inline_hierarchies_and_value_lists_are_summarized() {
                       "hierarchy": {"builder": {"type": "interval", "intervals": [{"from": 0, "to": 10}]}}},
             "name": {"role": "identifying", "operator": {"type": "pseudonym"}}
         },
-        "privacy_models": [{"type": "k_anonymity", "k": 5}]
+        "privacy_models": [
+            {"type": "k_anonymity", "k": 5},
+            {"type": "t_closeness", "attribute": "diagnosis", "t": 0.2, "order": ["HIV", "flu"]},
+            {"type": "l_categorical_diversity", "attribute": "diagnosis",
+             "categories": {"infectious": ["HIV", "hepatitis"]}, "dont_care": ["healthy"]}
+        ]
     });
     let shown = redacted_spec(&spec);
     let text = shown.to_string();
-    for value in ["13053", "1305*", "Paris", "Lyon", "low", "high"] {
+    for value in [
+        "13053",
+        "1305*",
+        "Paris",
+        "Lyon",
+        "low",
+        "high",
+        "HIV",
+        "hepatitis",
+        "healthy",
+    ] {
         assert!(!text.contains(value), "{value}");
     }
     assert_eq!(
@@ -157,7 +172,17 @@ fn inline_hierarchies_and_value_lists_are_summarized() {
         10
     );
     assert_eq!(shown["attributes"]["name"]["operator"]["type"], "pseudonym");
-    assert_eq!(shown["privacy_models"], spec["privacy_models"]);
+    // the models are shown, their value lists summarized
+    assert_eq!(shown["privacy_models"][0], spec["privacy_models"][0]);
+    assert_eq!(shown["privacy_models"][1]["t"], 0.2);
+    assert_eq!(
+        shown["privacy_models"][1]["order"],
+        "(2 entries, not shown: they may hold values)"
+    );
+    assert_eq!(
+        shown["privacy_models"][2]["categories"]["infectious"],
+        "(2 entries, not shown: they may hold values)"
+    );
 }
 
 #[test]
@@ -169,5 +194,6 @@ fn numbers_read_well() {
     assert_eq!(n(TemplateValue::from(0.123456)), "0.1235");
     assert_eq!(n(TemplateValue::from(255559.85)), "255\u{2009}560");
     assert_eq!(n(TemplateValue::from(())), "n/a");
+    assert_eq!(n(TemplateValue::from(1e20)), "100000000000000000000");
     assert_eq!(format_bytes(TemplateValue::from(999)), "999 bytes");
 }

@@ -37,7 +37,9 @@ fn synthetic_table() -> (Vec<u8>, Vec<String>) {
     (csv.into_bytes(), secrets)
 }
 
-fn spec(dataset_id: &str) -> Value {
+/// 5-anonymity and t-closeness with the ordered distance, whose value order lists every diagnosis: the
+/// spec itself holds the sensitive values, and the page must not show them.
+fn spec(dataset_id: &str, diagnoses: &[String]) -> Value {
     json!({
         "dataset_id": dataset_id,
         "attributes": {
@@ -48,7 +50,11 @@ fn spec(dataset_id: &str) -> Value {
                 ["10115", "101**", "*"], ["10117", "101**", "*"], ["20095", "200**", "*"], ["20097", "200**", "*"]]}},
             "diagnosis": {"role": "sensitive"},
         },
-        "privacy_models": [{"type": "k_anonymity", "k": 5}],
+        "privacy_models": [
+            {"type": "k_anonymity", "k": 5},
+            {"type": "t_closeness", "attribute": "diagnosis", "t": 1.0, "distance": "ordered",
+             "order": diagnoses},
+        ],
         "suppression_limit": 0.0,
         "algorithm": {"type": "flash"},
         "metric": "arx_loss",
@@ -60,7 +66,12 @@ async fn the_report_page_shows_provenance_and_no_cell_value(service: Service) {
     let dataset = service.upload_with("ward-7", &csv, ",").await;
     let dataset_id = dataset["id"].as_str().unwrap();
     let sha256 = dataset["sha256"].as_str().unwrap().to_string();
-    let job = submit_ok(&service, &spec(dataset_id)).await;
+    let diagnoses: Vec<String> = secrets
+        .iter()
+        .filter(|s| s.starts_with("dx"))
+        .cloned()
+        .collect();
+    let job = submit_ok(&service, &spec(dataset_id, &diagnoses)).await;
     let id = job["id"].as_str().unwrap();
     let page_path = format!("/v1/jobs/{id}/report.html");
 
