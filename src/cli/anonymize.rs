@@ -10,7 +10,7 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use super::input::{read_input, read_input_digested, read_like_input, FileDigest};
+use super::input::{read_input, read_like_input, FileDigest};
 use super::progress::TerminalProgress;
 use super::AnonymizeArgs;
 use crate::codec::encoding::EncodingWriter;
@@ -32,7 +32,9 @@ use crate::report_page::{DatasetFacts, Provenance};
 /// Runs the command; errors are one-line messages.
 pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
     refuse_overwriting_inputs(args)?;
-    let mut spec = read_job_spec(&args.spec)?;
+    // the bytes are kept for the report page, which shows the spec that ran
+    let spec_bytes = read_spec_file(&args.spec)?;
+    let mut spec = parse_job_spec(&args.spec, &spec_bytes)?;
     if let Some(transformation) = &args.transformation {
         spec.transformation = Some(transformation.clone());
     }
@@ -59,13 +61,12 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
     // the page's provenance names the bytes the table was read from: hashed while they are read
     let (input, preloaded) = rayon::join(
         || {
-            if args.report_html.is_some() {
-                read_input_digested(&args.input, &format, args.csv_field_limit)
-                    .map(|(table, options, digest)| (table, options, Some(digest)))
-            } else {
-                read_input(&args.input, &format, args.csv_field_limit)
-                    .map(|(table, options)| (table, options, None))
-            }
+            read_input(
+                &args.input,
+                &format,
+                args.csv_field_limit,
+                args.report_html.is_some(),
+            )
         },
         || preload_hierarchies(&spec, &args.spec),
     );
@@ -129,7 +130,7 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
         None => eprintln!("{}", summary(&report, completed.outcome(), elapsed_ms)),
     }
     if let (Some(path), Some(digest)) = (&args.report_html, &digest) {
-        let page = report_page(&report, args, digest)?;
+        let page = report_page(&report, args, &spec_bytes, digest)?;
         write_atomically(path, |w| {
             w.write_all(page.as_bytes()).map_err(|e| e.to_string())
         })?;
@@ -153,12 +154,11 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), String> {
 fn report_page(
     report: &Report,
     args: &AnonymizeArgs,
+    spec_bytes: &[u8],
     digest: &FileDigest,
 ) -> Result<String, String> {
-    let spec_bytes = std::fs::read(&args.spec)
-        .map_err(|e| format!("cannot read spec {}: {}", args.spec.display(), e.kind()))?;
     let mut spec: serde_json::Value =
-        serde_json::from_slice(&spec_bytes).unwrap_or(serde_json::Value::Null);
+        serde_json::from_slice(spec_bytes).unwrap_or(serde_json::Value::Null);
     if let (Some(levels), Some(object)) = (&args.transformation, spec.as_object_mut()) {
         object.insert(
             "transformation".to_string(),
@@ -309,9 +309,17 @@ fn candidate_lines(candidates: &CandidatesReport) -> String {
 
 /// Reads and parses the job spec at `path`.
 pub(super) fn read_job_spec(path: &Path) -> Result<JobSpec, String> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| format!("cannot read spec {}: {}", path.display(), e.kind()))?;
-    JobSpec::from_json(&bytes).map_err(|e| format!("spec {}: {e}", path.display()))
+    parse_job_spec(path, &read_spec_file(path)?)
+}
+
+/// The bytes of the spec file at `path`.
+fn read_spec_file(path: &Path) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| format!("cannot read spec {}: {}", path.display(), e.kind()))
+}
+
+/// The job spec in `bytes`, read from `path`.
+fn parse_job_spec(path: &Path, bytes: &[u8]) -> Result<JobSpec, String> {
+    JobSpec::from_json(bytes).map_err(|e| format!("spec {}: {e}", path.display()))
 }
 
 /// Hierarchy files a spec names, read and parsed ahead of the run; each result is handed out once, and

@@ -26,7 +26,7 @@ pub fn run(args: &AssessArgs) -> Result<(), String> {
         .map_err(|e| format!("spec {}: {e}", args.spec.display()))?;
     // the population table is read as the input was (delimiter and encoding)
     let format = input_format(&spec.csv).map_err(|e| super::spec_problems(&e))?;
-    let (table, options) = read_input(&args.input, &format, DEFAULT_MAX_FIELD_BYTES)?;
+    let (table, options, _) = read_input(&args.input, &format, DEFAULT_MAX_FIELD_BYTES, false)?;
     let population = match &args.population {
         None => None,
         Some(path) => Some(read_like_input(path, &format, &options, "population")?),
@@ -40,7 +40,7 @@ pub fn run(args: &AssessArgs) -> Result<(), String> {
 fn run_published(args: &AssessArgs, published: &Path) -> Result<(), String> {
     let spec = read_job_spec(&args.spec)?;
     let format = input_format(&spec.csv).map_err(|e| super::spec_problems(&e))?;
-    let (table, options) = read_input(&args.input, &format, DEFAULT_MAX_FIELD_BYTES)?;
+    let (table, options, _) = read_input(&args.input, &format, DEFAULT_MAX_FIELD_BYTES, false)?;
     // `anonymize` writes the published table in the output encoding (UTF-8 unless the spec sets one)
     let published_format = InputFormat {
         encoding: output_encoding(&spec.csv).map_err(|e| super::spec_problems(&e))?,

@@ -15,11 +15,26 @@ use crate::codec::{read_table, CsvOptions};
 use crate::core::data::Table;
 use crate::domain::resolve::InputFormat;
 
-/// The file at `path` as UTF-8: decoded from `format`'s encoding, or as it is without one. `what`
-/// names the file in errors.
-fn open(path: &Path, format: &InputFormat, what: &str) -> Result<Box<dyn Read + Send>, String> {
+/// The running SHA-256 and size of the bytes read from a file.
+type DigestState = Arc<Mutex<(Sha256, u64)>>;
+
+/// The file at `path` as UTF-8: decoded from `format`'s encoding, or as it is without one; its own bytes
+/// (before decoding) are hashed into `digest` when one is given. `what` names the file in errors.
+fn open(
+    path: &Path,
+    format: &InputFormat,
+    what: &str,
+    digest: Option<&DigestState>,
+) -> Result<Box<dyn Read + Send>, String> {
     let file = File::open(path)
         .map_err(|e| format!("cannot read {what} {}: {}", path.display(), e.kind()))?;
+    let file: Box<dyn Read + Send> = match digest {
+        Some(state) => Box::new(Hashing {
+            inner: file,
+            state: Arc::clone(state),
+        }),
+        None => Box::new(file),
+    };
     let file = BufReader::with_capacity(1 << 16, file);
     Ok(match format.encoding {
         Some(encoding) => Box::new(DecodingReader::new(file, encoding)),
@@ -36,10 +51,10 @@ pub struct FileDigest {
     pub sha256: String,
 }
 
-/// Hashes the bytes that pass through it (the file's own bytes, before any decoding).
+/// Hashes the bytes that pass through it.
 struct Hashing<R> {
     inner: R,
-    state: Arc<Mutex<(Sha256, u64)>>,
+    state: DigestState,
 }
 
 impl<R: Read> Read for Hashing<R> {
@@ -53,52 +68,36 @@ impl<R: Read> Read for Hashing<R> {
     }
 }
 
-/// [`read_input`], and the size and SHA-256 of exactly the bytes the table was read from.
-pub fn read_input_digested(
-    path: &Path,
-    format: &InputFormat,
-    max_field_bytes: usize,
-) -> Result<(Table, CsvOptions, FileDigest), String> {
-    let file = File::open(path)
-        .map_err(|e| format!("cannot read input {}: {}", path.display(), e.kind()))?;
-    let state = Arc::new(Mutex::new((Sha256::new(), 0u64)));
-    let hashing = BufReader::with_capacity(
-        1 << 16,
-        Hashing {
-            inner: file,
-            state: Arc::clone(&state),
-        },
-    );
-    let reader: Box<dyn Read + Send> = match format.encoding {
-        Some(encoding) => Box::new(DecodingReader::new(hashing, encoding)),
-        None => Box::new(hashing),
-    };
-    let (table, options) = read_table_sniffing(reader, format.delimiter, max_field_bytes)
-        .map_err(|e| format!("input {}: {e} [{}]", path.display(), e.code()))?;
-    let (hasher, byte_size) = std::mem::take(
-        &mut *state
-            .lock()
-            .map_err(|_| "the input's checksum was lost".to_string())?,
-    );
-    let digest = FileDigest {
-        byte_size,
-        sha256: crate::core::hex::hex(&hasher.finalize()),
-    };
-    Ok((table, options, digest))
-}
-
-/// Reads the input table and the options it was read with (`max_field_bytes` per field).
+/// Reads the input table and the options it was read with (`max_field_bytes` per field); with
+/// `digested`, also the size and SHA-256 of exactly the bytes the table was read from.
 pub fn read_input(
     path: &Path,
     format: &InputFormat,
     max_field_bytes: usize,
-) -> Result<(Table, CsvOptions), String> {
-    read_table_sniffing(
-        open(path, format, "input")?,
+    digested: bool,
+) -> Result<(Table, CsvOptions, Option<FileDigest>), String> {
+    let state: Option<DigestState> = digested.then(|| Arc::new(Mutex::new((Sha256::new(), 0))));
+    let (table, options) = read_table_sniffing(
+        open(path, format, "input", state.as_ref())?,
         format.delimiter,
         max_field_bytes,
     )
-    .map_err(|e| format!("input {}: {e} [{}]", path.display(), e.code()))
+    .map_err(|e| format!("input {}: {e} [{}]", path.display(), e.code()))?;
+    let digest = match state {
+        None => None,
+        Some(state) => {
+            let (hasher, byte_size) = std::mem::take(
+                &mut *state
+                    .lock()
+                    .map_err(|_| "the input's checksum was lost".to_string())?,
+            );
+            Some(FileDigest {
+                byte_size,
+                sha256: crate::core::hex::hex(&hasher.finalize()),
+            })
+        }
+    };
+    Ok((table, options, digest))
 }
 
 /// Reads another table of the same format with the options the input was read with.
@@ -108,6 +107,6 @@ pub fn read_like_input(
     options: &CsvOptions,
     what: &str,
 ) -> Result<Table, String> {
-    read_table(open(path, format, what)?, options)
+    read_table(open(path, format, what, None)?, options)
         .map_err(|e| format!("{what} {}: {e} [{}]", path.display(), e.code()))
 }

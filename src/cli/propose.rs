@@ -25,7 +25,7 @@ pub fn run(args: &ProposeArgs) -> Result<(), String> {
         output_encoding: None,
     };
     let format = input_format(&csv).map_err(|e| super::spec_problems(&e))?;
-    let (table, options) = read_input(&args.input, &format, DEFAULT_MAX_FIELD_BYTES)?;
+    let (table, options, _) = read_input(&args.input, &format, DEFAULT_MAX_FIELD_BYTES, false)?;
     // the spec names the delimiter the input was read with (sniffed or given) and its encoding
     let delimiter = match options.delimiter {
         b'\t' => "\\t".to_string(),

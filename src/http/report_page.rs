@@ -52,8 +52,16 @@ pub fn router() -> Router<AppState> {
         .route("/v1/jobs/{id}/report.pdf", get(get_report_pdf))
 }
 
-/// The page of job `id` and the tag of what it shows.
-async fn page(state: &AppState, tenant: Uuid, id: Uuid) -> Result<(String, String), ApiError> {
+/// What the page of a job shows, read from the store, and the tag of it.
+struct PageSource {
+    report_json: String,
+    provenance: Provenance,
+    /// Weak: the page's bytes also hold the time it was rendered.
+    etag: String,
+}
+
+/// The page source of job `id` (404 unknown, 409 not succeeded).
+async fn page_source(state: &AppState, tenant: Uuid, id: Uuid) -> Result<PageSource, ApiError> {
     let result = state
         .store
         .job_result(tenant, id)
@@ -104,14 +112,24 @@ async fn page(state: &AppState, tenant: Uuid, id: Uuid) -> Result<(String, Strin
         provenance.dataset.name,
         job.spec_json
     );
-    let etag = format!("W/{}", conditional::tag_of(tag_source.as_bytes()));
-    let report: serde_json::Value = serde_json::from_str(&result.report_json)
-        .map_err(|_| failed("the stored report is not JSON"))?;
-    let html = tokio::task::spawn_blocking(move || render(&report, &provenance))
-        .await
-        .map_err(|_| failed("the report page could not be rendered"))?
-        .map_err(|e| failed(&e.to_string()))?;
-    Ok((html, etag))
+    Ok(PageSource {
+        report_json: result.report_json,
+        provenance,
+        etag: format!("W/{}", conditional::tag_of(tag_source.as_bytes())),
+    })
+}
+
+impl PageSource {
+    /// The page, rendered on a blocking thread.
+    async fn render(self) -> Result<String, ApiError> {
+        let report: serde_json::Value = serde_json::from_str(&self.report_json)
+            .map_err(|_| failed("the stored report is not JSON"))?;
+        let provenance = self.provenance;
+        tokio::task::spawn_blocking(move || render(&report, &provenance))
+            .await
+            .map_err(|_| failed("the report page could not be rendered"))?
+            .map_err(|e| failed(&e.to_string()))
+    }
 }
 
 /// A 500 whose cause goes to the log (with the request id), never to the client.
@@ -133,11 +151,13 @@ async fn get_report_html(
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ApiError> {
     let id = path_id(id, "job")?;
-    let (html, etag) = page(&state, caller.tenant(), id).await?;
+    let source = page_source(&state, caller.tenant(), id).await?;
+    // an unchanged page is answered before it is rendered
+    let etag = source.etag.clone();
     if conditional::none_match(&headers, &etag) {
         return Ok(conditional::not_modified(&etag));
     }
-    let mut response = html.into_response();
+    let mut response = source.render().await?.into_response();
     let out = response.headers_mut();
     out.insert(
         header::CONTENT_TYPE,
@@ -181,7 +201,10 @@ async fn get_report_pdf(
         )
         .with_retry_after(5)
     })?;
-    let (html, _) = page(&state, caller.tenant(), id).await?;
+    let html = page_source(&state, caller.tenant(), id)
+        .await?
+        .render()
+        .await?;
     let pdf = print_to_pdf(&renderer, &html)
         .await
         .map_err(|e| failed(&format!("the PDF renderer failed: {e}")))?;

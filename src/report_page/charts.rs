@@ -1,8 +1,9 @@
-//! The report page's three charts, read from a job report (its JSON form, as the service stores it):
-//! re-identification risk before and after, the share of records by class size before and after, and
-//! the information lost per quasi-identifier. Missing sections give empty charts, never an error: the
-//! page shows what the report has.
+//! The report page's figures, read once from a job report (its JSON form, as the service stores it)
+//! into rows that both a chart and its table show: re-identification risk before and after, records by
+//! class size before and after, and the information lost per quasi-identifier. Missing sections give
+//! empty rows and charts, never an error: the page shows what the report has.
 
+use serde::Serialize;
 use serde_json::Value;
 
 use super::svg::{BarChart, Series};
@@ -15,7 +16,7 @@ pub const AFTER: &str = "#2b66a8";
 const SUPPRESSED: &str = "#6b6b6b";
 
 /// The risk figures charted, as (label, JSON pointer inside a risk profile).
-pub const RISK_FIGURES: [(&str, &str); 9] = [
+const RISK_FIGURES: [(&str, &str); 9] = [
     ("Prosecutor risk, highest", "/prosecutor/highest"),
     ("Prosecutor risk, average", "/prosecutor/average"),
     (
@@ -36,37 +37,58 @@ pub const RISK_FIGURES: [(&str, &str); 9] = [
     ),
 ];
 
-fn number(value: &Value, pointer: &str) -> Option<f64> {
-    value.pointer(pointer).and_then(Value::as_f64)
+/// One risk figure before and after (a share of records or a probability).
+#[derive(Debug, Serialize)]
+pub struct RiskRow {
+    label: &'static str,
+    before: Option<f64>,
+    after: Option<f64>,
 }
 
-/// Risk before and after, every figure a share of records (or a probability).
-pub fn risk(report: &Value) -> String {
-    let series = |name, color, side: &str| Series {
-        name,
-        color,
-        values: RISK_FIGURES
-            .iter()
-            .map(|(_, pointer)| number(report, &format!("/risk/{side}{pointer}")))
-            .collect(),
+/// The risk figures of `report`, in [`RISK_FIGURES`] order.
+pub fn risk_rows(report: &Value) -> Vec<RiskRow> {
+    let figure = |side: &str, pointer: &str| {
+        report
+            .pointer(&format!("/risk/{side}{pointer}"))
+            .and_then(Value::as_f64)
     };
+    RISK_FIGURES
+        .iter()
+        .map(|&(label, pointer)| RiskRow {
+            label,
+            before: figure("before", pointer),
+            after: figure("after", pointer),
+        })
+        .collect()
+}
+
+/// The chart of `rows`: risk before and after.
+pub fn risk(rows: &[RiskRow]) -> String {
     BarChart {
         id: "risk-chart",
         title: "Re-identification risk before and after",
         description:
             "For each risk figure, the share before anonymization (input table) and after \
                       (published table); the same figures are in the table below.",
-        categories: RISK_FIGURES.iter().map(|(l, _)| l.to_string()).collect(),
+        categories: rows.iter().map(|r| r.label.to_string()).collect(),
         series: vec![
-            series("before", BEFORE, "before"),
-            series("after", AFTER, "after"),
+            Series {
+                name: "before",
+                color: BEFORE,
+                values: rows.iter().map(|r| r.before).collect(),
+            },
+            Series {
+                name: "after",
+                color: AFTER,
+                values: rows.iter().map(|r| r.after).collect(),
+            },
         ],
     }
     .render()
 }
 
 /// The label of a class-size bin ("1", "3–4", "1000+").
-pub fn bin_label(bin: &Value) -> String {
+fn bin_label(bin: &Value) -> String {
     let smallest = bin.get("smallest").and_then(Value::as_u64).unwrap_or(0);
     match bin.get("largest").and_then(Value::as_u64) {
         None => format!("{smallest}+"),
@@ -75,32 +97,52 @@ pub fn bin_label(bin: &Value) -> String {
     }
 }
 
-fn bins<'a>(report: &'a Value, side: &str) -> &'a [Value] {
-    report
-        .pointer(&format!("/risk/{side}/class_sizes"))
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
+/// Classes and records of one class-size bin, before and after.
+#[derive(Debug, Serialize)]
+pub struct SizeRow {
+    label: String,
+    before_classes: Option<u64>,
+    before_records: Option<u64>,
+    after_classes: Option<u64>,
+    after_records: Option<u64>,
 }
 
-/// The share of records in each class-size bin, before and after.
-pub fn class_sizes(report: &Value) -> String {
-    let (before, after) = (bins(report, "before"), bins(report, "after"));
-    let shares = |bins: &[Value]| -> Vec<Option<f64>> {
-        let total: u64 = bins
-            .iter()
-            .filter_map(|b| b.get("records").and_then(Value::as_u64))
-            .sum();
-        bins.iter()
-            .map(|b| {
-                let records = b.get("records").and_then(Value::as_u64)?;
-                (total > 0).then(|| records as f64 / total as f64)
+/// The class-size bins of `report`'s risk profiles, before and after side by side.
+pub fn size_rows(report: &Value) -> Vec<SizeRow> {
+    let bins = |side: &str| -> &[Value] {
+        report
+            .pointer(&format!("/risk/{side}/class_sizes"))
+            .and_then(Value::as_array)
+            .map_or(&[], Vec::as_slice)
+    };
+    let (before, after) = (bins("before"), bins("after"));
+    let count =
+        |bin: Option<&Value>, key: &str| bin.and_then(|b| b.get(key)).and_then(Value::as_u64);
+    (0..before.len().max(after.len()))
+        .map(|i| {
+            let (b, a) = (before.get(i), after.get(i));
+            SizeRow {
+                label: bin_label(b.or(a).unwrap_or(&Value::Null)),
+                before_classes: count(b, "classes"),
+                before_records: count(b, "records"),
+                after_classes: count(a, "classes"),
+                after_records: count(a, "records"),
+            }
+        })
+        .collect()
+}
+
+/// The chart of `rows`: the share of records in each class-size bin, before and after.
+pub fn class_sizes(rows: &[SizeRow]) -> String {
+    let shares = |records: &dyn Fn(&SizeRow) -> Option<u64>| -> Vec<Option<f64>> {
+        let total: u64 = rows.iter().filter_map(records).sum();
+        rows.iter()
+            .map(|r| {
+                records(r)
+                    .filter(|_| total > 0)
+                    .map(|n| n as f64 / total as f64)
             })
             .collect()
-    };
-    let longer = if before.len() >= after.len() {
-        before
-    } else {
-        after
     };
     BarChart {
         id: "class-size-chart",
@@ -108,17 +150,17 @@ pub fn class_sizes(report: &Value) -> String {
         description:
             "For each range of class sizes, the share of records in classes of that size, \
                       before and after anonymization; small classes are the risky ones.",
-        categories: longer.iter().map(bin_label).collect(),
+        categories: rows.iter().map(|r| r.label.clone()).collect(),
         series: vec![
             Series {
                 name: "before",
                 color: BEFORE,
-                values: shares(before),
+                values: shares(&|r| r.before_records),
             },
             Series {
                 name: "after",
                 color: AFTER,
-                values: shares(after),
+                values: shares(&|r| r.after_records),
             },
         ],
     }
@@ -203,9 +245,9 @@ mod tests {
             "loss_measures": {"attributes": [
                 {"attribute": "age", "information_loss": 0.5, "redactions": 3}]}
         });
-        let risk = risk(&report);
+        let risk = risk(&risk_rows(&report));
         assert!(risk.contains("100.0 %") && risk.contains("50.0 %") && risk.contains("n/a"));
-        let sizes = class_sizes(&report);
+        let sizes = class_sizes(&size_rows(&report));
         // before: 2 of 10 and 8 of 10; after: none and all
         for share in [">20.0 %<", ">80.0 %<", ">0.0 %<", ">100.0 %<"] {
             assert!(sizes.contains(share), "{share}");
@@ -214,8 +256,8 @@ mod tests {
         let loss = loss(&report);
         assert!(loss.contains(">age<") && loss.contains(">50.0 %<") && loss.contains(">30.0 %<"));
         for empty in [
-            super::risk(&json!({})),
-            super::class_sizes(&json!({})),
+            super::risk(&risk_rows(&json!({}))),
+            super::class_sizes(&size_rows(&json!({}))),
             super::loss(&json!({})),
         ] {
             assert!(empty.starts_with("<svg") && empty.ends_with("</svg>"));

@@ -76,24 +76,6 @@ pub struct JobFacts {
 #[error("the report page could not be rendered: {0}")]
 pub struct PageError(#[from] minijinja::Error);
 
-/// One row of the risk table.
-#[derive(Serialize)]
-struct RiskRow {
-    label: &'static str,
-    before: Option<f64>,
-    after: Option<f64>,
-}
-
-/// One row of the class-size table.
-#[derive(Serialize)]
-struct SizeRow {
-    label: String,
-    before_classes: Option<u64>,
-    before_records: Option<u64>,
-    after_classes: Option<u64>,
-    after_records: Option<u64>,
-}
-
 /// Renders the page of `report` (a job report's JSON) with its provenance.
 pub fn render(report: &Value, provenance: &Provenance) -> Result<String, PageError> {
     let mut env = Environment::new();
@@ -111,61 +93,22 @@ pub fn render(report: &Value, provenance: &Provenance) -> Result<String, PageErr
     let template = env.get_template("report.html")?;
     let spec_text = serde_json::to_string_pretty(&redacted_spec(&provenance.spec))
         .unwrap_or_else(|_| "{}".to_string());
+    // each chart and its table show the same rows, read from the report once
+    let (risk_rows, size_rows) = (charts::risk_rows(report), charts::size_rows(report));
     let html = template.render(minijinja::context! {
         report => Serde(report),
         p => Serde(provenance),
         spec_text => spec_text,
-        risk_rows => Serde(risk_rows(report)),
-        size_rows => Serde(size_rows(report)),
+        risk_chart => TemplateValue::from_safe_string(charts::risk(&risk_rows)),
+        class_size_chart => TemplateValue::from_safe_string(charts::class_sizes(&size_rows)),
+        risk_rows => Serde(risk_rows),
+        size_rows => Serde(size_rows),
         before_color => charts::BEFORE,
         after_color => charts::AFTER,
-        risk_chart => TemplateValue::from_safe_string(charts::risk(report)),
-        class_size_chart => TemplateValue::from_safe_string(charts::class_sizes(report)),
         loss_chart => TemplateValue::from_safe_string(charts::loss(report)),
         csp => TemplateValue::from_safe_string(CONTENT_SECURITY_POLICY.to_string()),
     })?;
     Ok(html)
-}
-
-fn risk_rows(report: &Value) -> Vec<RiskRow> {
-    let figure = |side: &str, pointer: &str| {
-        report
-            .pointer(&format!("/risk/{side}{pointer}"))
-            .and_then(Value::as_f64)
-    };
-    charts::RISK_FIGURES
-        .iter()
-        .map(|&(label, pointer)| RiskRow {
-            label,
-            before: figure("before", pointer),
-            after: figure("after", pointer),
-        })
-        .collect()
-}
-
-fn size_rows(report: &Value) -> Vec<SizeRow> {
-    let bins = |side: &str| -> Vec<Value> {
-        report
-            .pointer(&format!("/risk/{side}/class_sizes"))
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default()
-    };
-    let (before, after) = (bins("before"), bins("after"));
-    let count =
-        |bin: Option<&Value>, key: &str| bin.and_then(|b| b.get(key)).and_then(Value::as_u64);
-    (0..before.len().max(after.len()))
-        .map(|i| {
-            let (b, a) = (before.get(i), after.get(i));
-            SizeRow {
-                label: charts::bin_label(b.or(a).unwrap_or(&Value::Null)),
-                before_classes: count(b, "classes"),
-                before_records: count(b, "records"),
-                after_classes: count(a, "classes"),
-                after_records: count(a, "records"),
-            }
-        })
-        .collect()
 }
 
 /// A number for people: integers with thin-space thousands separators, other numbers with four

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use crate::api_cases;
 use crate::harness::{expect_problem, Service};
-use crate::jobs::{submit_ok, worker};
+use crate::jobs::{get_json, submit_ok, worker};
 
 api_cases!(the_report_page_shows_provenance_and_no_cell_value);
 
@@ -96,14 +96,7 @@ async fn the_report_page_shows_provenance_and_no_cell_value(service: Service) {
     assert!(etag.starts_with("W/\""), "{etag}");
     let html = response.text().await.unwrap();
 
-    let report: Value = service
-        .get(&format!("/v1/jobs/{id}/result"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let report = get_json(&service, &format!("/v1/jobs/{id}/result")).await;
     let k = report["achieved"]["k"].as_u64().unwrap();
     assert!(k >= 5, "{report}");
     assert!(html.contains(&format!(r#"<code id="dataset-sha256">{sha256}</code>"#)));

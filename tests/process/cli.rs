@@ -2139,10 +2139,7 @@ fn the_report_page_is_written_beside_the_report() {
     assert_success(&output);
     let html = std::fs::read_to_string(&page).expect("the page");
     let report = case.report("out.csv");
-    let digest: String = <sha2::Sha256 as sha2::Digest>::digest(table.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let digest = crate::tools::sha256_hex(table.as_bytes());
     assert!(html.contains(&format!(r#"<code id="dataset-sha256">{digest}</code>"#)));
     assert!(html.contains(&format!(
         r#"id="achieved-k">k = {}</span>"#,

@@ -8,6 +8,7 @@
 
 use crate::database;
 use crate::support;
+use crate::tools::sha256_hex;
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -19,7 +20,6 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use anonymizer::store::{Backend, DatasetMeta, Job, JobState, Store};
-use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 const BIN: &str = env!("CARGO_BIN_EXE_anonymizer");
@@ -218,13 +218,6 @@ fn http_get(address: SocketAddr, path: &str) -> std::io::Result<(u16, String)> {
 
 // ---------------------------------------------------------------------------------------------------
 // fixtures
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
 
 fn adult_full() -> Vec<u8> {
     std::fs::read(format!("{DATA}/adult_full/adult_full.csv")).expect("adult_full.csv")

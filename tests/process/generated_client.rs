@@ -7,21 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::local_server::{LocalServer, BIN};
+use crate::tools::run;
 
 /// The generator's version: pinned, so that a new release cannot change the test's client.
 const GENERATOR: &str = "openapi-python-client==0.29.1";
-
-fn run(command: &mut Command, what: &str) -> String {
-    let output = command.output().unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert!(
-        output.status.success(),
-        "{what} failed ({:?})\nstdout: {}\nstderr: {}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
 
 /// The virtual environment holding the generator, made on first use.
 fn generator_env(root: &Path) -> PathBuf {

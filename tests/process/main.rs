@@ -19,3 +19,4 @@ mod local_server;
 mod readme;
 mod report_browser;
 mod serve;
+mod tools;

@@ -11,24 +11,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use crate::local_server::{LocalServer, BIN};
+use crate::tools::{run, sha256_hex};
 
 /// The driver's version: pinned, so that a release cannot change the test.
 const PLAYWRIGHT: &str = "1.65.1";
-
-fn run(command: &mut Command, what: &str) -> String {
-    let output = command.output().unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert!(
-        output.status.success(),
-        "{what} failed ({:?})\nstdout: {}\nstderr: {}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
 
 /// The Chromium to drive: `ANONYMIZER_TEST_CHROMIUM`, else Debian's.
 fn chromium() -> PathBuf {
@@ -164,10 +152,7 @@ fn the_report_page_renders_in_a_browser_without_fetching_anything() {
 
     // the figures a reader checks
     let adult = std::fs::read(root.join("tests/data/adult/adult.csv")).unwrap();
-    let sha256: String = Sha256::digest(&adult)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let sha256 = sha256_hex(&adult);
     let figures = &seen["figures"];
     assert_eq!(figures["sha256"], sha256.as_str(), "{figures}");
     let k = figures["k"].as_str().unwrap();
