@@ -34,6 +34,11 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     }
     ensure_an_api_key(&store, &config).await?;
     install_panic_hook();
+    let webhooks = std::sync::Arc::new(
+        config
+            .webhooks()
+            .map_err(|e| anyhow::anyhow!("--webhook-allowed-hosts: {e}"))?,
+    );
     let tls = match (&config.tls_cert, &config.tls_key) {
         (Some(cert), Some(key)) => Some(http::server::load_tls(cert, key)?),
         _ => None,
@@ -55,6 +60,9 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         csv_field_limit: config.csv_field_limit,
         job_deadline: config.job_deadline(),
         pdf_renderer: config.pdf_renderer.clone(),
+        callback_policy: webhooks.policy.clone(),
+        sse_heartbeat: std::time::Duration::from_secs(15),
+        webhook_secret_overlap: webhooks.secret_overlap,
     });
     let state = state.with_audit(crate::audit::AuditSink::for_serve(&config)?);
     // bound before the workers start, so a busy port fails the start before any job is claimed
@@ -62,6 +70,7 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot listen on {}", config.listen))?;
     let (stop, stopping) = watch::channel(false);
+    let state = state.with_shutdown(stopping.clone());
     // the workers share the API's table cache and metrics, so a job submitted right after its upload
     // reuses the parsed table
     let supervisor = if config.role.runs_workers() {
@@ -97,6 +106,20 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         ))),
         _ => None,
     };
+    // webhooks are sent where the API runs (deliveries are leased, so replicas share them)
+    let dispatcher = config.role.runs_api().then(|| {
+        tokio::spawn(crate::webhooks::dispatcher::run(
+            store.clone(),
+            webhooks.clone(),
+            stopping.clone(),
+        ))
+    });
+    let event_pruner = config.role.runs_api().then(|| {
+        tokio::spawn(crate::retention::prune_progress_events(
+            store.clone(),
+            stopping.clone(),
+        ))
+    });
     let upload_sweeper = config.role.runs_api().then(|| {
         tokio::spawn(crate::retention::sweep_stale_uploads(
             store.clone(),
@@ -136,6 +159,13 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     }
     if let Some(sweeper) = upload_sweeper {
         sweeper.abort();
+    }
+    if let Some(pruner) = event_pruner {
+        pruner.abort();
+    }
+    if let Some(dispatcher) = dispatcher {
+        // an attempt cut short is sent again by the next process (its lease runs out)
+        dispatcher.abort();
     }
     if let Some(supervisor) = supervisor {
         if supervisor.await.is_err() {

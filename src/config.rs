@@ -218,6 +218,31 @@ pub struct ServeConfig {
     #[arg(long, env = "ANONYMIZER_PDF_RENDERER")]
     pub pdf_renderer: Option<std::path::PathBuf>,
 
+    /// Hosts a job's callback URL may name, comma-separated: `host`, `host:port` or `*.domain` (its
+    /// subdomains). Empty (the default): jobs may not carry callbacks.
+    #[arg(long, env = "ANONYMIZER_WEBHOOK_ALLOWED_HOSTS", value_delimiter = ',')]
+    pub webhook_allowed_hosts: Vec<String>,
+
+    /// Let webhooks go to loopback, private and link-local addresses (refused by default, so that a
+    /// callback cannot reach the service's own network).
+    #[arg(
+        long,
+        env = "ANONYMIZER_WEBHOOK_ALLOW_PRIVATE",
+        default_value_t = false
+    )]
+    pub webhook_allow_private: bool,
+
+    /// Seconds after a job's state change during which its webhook is retried.
+    #[arg(long, env = "ANONYMIZER_WEBHOOK_RETRY_SECS", default_value_t = 86_400,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub webhook_retry_secs: u64,
+
+    /// Milliseconds before a webhook's first retry; each later retry waits twice as long (with jitter),
+    /// at most an hour.
+    #[arg(long, env = "ANONYMIZER_WEBHOOK_RETRY_BASE_MS", default_value_t = 5_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub webhook_retry_base_ms: u64,
+
     /// Seconds a claimed job stays leased without a heartbeat before another worker may reclaim it.
     #[arg(long, env = "ANONYMIZER_LEASE_SECS", default_value_t = 30,
           value_parser = clap::value_parser!(u64).range(1..))]
@@ -332,6 +357,23 @@ impl ServeConfig {
         Duration::from_secs(self.job_deadline_secs)
     }
 
+    /// How webhooks are sent; an error names an allowlist entry that is not a host pattern.
+    pub fn webhooks(&self) -> Result<crate::webhooks::WebhookSettings, String> {
+        let defaults = crate::webhooks::WebhookSettings::default();
+        Ok(crate::webhooks::WebhookSettings {
+            policy: crate::webhooks::CallbackPolicy::new(
+                &self.webhook_allowed_hosts,
+                self.webhook_allow_private,
+            )?,
+            retry_for: Duration::from_secs(self.webhook_retry_secs),
+            retry_base: Duration::from_millis(self.webhook_retry_base_ms),
+            retry_max: defaults
+                .retry_max
+                .max(Duration::from_millis(self.webhook_retry_base_ms)),
+            ..defaults
+        })
+    }
+
     /// The lease duration.
     pub fn lease(&self) -> Duration {
         Duration::from_secs(self.lease_secs)
@@ -375,6 +417,10 @@ impl fmt::Debug for ServeConfig {
             .field("csv_field_limit", &self.csv_field_limit)
             .field("job_deadline_secs", &self.job_deadline_secs)
             .field("pdf_renderer", &self.pdf_renderer)
+            .field("webhook_allowed_hosts", &self.webhook_allowed_hosts)
+            .field("webhook_allow_private", &self.webhook_allow_private)
+            .field("webhook_retry_secs", &self.webhook_retry_secs)
+            .field("webhook_retry_base_ms", &self.webhook_retry_base_ms)
             .field("lease_secs", &self.lease_secs)
             .field("tenant_max_running", &self.tenant_max_running)
             .field("retention_days", &self.retention_days)

@@ -217,6 +217,10 @@ error_codes! {
     WriteFailed = "write_failed",
     /// The job ran past its deadline.
     DeadlineExceeded = "deadline_exceeded",
+    /// A job's callback URL is malformed or not allowed by the server's webhook allowlist (422).
+    CallbackNotAllowed = "callback_not_allowed",
+    /// A `Last-Event-ID` that is not an event id of this service (400).
+    InvalidLastEventId = "invalid_last_event_id",
 }
 
 impl ErrorCode {

@@ -35,4 +35,5 @@ pub mod store;
 pub mod synthetic;
 pub mod tables;
 pub mod telemetry;
+pub mod webhooks;
 pub mod worker;

@@ -64,6 +64,11 @@ pub fn operation(method: &Method, route: &str) -> Option<&'static str> {
         ("POST", "/v1/jobs/{id}/assessments") => "job.assessment",
         ("GET", "/v1/pseudonym-key") => "pseudonym_key.read",
         ("POST", "/v1/pseudonym-key/rotate") => "pseudonym_key.rotate",
+        ("GET", "/v1/jobs/{id}/events") => "job.events",
+        ("GET", "/v1/events") => "events.stream",
+        ("GET", "/v1/jobs/{id}/deliveries") => "job.deliveries",
+        ("GET", "/v1/webhook-secret") => "webhook_secret.read",
+        ("POST", "/v1/webhook-secret/rotate") => "webhook_secret.rotate",
         _ => return None,
     };
     Some(name)

@@ -26,9 +26,11 @@ pub struct JobMeta {
     pub name: Option<String>,
     /// Distinct labels, in the request's order.
     pub labels: Vec<String>,
+    /// The callback URL (`callback.url`), not yet checked against the server's allowlist.
+    pub callback_url: Option<String>,
 }
 
-/// Removes `name` and `labels` from a job request and checks them: a name is a string of at most
+/// Removes `name`, `labels` and `callback` from a job request and checks them: a name is a string of at most
 /// [`MAX_JOB_NAME_CHARS`] characters without control characters; labels are at most [`MAX_LABELS`]
 /// strings, each a valid label ([`check_label`]). Errors point at the field and echo nothing.
 pub fn take_meta(object: &mut Map<String, Value>) -> Result<JobMeta, ApiError> {
@@ -85,7 +87,38 @@ pub fn take_meta(object: &mut Map<String, Value>) -> Result<JobMeta, ApiError> {
             ))
         }
     };
-    Ok(JobMeta { name, labels })
+    let callback_url = match object.remove("callback") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(mut callback)) => {
+            let url = match callback.remove("url") {
+                Some(Value::String(url)) => url,
+                _ => {
+                    return Err(invalid(
+                        "/callback/url".into(),
+                        "callback.url is a string".into(),
+                    ))
+                }
+            };
+            if let Some(other) = callback.keys().next() {
+                return Err(invalid(
+                    format!("/callback/{}", crate::domain::spec::pointer_segment(other)),
+                    "callback has only url".into(),
+                ));
+            }
+            Some(url)
+        }
+        Some(_) => {
+            return Err(invalid(
+                "/callback".into(),
+                "callback is an object with a url".into(),
+            ))
+        }
+    };
+    Ok(JobMeta {
+        name,
+        labels,
+        callback_url,
+    })
 }
 
 /// A label has 1 to [`MAX_LABEL_CHARS`] characters among ASCII letters, digits and `-_.:/=`

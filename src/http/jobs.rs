@@ -117,6 +117,7 @@ pub fn job_json(job: &Job, with_spec: bool) -> Value {
         "warnings": job_meta::warnings(job),
         "done": is_done(job.state),
         "links": links(job),
+        "callback": job.callback_url.as_ref().map(|url| json!({"url": url})),
     });
     if with_spec {
         value["spec"] = serde_json::from_str(&job.spec_json).unwrap_or(Value::Null);
@@ -206,6 +207,16 @@ pub(super) async fn submit(
         }
     }
 
+    if let Some(url) = &request.meta.callback_url {
+        state
+            .settings
+            .callback_policy
+            .check_url(url)
+            .map_err(|refusal| {
+                ApiError::unprocessable(ErrorCode::CallbackNotAllowed, refusal.to_string())
+                    .with_pointer("/callback/url")
+            })?;
+    }
     validate(&state, tenant, dataset_id, spec).await?;
     let hierarchy_ids = job_meta::referenced_hierarchies(spec);
     let (job, created) = state
@@ -220,6 +231,7 @@ pub(super) async fn submit(
             labels: &request.meta.labels,
             hierarchy_ids: &hierarchy_ids,
             summary_json: Some(&request.summary_json),
+            callback_url: request.meta.callback_url.as_deref(),
         })
         .await
         .map_err(|e| match e {

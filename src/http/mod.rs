@@ -22,6 +22,8 @@ pub mod conditional;
 pub mod dataset_table;
 pub mod datasets;
 pub mod error;
+pub mod event_feed;
+pub mod events;
 pub mod health;
 pub mod hierarchies;
 pub mod hierarchy_preview;
@@ -44,6 +46,7 @@ pub mod state;
 pub mod time;
 pub mod unread_body;
 pub mod upload_gate;
+pub mod webhooks;
 
 use std::any::Any;
 use std::time::Duration;
@@ -89,7 +92,9 @@ pub fn app(state: AppState) -> Router {
         .merge(jobs::router(body_limit))
         .merge(job_assessments::router())
         .merge(report_page::router())
-        .merge(pseudonym_key::router());
+        .merge(pseudonym_key::router())
+        .merge(events::router())
+        .merge(webhooks::router());
     with_middleware(routes)
         .layer(axum::middleware::from_fn_with_state(
             state.metrics.clone(),

@@ -1,6 +1,6 @@
 //! The context every handler shares: the store, the API's settings, the cache of parsed datasets, the
 //! metrics registry, the wake-up signal that tells this process's workers a job was queued, the audit
-//! sink and the last-use tracker of API keys.
+//! sink, the last-use tracker of API keys, and the feed and shutdown signal of event streams.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,6 +8,7 @@ use std::time::Duration;
 use axum::extract::FromRef;
 use tokio::sync::Notify;
 
+use super::event_feed::EventFeed;
 use super::key_use::KeyUse;
 use super::upload_gate::UploadGate;
 use crate::audit::AuditSink;
@@ -42,6 +43,12 @@ pub struct ApiSettings {
     pub job_deadline: Duration,
     /// The Chromium that prints report pages to PDF; none: `report.pdf` answers 501.
     pub pdf_renderer: Option<std::path::PathBuf>,
+    /// Which callback URLs a job may carry (none unless the operator allows hosts).
+    pub callback_policy: crate::webhooks::CallbackPolicy,
+    /// How often an idle event stream sends a heartbeat comment.
+    pub sse_heartbeat: Duration,
+    /// How long a rotated-out webhook secret keeps signing beside the new one.
+    pub webhook_secret_overlap: Duration,
 }
 
 impl Default for ApiSettings {
@@ -57,6 +64,9 @@ impl Default for ApiSettings {
             csv_field_limit: crate::codec::DEFAULT_MAX_FIELD_BYTES,
             job_deadline: Duration::from_secs(3600),
             pdf_renderer: None,
+            callback_policy: crate::webhooks::CallbackPolicy::default(),
+            sse_heartbeat: Duration::from_secs(15),
+            webhook_secret_overlap: crate::webhooks::WebhookSettings::default().secret_overlap,
         }
     }
 }
@@ -81,6 +91,10 @@ pub struct AppState {
     pub audit: AuditSink,
     /// The keys whose last use this process recorded recently.
     pub key_use: Arc<KeyUse>,
+    /// Wakes event streams when a job event was written.
+    pub events: EventFeed,
+    /// Turns true when the server stops (event streams end); none: never.
+    pub shutdown: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 impl AppState {
@@ -100,6 +114,8 @@ impl AppState {
             ),
             audit: AuditSink::default(),
             key_use: Arc::new(KeyUse::default()),
+            events: EventFeed::default(),
+            shutdown: None,
         }
     }
 
@@ -107,6 +123,12 @@ impl AppState {
     pub fn with_settings(mut self, settings: ApiSettings) -> Self {
         self.uploads = UploadGate::new(settings.max_uploads, settings.max_uploads_per_tenant);
         self.settings = Arc::new(settings);
+        self
+    }
+
+    /// Ends event streams when `stopping` turns true.
+    pub fn with_shutdown(mut self, stopping: tokio::sync::watch::Receiver<bool>) -> Self {
+        self.shutdown = Some(stopping);
         self
     }
 

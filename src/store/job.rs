@@ -88,6 +88,8 @@ pub struct Job {
     pub outcome_json: Option<String>,
     /// The name of the job's dataset (`None` once the dataset is gone).
     pub dataset_name: Option<String>,
+    /// Where the job's state changes are posted (webhooks), if anywhere.
+    pub callback_url: Option<String>,
 }
 
 /// Filters of [`Store::list_jobs`]; `None` matches everything.
@@ -115,6 +117,8 @@ pub struct NewJob<'a> {
     pub hierarchy_ids: &'a [Uuid],
     /// What the job asks for, as JSON the store does not read (model, algorithm).
     pub summary_json: Option<&'a str>,
+    /// Where the job's state changes are posted (an allowed URL), if anywhere.
+    pub callback_url: Option<&'a str>,
 }
 
 /// What a worker needs to run a claimed job. Pass `attempt` back to every fenced write.
@@ -161,7 +165,7 @@ macro_rules! job_columns {
          lease_expires_at, created_at, updated_at, started_at, finished_at, name, labels_json, \
          summary_json, outcome_json, \
          (select d.name from dataset d where d.id = job.dataset_id and d.tenant_id = job.tenant_id) \
-         as dataset_name"
+         as dataset_name, callback_url"
     };
 }
 
@@ -173,7 +177,7 @@ macro_rules! job_status_columns {
          cancel_requested, progress_json, failure_code, failure_message, lease_owner, \
          lease_expires_at, created_at, updated_at, started_at, finished_at, name, labels_json, \
          summary_json, outcome_json, \
-         (select d.name from dataset d where d.id = job.dataset_id) as dataset_name"
+         (select d.name from dataset d where d.id = job.dataset_id) as dataset_name, callback_url"
     };
 }
 
@@ -202,6 +206,7 @@ row_struct! {
         summary_json: Option<String>,
         outcome_json: Option<String>,
         dataset_name: Option<String>,
+        callback_url: Option<String>,
     }
 }
 
@@ -250,6 +255,7 @@ impl TryFrom<JobRow> for Job {
             summary_json: row.summary_json,
             outcome_json: row.outcome_json,
             dataset_name: row.dataset_name,
+            callback_url: row.callback_url,
         })
     }
 }
@@ -340,6 +346,15 @@ const CLAIM_SQLITE: &str = concat!(
     " limit 1) returning id, tenant_id, dataset_id, spec_json, attempt, state"
 );
 
+/// The fence of a completion on PostgreSQL: the attempt still runs the job and no cancel was requested;
+/// the row stays locked until the transaction ends.
+const FENCE_FOR_UPDATE_POSTGRES: &str = "select attempt from job where id = $1 and attempt = $2 \
+     and state = 'running' and not cancel_requested for update";
+
+/// [`FENCE_FOR_UPDATE_POSTGRES`] on SQLite, whose write transaction already excludes other writers.
+const FENCE_SQLITE: &str = "select attempt from job where id = $1 and attempt = $2 \
+     and state = 'running' and not cancel_requested";
+
 /// What a claim returns: id, tenant, dataset, spec, attempt and the state it left the job in.
 type ClaimRow = (String, String, String, String, i64, String);
 
@@ -371,6 +386,7 @@ impl Store {
             labels: &[],
             hierarchy_ids: &[],
             summary_json: None,
+            callback_url: None,
         })
         .await
     }
@@ -404,8 +420,8 @@ impl Store {
         let inserted = with_tx!(&mut tx, conn => {
             sqlx::query(
                 "insert into job (id, tenant_id, dataset_id, state, spec_json, idempotency_key, \
-                 request_hash, created_at, updated_at, name, labels_json, summary_json) \
-                 values ($1, $2, $3, 'queued', $4, $5, $6, $7, $7, $8, $9, $10) \
+                 request_hash, created_at, updated_at, name, labels_json, summary_json, callback_url) \
+                 values ($1, $2, $3, 'queued', $4, $5, $6, $7, $7, $8, $9, $10, $11) \
                  on conflict (tenant_id, idempotency_key) do nothing",
             )
             .bind(&id)
@@ -418,6 +434,7 @@ impl Store {
             .bind(new.name)
             .bind(&labels_json)
             .bind(new.summary_json)
+            .bind(new.callback_url)
             .execute(&mut *conn)
             .await?
             .rows_affected()
@@ -792,27 +809,22 @@ impl Store {
         S: futures_util::Stream<Item = std::io::Result<B>>,
         B: AsRef<[u8]>,
     {
-        let now = now_ms();
         let mut tx = self.begin_write().await?;
-        // the fence first: on PostgreSQL it also locks the row against a concurrent reclaim
-        let fenced = with_tx!(&mut tx, conn => {
-            sqlx::query(
-                "update job set state = 'succeeded', report_json = $3, progress_json = $5, \
-                 outcome_json = $6, lease_owner = null, lease_expires_at = null, finished_at = $4, \
-                 updated_at = $4 where id = $1 and attempt = $2 and state = 'running' \
-                 and not cancel_requested",
-            )
-            .bind(id_text(id))
-            .bind(attempt)
-            .bind(completion.report_json)
-            .bind(now)
-            .bind(completion.progress_json)
-            .bind(completion.outcome_json)
-            .execute(&mut *conn)
-            .await?
-            .rows_affected()
+        // the fence first, locking the row against a concurrent reclaim or cancel until the commit
+        // (SQLite: the write transaction holds the database); the state is written last, so that the
+        // job event it appends commits right after it is numbered (see the job_event migration)
+        let fence = match self.backend() {
+            super::Backend::Postgres => FENCE_FOR_UPDATE_POSTGRES,
+            super::Backend::Sqlite => FENCE_SQLITE,
+        };
+        let owned: Option<i64> = with_tx!(&mut tx, conn => {
+            sqlx::query_scalar(fence)
+                .bind(id_text(id))
+                .bind(attempt)
+                .fetch_optional(&mut *conn)
+                .await?
         });
-        if fenced != 1 {
+        if owned.is_none() {
             tx.rollback().await?;
             return Err(self.missed_fence(id, attempt).await);
         }
@@ -823,18 +835,31 @@ impl Store {
             writer.write(&mut tx, piece.as_ref()).await?;
         }
         let (chunk_count, byte_size, sha256) = writer.finish(&mut tx).await?;
-        with_tx!(&mut tx, conn => {
+        let now = now_ms();
+        let done = with_tx!(&mut tx, conn => {
             sqlx::query(
-                "update job set output_chunk_count = $2, output_byte_size = $3, output_sha256 = $4 \
-                 where id = $1",
+                "update job set state = 'succeeded', report_json = $3, progress_json = $5, \
+                 outcome_json = $6, lease_owner = null, lease_expires_at = null, finished_at = $4, \
+                 updated_at = $4, output_chunk_count = $7, output_byte_size = $8, output_sha256 = $9 \
+                 where id = $1 and attempt = $2 and state = 'running' and not cancel_requested",
             )
             .bind(id_text(id))
+            .bind(attempt)
+            .bind(completion.report_json)
+            .bind(now)
+            .bind(completion.progress_json)
+            .bind(completion.outcome_json)
             .bind(chunk_count)
             .bind(to_i64(byte_size)?)
             .bind(&sha256)
             .execute(&mut *conn)
-            .await?;
+            .await?
+            .rows_affected()
         });
+        if done != 1 {
+            tx.rollback().await?;
+            return Err(self.missed_fence(id, attempt).await);
+        }
         tx.commit().await
     }
 

@@ -39,6 +39,7 @@ embedded!(
     "0007_resources.sql",
     "0008_pseudonym_keys.sql",
     "0009_upload_idempotency.sql",
+    "0010_job_events_and_webhooks.sql",
 );
 
 /// A list of embedded migration files as a sqlx migration source.

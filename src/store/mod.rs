@@ -40,6 +40,7 @@ mod api_key;
 mod chunk;
 mod dataset;
 mod error;
+mod event;
 mod hierarchy;
 mod idempotency;
 mod job;
@@ -47,6 +48,7 @@ pub mod migrations;
 mod probe;
 mod pseudonym_key;
 mod retention;
+mod webhook;
 
 use std::fmt;
 use std::str::FromStr;
@@ -62,11 +64,13 @@ use uuid::Uuid;
 pub use api_key::{ApiKeyRecord, Principal, LAST_USE_RESOLUTION_MS, MIN_IMPORTED_SECRET};
 pub use dataset::{Dataset, DatasetMeta, DatasetUpload};
 pub use error::{InvalidCursor, StoreError};
+pub use event::{EventKind, JobEvent};
 pub use hierarchy::{HierarchyShape, StoredHierarchy};
 pub use idempotency::{Idempotency, Keyed};
 pub use job::{ClaimedJob, Completion, HeartbeatAck, Job, JobFilter, JobResult, JobState, NewJob};
 pub use pseudonym_key::PseudonymKeyInfo;
 pub use retention::Purged;
+pub use webhook::{AfterAttempt, AttemptRecord, Delivery, DueDelivery};
 
 /// Result of every store operation.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -361,7 +365,7 @@ fn page_limit(limit: u32) -> i64 {
 }
 
 /// Milliseconds since the Unix epoch on the process clock.
-fn now_ms() -> i64 {
+pub fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))

@@ -16,6 +16,7 @@ mod audit;
 mod auth;
 mod candidates;
 mod datasets;
+mod events;
 mod fragmentation;
 mod guard_rails;
 mod hierarchies;

@@ -300,6 +300,7 @@ async fn hierarchies_in_use_are_not_deleted(service: Service) {
             labels: &[],
             hierarchy_ids: &[gone],
             summary_json: None,
+            callback_url: None,
         })
         .await;
     assert!(

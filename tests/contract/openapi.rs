@@ -10,7 +10,7 @@ use serde_json::Value;
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 
 /// Every route of the service, as `METHOD path`.
-const ROUTES: [&str; 28] = [
+const ROUTES: [&str; 33] = [
     "POST /v1/datasets",
     "GET /v1/datasets",
     "GET /v1/datasets/{id}",
@@ -35,6 +35,11 @@ const ROUTES: [&str; 28] = [
     "GET /v1/jobs/{id}/report.pdf",
     "GET /v1/pseudonym-key",
     "POST /v1/pseudonym-key/rotate",
+    "GET /v1/jobs/{id}/events",
+    "GET /v1/events",
+    "GET /v1/jobs/{id}/deliveries",
+    "GET /v1/webhook-secret",
+    "POST /v1/webhook-secret/rotate",
     "GET /healthz",
     "GET /readyz",
     "GET /metrics",

@@ -20,3 +20,4 @@ mod readme;
 mod report_browser;
 mod serve;
 mod tools;
+mod webhooks;
