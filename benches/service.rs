@@ -5,7 +5,13 @@
 //! - latency of `GET /v1/jobs/{id}` under an open-loop 1,000 requests/s while two long jobs run
 //!   (target p99 ≤ 20 ms);
 //! - end-to-end adult (upload, submit 5-anonymity at 4 %, poll every 5 ms, download) minus the engine's
-//!   own time from the report (target ≤ 1 s).
+//!   own time from the report (target ≤ 1 s);
+//! - push: an adult job with a callback, watched at once by polling every 5 ms, by its event stream and by
+//!   a local webhook receiver: when each learns that the job succeeded, after submission;
+//! - throughput: 100 small jobs (2,000 records of adult, 3 quasi-identifiers) submitted at once, jobs/s
+//!   with two worker slots (every state change writes job events).
+//!
+//! `BENCH_BIN=path` runs another build of the binary (e.g. an earlier commit's, to compare).
 //!
 //! Every figure is the median of several runs. Run with `cargo bench --bench service` (or
 //! `scripts/bench`); `cargo bench --bench service -- --quick` runs one short round as a smoke test, and
@@ -35,7 +41,7 @@ fn main() {
     // optional section filter: `upload`, `e2e` or `latency`
     let only = std::env::args()
         .skip(1)
-        .find(|a| ["upload", "e2e", "latency"].contains(&a.as_str()));
+        .find(|a| ["upload", "e2e", "latency", "push", "throughput"].contains(&a.as_str()));
     // optional store filter: `sqlite` or `postgres`
     let store = std::env::args()
         .skip(1)
@@ -85,6 +91,23 @@ async fn run(quick: bool, only: Option<&str>, store: Option<&str>) {
             break;
         }
         end_to_end(backend, if quick { 1 } else { 5 }).await;
+    }
+    for &backend in &backends {
+        if !wanted("push") || std::env::var("BENCH_BIN").is_ok() {
+            break;
+        }
+        push(backend, if quick { 1 } else { 7 }).await;
+    }
+    for &backend in &backends {
+        if !wanted("throughput") {
+            break;
+        }
+        throughput(
+            backend,
+            if quick { 1 } else { 3 },
+            if quick { 10 } else { 100 },
+        )
+        .await;
     }
     for &backend in &backends {
         if !wanted("latency") {
@@ -225,6 +248,139 @@ async fn latency_under_load(backend: Backend, seconds: u64, runs: usize) {
     );
     drop(server);
     database.drop().await;
+}
+
+/// When polling, the event stream and the webhook each learn that an adult job succeeded (ms after
+/// submission), medians of `runs` jobs.
+async fn push(backend: Backend, runs: usize) {
+    let (receiver, arrivals) = webhook_receiver().await;
+    let database = Database::create(backend).await;
+    let allowed = receiver.to_string();
+    let server = Server::start(
+        &database.url,
+        &[
+            ("ANONYMIZER_WEBHOOK_ALLOWED_HOSTS", allowed.as_str()),
+            ("ANONYMIZER_WEBHOOK_ALLOW_PRIVATE", "true"),
+        ],
+    )
+    .await;
+    let csv = std::fs::read(adult_dir().join("adult.csv")).expect("adult");
+    let dataset = upload(&server, "adult", csv).await;
+    let (mut polled, mut streamed, mut hooked) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let mut spec = adult_spec(dataset["id"].as_str().unwrap(), "nu_entropy", 0.04);
+        spec["callback"] = json!({"url": format!("http://{receiver}/hook")});
+        let started = Instant::now();
+        let location = submit(&server, &spec).await;
+        let job_id = location.rsplit('/').next().unwrap().to_string();
+        let stream = async {
+            let mut response = server.get(&format!("{location}/events")).await;
+            let mut text = String::new();
+            while let Some(chunk) = response.chunk().await.unwrap() {
+                text.push_str(std::str::from_utf8(&chunk).unwrap());
+                if text.contains("\"state\":\"succeeded\"") {
+                    return started.elapsed();
+                }
+            }
+            panic!("the stream ended before the job succeeded");
+        };
+        let poll = async {
+            wait_until_done(&server, &location, Duration::from_millis(5)).await;
+            started.elapsed()
+        };
+        let hook = async {
+            loop {
+                if arrivals.lock().unwrap().iter().any(|(id, _)| *id == job_id) {
+                    return started.elapsed();
+                }
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        };
+        let (p, s, h) = tokio::join!(poll, stream, hook);
+        polled.push(p.as_secs_f64() * 1000.0);
+        streamed.push(s.as_secs_f64() * 1000.0);
+        hooked.push(h.as_secs_f64() * 1000.0);
+    }
+    println!(
+        "push on {:<8}: job succeeded seen after median {:6.1} ms polling every 5 ms, {:6.1} ms by its \
+         event stream, {:6.1} ms by its webhook  (stream runs: {}; webhook runs: {})",
+        backend.name(),
+        median(&mut polled),
+        median(&mut streamed),
+        median(&mut hooked),
+        list(&streamed),
+        list(&hooked),
+    );
+    drop(server);
+    database.drop().await;
+}
+
+/// A receiver on a free loopback port that records when each job's `job.succeeded` arrives.
+async fn webhook_receiver() -> (
+    std::net::SocketAddr,
+    std::sync::Arc<std::sync::Mutex<Vec<(String, Instant)>>>,
+) {
+    use std::sync::{Arc, Mutex};
+    let arrivals: Arc<Mutex<Vec<(String, Instant)>>> = Arc::default();
+    let seen = arrivals.clone();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |body: axum::body::Bytes| {
+            let seen = seen.clone();
+            async move {
+                let payload: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                if payload["type"] == "job.succeeded" {
+                    let id = payload["data"]["id"].as_str().unwrap_or("").to_string();
+                    seen.lock().unwrap().push((id, Instant::now()));
+                }
+                axum::http::StatusCode::NO_CONTENT
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let address = listener.local_addr().expect("address");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (address, arrivals)
+}
+
+/// `jobs` small jobs submitted at once; jobs/s until the last one is done, medians of `runs`.
+async fn throughput(backend: Backend, runs: usize, jobs: usize) {
+    let text = std::fs::read_to_string(adult_dir().join("adult.csv")).expect("adult");
+    let small: String = text.lines().take(2001).map(|l| format!("{l}\n")).collect();
+    let mut rates = Vec::new();
+    for _ in 0..runs {
+        let database = Database::create(backend).await;
+        let server = Server::start(&database.url, &[("ANONYMIZER_WORKER_SLOTS", "2")]).await;
+        let dataset = upload(&server, "adult-2k", small.clone().into_bytes()).await;
+        let spec = json!({
+            "dataset_id": dataset["id"],
+            "attributes": quasi_identifiers(&adult_dir(), "adult", &["sex", "age", "race"]),
+            "privacy_models": [{"type": "k_anonymity", "k": 5}],
+            "suppression_limit": 0.04,
+            "algorithm": {"type": "flash"},
+            "metric": "granularity",
+        });
+        let started = Instant::now();
+        let mut locations = Vec::new();
+        for _ in 0..jobs {
+            locations.push(submit(&server, &spec).await);
+        }
+        for location in &locations {
+            let job = wait_until_done(&server, location, Duration::from_millis(20)).await;
+            assert_eq!(job["state"], "succeeded", "{job}");
+        }
+        rates.push(jobs as f64 / started.elapsed().as_secs_f64());
+        drop(server);
+        database.drop().await;
+    }
+    println!(
+        "throughput on {:<8}: median {:6.1} jobs/s of {jobs} small jobs  (runs: {})",
+        backend.name(),
+        median(&mut rates),
+        list(&rates)
+    );
 }
 
 async fn upload(server: &Server, name: &str, csv: Vec<u8>) -> Value {

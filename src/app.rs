@@ -62,6 +62,8 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         pdf_renderer: config.pdf_renderer.clone(),
         callback_policy: webhooks.policy.clone(),
         sse_heartbeat: std::time::Duration::from_secs(15),
+        max_streams: http::ApiSettings::default().max_streams,
+        max_streams_per_tenant: http::ApiSettings::default().max_streams_per_tenant,
         webhook_secret_overlap: webhooks.secret_overlap,
     });
     let state = state.with_audit(crate::audit::AuditSink::for_serve(&config)?);

@@ -219,6 +219,8 @@ error_codes! {
     DeadlineExceeded = "deadline_exceeded",
     /// A job's callback URL is malformed or not allowed by the server's webhook allowlist (422).
     CallbackNotAllowed = "callback_not_allowed",
+    /// The tenant has as many event streams open as it may (429).
+    TooManyStreams = "too_many_streams",
     /// A `Last-Event-ID` that is not an event id of this service (400).
     InvalidLastEventId = "invalid_last_event_id",
 }

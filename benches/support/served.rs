@@ -9,8 +9,10 @@ use std::time::{Duration, Instant};
 
 use sqlx::Connection;
 
-/// The binary under test.
-pub const BIN: &str = env!("CARGO_BIN_EXE_anonymizer");
+/// The binary under test: this build's, or `BENCH_BIN` (another build, to compare with).
+pub fn binary() -> String {
+    std::env::var("BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_anonymizer").to_string())
+}
 
 /// The bootstrap API key the server is started with.
 pub const KEY: &str = "anz_bench-bootstrap-key-0123456789abcdef0123456789";
@@ -45,7 +47,7 @@ impl Server {
             .map(|a| a.port())
             .expect("free port");
         let data_dir = std::env::temp_dir().join(format!("anonymizer-bench-{port}"));
-        let mut command = Command::new(BIN);
+        let mut command = Command::new(binary());
         command
             .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
             .env("DATABASE_URL", database_url)

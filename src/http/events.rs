@@ -4,11 +4,15 @@
 //! id (resume with `Last-Event-ID` and nothing committed is missed), a type (`state`,
 //! `cancel_requested`, `progress`) and a JSON document; a comment line is sent as a heartbeat while
 //! nothing happens, so that proxies keep the connection open. A job stream resumed after its last event
-//! answers 204, which tells EventSource clients to stop reconnecting.
+//! answers 204, which tells EventSource clients to stop reconnecting. A tenant stream starts with an
+//! id-only block naming where it starts, so that a client that reconnects before the first event resumes
+//! from there. Streams end after [`MAX_STREAM_AGE`] (clients reconnect and are authenticated again), when
+//! their job is deleted, and when the server stops; each process admits a bounded number of streams, per
+//! tenant and in all (429 `too_many_streams`, 503 `server_busy`).
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
@@ -25,15 +29,21 @@ use super::auth::Caller;
 use super::request::{path_id, store_error};
 use super::state::AppState;
 use super::time::rfc3339;
+use super::upload_gate::UploadPermit;
 use super::ApiError;
 use crate::error_code::ErrorCode;
-use crate::store::{EventKind, JobEvent, Store};
+use crate::store::{EventKind, JobEvent, Store, StoreError};
 
 /// Events read from the store at once.
 const BATCH: u32 = 200;
 
-/// The longest a stream waits for the feed before it reads the store anyway.
+/// The longest a stream waits for the feed before it reads the store anyway (and checks that its job
+/// still exists).
 const RECHECK: Duration = Duration::from_secs(2);
+
+/// How long one stream lasts before the server ends it; the client reconnects with `Last-Event-ID`, so
+/// a revoked key stops receiving events within this time.
+pub const MAX_STREAM_AGE: Duration = Duration::from_secs(600);
 
 /// The event stream routes (streamed: no request timeout).
 pub fn router() -> Router<AppState> {
@@ -67,7 +77,7 @@ async fn job_events(
         // everything was seen: EventSource stops reconnecting on 204
         return Ok(StatusCode::NO_CONTENT.into_response());
     }
-    Ok(stream(&state, tenant, Some(id), after))
+    stream(&state, tenant, Some(id), after)
 }
 
 /// Every event of the caller's tenant.
@@ -80,7 +90,7 @@ async fn tenant_events(
         Some(after) => after,
         None => state.store.latest_event_id().await?,
     };
-    Ok(stream(&state, caller.tenant(), None, after))
+    stream(&state, caller.tenant(), None, after)
 }
 
 /// The `Last-Event-ID` header: a non-negative integer, or absent.
@@ -111,11 +121,24 @@ struct Cursor {
     after: i64,
     pending: VecDeque<JobEvent>,
     feed: watch::Receiver<i64>,
+    /// The latest id of the service when the store was last read.
+    feed_seen: i64,
     shutdown: Option<watch::Receiver<bool>>,
     finished: bool,
+    /// A tenant stream first tells the client where it starts.
+    announce_start: bool,
+    opened: Instant,
+    /// The stream's place in the process's admission; given back when the stream ends.
+    _permit: UploadPermit,
 }
 
-fn stream(state: &AppState, tenant: Uuid, job: Option<Uuid>, after: i64) -> Response {
+fn stream(
+    state: &AppState,
+    tenant: Uuid,
+    job: Option<Uuid>,
+    after: i64,
+) -> Result<Response, ApiError> {
+    let permit = state.streams.admit(tenant)?;
     let cursor = Cursor {
         store: state.store.clone(),
         tenant,
@@ -123,8 +146,12 @@ fn stream(state: &AppState, tenant: Uuid, job: Option<Uuid>, after: i64) -> Resp
         after,
         pending: VecDeque::new(),
         feed: state.events.subscribe(&state.store),
+        feed_seen: 0,
         shutdown: state.shutdown.clone(),
         finished: false,
+        announce_start: job.is_none(),
+        opened: Instant::now(),
+        _permit: permit,
     };
     let events = futures_util::stream::unfold(cursor, next_event);
     let mut response = Sse::new(events)
@@ -138,14 +165,19 @@ fn stream(state: &AppState, tenant: Uuid, job: Option<Uuid>, after: i64) -> Resp
     response
         .headers_mut()
         .insert("x-accel-buffering", HeaderValue::from_static("no"));
-    response
+    Ok(response)
 }
 
-/// The next event of the stream; None ends it (the job's terminal state was sent, the server stops, or
-/// the store failed).
+/// The next event of the stream; None ends it (the job's terminal state was sent, the job is gone, the
+/// stream is old enough, the server stops, or the store failed).
 async fn next_event(mut cursor: Cursor) -> Option<(Result<Event, Infallible>, Cursor)> {
+    if cursor.announce_start {
+        cursor.announce_start = false;
+        let start = Event::default().id(cursor.after.to_string());
+        return Some((Ok(start), cursor));
+    }
     loop {
-        if cursor.finished {
+        if cursor.finished || cursor.opened.elapsed() >= MAX_STREAM_AGE {
             return None;
         }
         if let Some(event) = cursor.pending.pop_front() {
@@ -155,6 +187,8 @@ async fn next_event(mut cursor: Cursor) -> Option<(Result<Event, Infallible>, Cu
                 cursor.job.is_some() && event.kind == EventKind::State && event.state.is_terminal();
             return Some((Ok(sse_event(&event)), cursor));
         }
+        // what the feed says from here on is news to this read
+        cursor.feed_seen = *cursor.feed.borrow_and_update();
         match cursor
             .store
             .job_events(cursor.tenant, cursor.job, cursor.after, BATCH)
@@ -170,14 +204,36 @@ async fn next_event(mut cursor: Cursor) -> Option<(Result<Event, Infallible>, Cu
                 return None;
             }
         }
-        if !wait(&mut cursor).await {
-            return None;
+        match wait(&mut cursor).await {
+            Wake::Feed => {}
+            Wake::Stop => return None,
+            Wake::Recheck => {
+                // a deleted job takes its events with it: its stream would wait forever
+                if let Some(job) = cursor.job {
+                    if let Err(StoreError::NotFound) =
+                        cursor.store.get_job_status(cursor.tenant, job).await
+                    {
+                        return None;
+                    }
+                }
+            }
         }
     }
 }
 
-/// Waits until the feed reports a newer event, or for [`RECHECK`]; false when the server stops.
-async fn wait(cursor: &mut Cursor) -> bool {
+/// Why a stream's wait ended.
+enum Wake {
+    /// The feed reports an event newer than the last read.
+    Feed,
+    /// [`RECHECK`] passed.
+    Recheck,
+    /// The server stops.
+    Stop,
+}
+
+/// Waits until the feed reports an event newer than the last read of the store, for at most
+/// [`RECHECK`], or until the server stops.
+async fn wait(cursor: &mut Cursor) -> Wake {
     let shutdown = async {
         match cursor.shutdown.as_mut() {
             Some(receiver) => {
@@ -186,11 +242,11 @@ async fn wait(cursor: &mut Cursor) -> bool {
             None => std::future::pending::<()>().await,
         }
     };
-    let after = cursor.after;
+    let seen = cursor.feed_seen;
     tokio::select! {
-        () = shutdown => false,
-        _ = cursor.feed.wait_for(|latest| *latest > after) => true,
-        () = tokio::time::sleep(RECHECK) => true,
+        () = shutdown => Wake::Stop,
+        _ = cursor.feed.wait_for(|latest| *latest > seen) => Wake::Feed,
+        () = tokio::time::sleep(RECHECK) => Wake::Recheck,
     }
 }
 

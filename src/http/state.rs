@@ -47,6 +47,10 @@ pub struct ApiSettings {
     pub callback_policy: crate::webhooks::CallbackPolicy,
     /// How often an idle event stream sends a heartbeat comment.
     pub sse_heartbeat: Duration,
+    /// Event streams open at once in this process.
+    pub max_streams: usize,
+    /// Event streams one tenant may have open in this process.
+    pub max_streams_per_tenant: usize,
     /// How long a rotated-out webhook secret keeps signing beside the new one.
     pub webhook_secret_overlap: Duration,
 }
@@ -66,6 +70,8 @@ impl Default for ApiSettings {
             pdf_renderer: None,
             callback_policy: crate::webhooks::CallbackPolicy::default(),
             sse_heartbeat: Duration::from_secs(15),
+            max_streams: 1024,
+            max_streams_per_tenant: 32,
             webhook_secret_overlap: crate::webhooks::WebhookSettings::default().secret_overlap,
         }
     }
@@ -93,6 +99,8 @@ pub struct AppState {
     pub key_use: Arc<KeyUse>,
     /// Wakes event streams when a job event was written.
     pub events: EventFeed,
+    /// Admission of event streams (per process and per tenant).
+    pub streams: UploadGate,
     /// Turns true when the server stops (event streams end); none: never.
     pub shutdown: Option<tokio::sync::watch::Receiver<bool>>,
 }
@@ -115,6 +123,10 @@ impl AppState {
             audit: AuditSink::default(),
             key_use: Arc::new(KeyUse::default()),
             events: EventFeed::default(),
+            streams: UploadGate::for_streams(
+                settings_default.max_streams,
+                settings_default.max_streams_per_tenant,
+            ),
             shutdown: None,
         }
     }
@@ -122,6 +134,8 @@ impl AppState {
     /// Replaces the settings.
     pub fn with_settings(mut self, settings: ApiSettings) -> Self {
         self.uploads = UploadGate::new(settings.max_uploads, settings.max_uploads_per_tenant);
+        self.streams =
+            UploadGate::for_streams(settings.max_streams, settings.max_streams_per_tenant);
         self.settings = Arc::new(settings);
         self
     }

@@ -1,5 +1,5 @@
-//! Admission of uploads: at most `max_uploads` in flight in this process and `max_uploads_per_tenant`
-//! for any one tenant. An upload that does not get a place is refused at once (never queued): 429
+//! Admission of uploads (and, with [`UploadGate::for_streams`], of event streams): at most
+//! `max_uploads` in flight in this process and `max_uploads_per_tenant` for any one tenant. An upload that does not get a place is refused at once (never queued): 429
 //! `too_many_uploads` when its tenant is at its share, 503 `server_busy` when the process is full, both
 //! with `Retry-After`. Holding places costs no database connection, so uploads can never take the
 //! connections that status reads and job submissions need.
@@ -22,6 +22,10 @@ pub struct UploadGate {
     inner: Arc<Mutex<Counts>>,
     max_total: usize,
     max_per_tenant: usize,
+    /// What is admitted, in the refusals' words.
+    noun: &'static str,
+    /// The code of a refusal for the tenant's share.
+    tenant_code: ErrorCode,
 }
 
 #[derive(Debug, Default)]
@@ -44,6 +48,17 @@ impl UploadGate {
             inner: Arc::new(Mutex::new(Counts::default())),
             max_total: max_total.max(1),
             max_per_tenant: max_per_tenant.max(1),
+            noun: "uploads",
+            tenant_code: ErrorCode::TooManyUploads,
+        }
+    }
+
+    /// A gate for open event streams (long-lived responses), refusing with `too_many_streams`.
+    pub fn for_streams(max_total: usize, max_per_tenant: usize) -> Self {
+        UploadGate {
+            noun: "event streams",
+            tenant_code: ErrorCode::TooManyStreams,
+            ..UploadGate::new(max_total, max_per_tenant)
         }
     }
 
@@ -54,10 +69,10 @@ impl UploadGate {
         if mine >= self.max_per_tenant {
             return Err(ApiError::new(
                 StatusCode::TOO_MANY_REQUESTS,
-                ErrorCode::TooManyUploads,
+                self.tenant_code,
                 format!(
-                    "this API key's tenant already has {} uploads in progress; retry when one has finished",
-                    self.max_per_tenant
+                    "this API key's tenant already has {} {} open; retry when one has finished",
+                    self.max_per_tenant, self.noun
                 ),
             )
             .with_retry_after(RETRY_AFTER_SECS));
@@ -66,7 +81,10 @@ impl UploadGate {
             return Err(ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 ErrorCode::ServerBusy,
-                "the server is receiving as many uploads as it accepts at once; retry shortly",
+                format!(
+                    "the server has as many {} open as it accepts at once; retry shortly",
+                    self.noun
+                ),
             )
             .with_retry_after(RETRY_AFTER_SECS));
         }
@@ -119,5 +137,18 @@ mod tests {
         assert_eq!(gate.in_flight(), 2);
         let _b2 = gate.admit(b).unwrap();
         assert_eq!(gate.admit(b).unwrap_err().code(), "too_many_uploads");
+    }
+
+    #[test]
+    fn a_stream_gate_refuses_with_its_own_code() {
+        let gate = UploadGate::for_streams(2, 1);
+        let a = Uuid::new_v4();
+        let _a1 = gate.admit(a).unwrap();
+        let refused = gate.admit(a).unwrap_err();
+        assert_eq!(refused.code(), "too_many_streams");
+        assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+        let _b1 = gate.admit(Uuid::new_v4()).unwrap();
+        let busy = gate.admit(Uuid::new_v4()).unwrap_err();
+        assert_eq!(busy.code(), "server_busy");
     }
 }

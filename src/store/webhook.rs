@@ -26,6 +26,10 @@ pub struct DueDelivery {
     pub attempts: i64,
     /// When the event happened (unix ms): retries end a retry window after it.
     pub created_at: i64,
+    /// The claim's lease (unix ms), also its fence: an attempt is recorded only while the delivery is
+    /// still leased until exactly this time, so a sender whose lease ran out and was taken over records
+    /// nothing.
+    pub lease_until: i64,
 }
 
 /// The outcome of one attempt.
@@ -231,6 +235,7 @@ impl Store {
                     body,
                     attempts,
                     created_at,
+                    lease_until,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -257,13 +262,15 @@ impl Store {
         stored.flatten().ok_or(StoreError::NotFound)
     }
 
-    /// Records an attempt and what follows it, in one transaction.
+    /// Records an attempt of a claimed delivery and what follows it, in one transaction; nothing when the
+    /// claim's lease was taken over meanwhile.
     pub async fn record_delivery_attempt(
         &self,
-        event_id: i64,
+        delivery: &DueDelivery,
         attempt: &AttemptRecord,
         after: AfterAttempt,
     ) -> Result<()> {
+        let event_id = delivery.event_id;
         let now = now_ms();
         let (status, next, finished) = match after {
             AfterAttempt::Delivered => ("delivered", now, Some(now)),
@@ -274,12 +281,14 @@ impl Store {
         with_tx!(&mut tx, conn => {
             let updated = sqlx::query(
                 "update webhook_delivery set attempts = attempts + 1, status = $2, \
-                 next_attempt_at = $3, finished_at = $4 where event_id = $1 and status = 'pending'",
+                 next_attempt_at = $3, finished_at = $4 where event_id = $1 and status = 'pending' \
+                 and next_attempt_at = $5",
             )
             .bind(event_id)
             .bind(status)
             .bind(next)
             .bind(finished)
+            .bind(delivery.lease_until)
             .execute(&mut *conn)
             .await?
             .rows_affected();

@@ -28,11 +28,9 @@ use crate::store::{AfterAttempt, AttemptRecord, DueDelivery, JobEvent, Store, St
 /// How often the dispatcher looks for due deliveries when it found none.
 const POLL: Duration = Duration::from_millis(500);
 
-/// Deliveries claimed at once.
-const BATCH: u32 = 32;
-
-/// Deliveries sent at once by one process.
-const CONCURRENCY: usize = 8;
+/// Deliveries claimed at once, and sent at once: a claim is sent in one round, so that no lease runs
+/// out before its delivery is tried.
+const BATCH: u32 = 8;
 
 /// Runs until `stopping` turns true.
 pub async fn run(
@@ -47,6 +45,7 @@ pub async fn run(
             return;
         }
     };
+    // one round: building the body, one attempt (at most `timeout`), recording it
     let lease = settings.timeout * 2 + Duration::from_secs(5);
     loop {
         if *stopping.borrow() {
@@ -56,7 +55,7 @@ pub async fn run(
         match store.claim_deliveries(lease_until, BATCH).await {
             Ok(due) if !due.is_empty() => {
                 futures_util::stream::iter(due)
-                    .for_each_concurrent(CONCURRENCY, |delivery| {
+                    .for_each_concurrent(BATCH as usize, |delivery| {
                         let (store, client, settings) = (&store, &client, &settings);
                         async move { deliver(store, client, settings, delivery).await }
                     })
@@ -158,7 +157,7 @@ async fn attempt(
                 error: None,
             };
             return store
-                .record_delivery_attempt(delivery.event_id, &record, AfterAttempt::Delivered)
+                .record_delivery_attempt(&delivery, &record, AfterAttempt::Delivered)
                 .await;
         }
         Sent::Answered(status) if status.is_redirection() => (
@@ -186,7 +185,7 @@ async fn attempt(
         AfterAttempt::RetryAt(next)
     };
     store
-        .record_delivery_attempt(delivery.event_id, &record, after)
+        .record_delivery_attempt(&delivery, &record, after)
         .await
 }
 

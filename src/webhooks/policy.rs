@@ -188,20 +188,31 @@ fn is_public_v6(a: Ipv6Addr) -> bool {
         return is_public_v4(v4);
     }
     let segments = a.segments();
+    let embedded = |high: u16, low: u16| {
+        let [a, b] = high.to_be_bytes();
+        let [c, d] = low.to_be_bytes();
+        Ipv4Addr::new(a, b, c, d)
+    };
     // NAT64 (64:ff9b::/96) carries an IPv4 address in its last 32 bits
     if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-        let [a, b, c, d] = a.octets()[12..16] else {
-            return false;
-        };
-        return is_public_v4(Ipv4Addr::new(a, b, c, d));
+        return is_public_v4(embedded(segments[6], segments[7]));
+    }
+    // 6to4 (2002::/16) carries one in its bits 16–47
+    if segments[0] == 0x2002 {
+        return is_public_v4(embedded(segments[1], segments[2]));
     }
     !(a.is_loopback()
         || a.is_unspecified()
         || a.is_multicast()
         || (segments[0] & 0xfe00) == 0xfc00 // unique local
         || (segments[0] & 0xffc0) == 0xfe80 // link-local
+        || (segments[0] & 0xffc0) == 0xfec0 // site-local (deprecated)
         || (segments[0] == 0x2001 && segments[1] == 0x0db8) // documentation
-        || segments[..6] == [0, 0, 0, 0, 0, 0]) // IPv4-compatible, deprecated
+        || (segments[0] == 0x2001 && segments[1] == 0) // Teredo, which tunnels to IPv4
+        || segments[..3] == [0x64, 0xff9b, 1] // local-use NAT64
+        || segments[..4] == [0x100, 0, 0, 0] // discard-only
+        || segments[..5] == [0, 0, 0, 0, 0] // IPv4-compatible, deprecated
+        || segments[..6] == [0, 0, 0, 0, 0xffff, 0]) // IPv4-translated
 }
 
 #[cfg(test)]
@@ -313,6 +324,13 @@ mod tests {
             "::ffff:169.254.169.254",
             "64:ff9b::a00:1",
             "2001:db8::1",
+            "2002:a00:1::",
+            "2002:7f00:1::1",
+            "2001:0:4136:e378::1",
+            "64:ff9b:1::a00:1",
+            "fec0::1",
+            "::ffff:0:a00:1",
+            "100::1",
         ] {
             let ip: IpAddr = private.parse().expect("an address");
             assert!(!is_public(ip), "{private} is not public");

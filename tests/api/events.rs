@@ -46,7 +46,13 @@ fn settings() -> ApiSettings {
 /// One block of an event stream: an event (id, type, data) or a comment.
 #[derive(Debug, Clone, PartialEq)]
 enum Block {
-    Event { id: i64, kind: String, data: Value },
+    Event {
+        id: i64,
+        kind: String,
+        data: Value,
+    },
+    /// An id without data: where a tenant stream starts.
+    Start(i64),
     Comment(String),
 }
 
@@ -129,8 +135,12 @@ fn parse_block(raw: &str) -> Block {
             _ => {}
         }
     }
+    let id = id.expect("an event id");
+    if kind.is_none() && data.is_empty() {
+        return Block::Start(id);
+    }
     Block::Event {
-        id: id.expect("an event id"),
+        id,
         kind: kind.expect("an event type"),
         data: serde_json::from_str(&data).expect("JSON data"),
     }
@@ -209,13 +219,18 @@ async fn streams_show_every_state_and_resume(service: Service) {
     while tenant_events.len() < all.len() {
         match alpha_all.next(Duration::from_secs(5)).await {
             Some(Block::Event { id, .. }) => tenant_events.push(id),
-            Some(Block::Comment(_)) => {}
+            Some(_) => {}
             None => panic!("the tenant stream ended early: {tenant_events:?}"),
         }
     }
     assert_eq!(tenant_events, ids(&all));
 
-    // the other tenant saw heartbeats only, and cannot open the job's stream
+    // the other tenant saw where its stream started, then heartbeats only, and cannot open the job's
+    // stream
+    let Some(Block::Start(start)) = beta_all.next(Duration::from_secs(5)).await else {
+        panic!("a tenant stream first names where it starts");
+    };
+    assert!(start < queued_id);
     let mut beta_blocks = Vec::new();
     while let Some(block) = beta_all.next(Duration::from_millis(400)).await {
         beta_blocks.push(block);
