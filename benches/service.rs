@@ -354,9 +354,20 @@ async fn throughput(backend: Backend, runs: usize, jobs: usize) {
         let database = Database::create(backend).await;
         let server = Server::start(&database.url, &[("ANONYMIZER_WORKER_SLOTS", "2")]).await;
         let dataset = upload(&server, "adult-2k", small.clone().into_bytes()).await;
+        let mut attributes = quasi_identifiers(&adult_dir(), "adult", &["sex", "age", "race"]);
+        for other in [
+            "marital-status",
+            "education",
+            "native-country",
+            "workclass",
+            "occupation",
+            "salary-class",
+        ] {
+            attributes.insert(other.to_string(), json!({"role": "insensitive"}));
+        }
         let spec = json!({
             "dataset_id": dataset["id"],
-            "attributes": quasi_identifiers(&adult_dir(), "adult", &["sex", "age", "race"]),
+            "attributes": attributes,
             "privacy_models": [{"type": "k_anonymity", "k": 5}],
             "suppression_limit": 0.04,
             "algorithm": {"type": "flash"},
@@ -411,8 +422,13 @@ async fn submit(server: &Server, spec: &Value) -> String {
         .send()
         .await
         .expect("submit");
-    assert_eq!(response.status(), 202);
-    response.headers()["location"].to_str().unwrap().to_string()
+    let status = response.status();
+    let location = response
+        .headers()
+        .get("location")
+        .map(|l| l.to_str().unwrap().to_string());
+    assert_eq!(status, 202, "{}", response.text().await.unwrap_or_default());
+    location.expect("a Location")
 }
 
 async fn wait_until_done(server: &Server, location: &str, every: Duration) -> Value {

@@ -1,5 +1,5 @@
 //! The latest job event id of the whole service, as one process sees it: a task reads it from the
-//! database a few times a second while some event stream listens (events may be written by any
+//! database every 50 ms while some event stream listens (events may be written by any
 //! replica's workers), and wakes the streams when it grows. Each stream then reads its own events
 //! after the last one it sent; the feed only says when to look.
 
@@ -11,7 +11,7 @@ use tokio::sync::watch;
 use crate::store::Store;
 
 /// How often the latest id is read while some stream listens.
-const POLL: Duration = Duration::from_millis(200);
+const POLL: Duration = Duration::from_millis(50);
 
 /// How often an idle feed checks whether a stream started listening.
 const IDLE_POLL: Duration = Duration::from_millis(500);

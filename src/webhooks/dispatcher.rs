@@ -26,7 +26,7 @@ use crate::http::time::rfc3339;
 use crate::store::{AfterAttempt, AttemptRecord, DueDelivery, JobEvent, Store, StoreError};
 
 /// How often the dispatcher looks for due deliveries when it found none.
-const POLL: Duration = Duration::from_millis(500);
+const POLL: Duration = Duration::from_millis(100);
 
 /// Deliveries claimed at once, and sent at once: a claim is sent in one round, so that no lease runs
 /// out before its delivery is tried.
