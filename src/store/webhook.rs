@@ -105,25 +105,7 @@ impl Store {
         overlap_ms: i64,
     ) -> Result<(i64, Vec<Vec<u8>>)> {
         let tenant_id = id_text(tenant);
-        let read = |store: &Store| {
-            let tenant_id = tenant_id.clone();
-            let store = store.clone();
-            async move {
-                let rows: Vec<(i64, Vec<u8>, Option<i64>)> = with_pool!(store, pool => {
-                    sqlx::query_as(
-                        "select version, secret, retired_at from webhook_secret \
-                         where tenant_id = $1 and (retired_at is null or retired_at > $2) \
-                         order by version desc",
-                    )
-                    .bind(&tenant_id)
-                    .bind(now_ms().saturating_sub(overlap_ms))
-                    .fetch_all(pool)
-                    .await?
-                });
-                Ok::<_, StoreError>(rows)
-            }
-        };
-        let mut rows = read(self).await?;
+        let mut rows = self.signing_rows(&tenant_id, overlap_ms).await?;
         if !rows.iter().any(|(_, _, retired)| retired.is_none()) {
             let secret = fresh_secret()?;
             with_pool!(self, pool => {
@@ -142,7 +124,7 @@ impl Store {
                 .await?
                 .rows_affected()
             });
-            rows = read(self).await?;
+            rows = self.signing_rows(&tenant_id, overlap_ms).await?;
         }
         let current = rows
             .iter()
@@ -153,6 +135,25 @@ impl Store {
                 "the webhook secret changed while it was read; retry",
             ))?;
         Ok((current, rows.into_iter().map(|(_, s, _)| s).collect()))
+    }
+
+    /// The tenant's secrets that sign now (version, bytes, retirement), newest first.
+    async fn signing_rows(
+        &self,
+        tenant_id: &str,
+        overlap_ms: i64,
+    ) -> Result<Vec<(i64, Vec<u8>, Option<i64>)>> {
+        Ok(with_pool!(self, pool => {
+            sqlx::query_as(
+                "select version, secret, retired_at from webhook_secret \
+                 where tenant_id = $1 and (retired_at is null or retired_at > $2) \
+                 order by version desc",
+            )
+            .bind(tenant_id)
+            .bind(now_ms().saturating_sub(overlap_ms))
+            .fetch_all(pool)
+            .await?
+        }))
     }
 
     /// Retires the tenant's current secret and creates the next; returns the new version. Conflict when
