@@ -25,6 +25,7 @@ mod served;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use anonymizer::synthetic::adult::ADULT_COLUMNS;
 use serde_json::{json, Value};
 
 use served::{Backend, Database, Server, KEY};
@@ -355,14 +356,8 @@ async fn throughput(backend: Backend, runs: usize, jobs: usize) {
         let server = Server::start(&database.url, &[("ANONYMIZER_WORKER_SLOTS", "2")]).await;
         let dataset = upload(&server, "adult-2k", small.clone().into_bytes()).await;
         let mut attributes = quasi_identifiers(&adult_dir(), "adult", &["sex", "age", "race"]);
-        for other in [
-            "marital-status",
-            "education",
-            "native-country",
-            "workclass",
-            "occupation",
-            "salary-class",
-        ] {
+        // the columns after sex, age and race
+        for other in &ADULT_COLUMNS[3..] {
             attributes.insert(other.to_string(), json!({"role": "insensitive"}));
         }
         let spec = json!({

@@ -147,19 +147,8 @@ async fn attempt(
     let started_at = crate::store::now_ms();
     let clock = Instant::now();
     let sent = send(store, client, settings, &delivery, &body).await?;
-    let duration_ms = i64::try_from(clock.elapsed().as_millis()).unwrap_or(i64::MAX);
+    let duration_ms = millis(clock.elapsed());
     let (status_code, error) = match sent {
-        Sent::Answered(status) if status.is_success() => {
-            let record = AttemptRecord {
-                started_at,
-                duration_ms,
-                status_code: Some(status.as_u16()),
-                error: None,
-            };
-            return store
-                .record_delivery_attempt(&delivery, &record, AfterAttempt::Delivered)
-                .await;
-        }
         Sent::Answered(status) if status.is_redirection() => (
             Some(status.as_u16()),
             Some("the receiver redirected; redirects are not followed".to_string()),
@@ -167,22 +156,27 @@ async fn attempt(
         Sent::Answered(status) => (Some(status.as_u16()), None),
         Sent::Failed(reason) => (None, Some(reason)),
     };
+    let delivered = status_code.is_some_and(|code| (200..300).contains(&code));
     let record = AttemptRecord {
         started_at,
         duration_ms,
         status_code,
         error,
     };
-    let attempts = u32::try_from(delivery.attempts.saturating_add(1)).unwrap_or(u32::MAX);
-    let pause = settings.backoff(attempts, jitter_unit());
-    let next = crate::store::now_ms().saturating_add(millis(pause));
-    let window_end = delivery
-        .created_at
-        .saturating_add(millis(settings.retry_for));
-    let after = if next > window_end {
-        AfterAttempt::GiveUp
+    let after = if delivered {
+        AfterAttempt::Delivered
     } else {
-        AfterAttempt::RetryAt(next)
+        let attempts = u32::try_from(delivery.attempts.saturating_add(1)).unwrap_or(u32::MAX);
+        let pause = settings.backoff(attempts, jitter_unit());
+        let next = crate::store::now_ms().saturating_add(millis(pause));
+        let window_end = delivery
+            .created_at
+            .saturating_add(millis(settings.retry_for));
+        if next > window_end {
+            AfterAttempt::GiveUp
+        } else {
+            AfterAttempt::RetryAt(next)
+        }
     };
     store
         .record_delivery_attempt(&delivery, &record, after)

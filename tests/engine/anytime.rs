@@ -9,6 +9,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
+use crate::arx_metrics::{one_definition_per_value, Definition};
 use anonymizer::codec::{parse_arx_hierarchy, read_table, CsvOptions};
 use anonymizer::core::control::{Control, NoControl, Phase, Progress};
 use anonymizer::core::engine::{anonymize, Outcome};
@@ -390,12 +391,7 @@ fn run_adult_full(algorithm: serde_json::Value, control: &dyn Control) -> Outcom
     let resolve = |source: &HierarchySpec| match source {
         HierarchySpec::Path { path, .. } => {
             let text = std::fs::read_to_string(dir.join(path)).map_err(|e| e.to_string())?;
-            let mut seen = std::collections::HashSet::new();
-            let first: String = text
-                .lines()
-                .filter(|line| seen.insert(line.split(';').next().unwrap_or("").to_string()))
-                .flat_map(|line| [line, "\n"])
-                .collect();
+            let first = one_definition_per_value(&text, Definition::First);
             parse_arx_hierarchy(first.as_bytes(), b';')
                 .map(Into::into)
                 .map_err(|e| e.to_string())
